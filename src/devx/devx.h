@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * src/devx: the mlx5 driver. Private header of the folder.
+ *
+ * Everything above the ops table (PRM mailboxes, WQE bytes, CQE parsing) is
+ * shared by the two backends: hw (rdma-core libmlx5 DEVX, devx_hw.c) and the
+ * software ConnectX (sim/). Device names: "mlx5_0"... for hw, "sim:<name>" for
+ * the sim.
+ *
+ * Errors: 0 or a negative errno. A firmware command that completes with a bad
+ * status returns -EREMOTEIO; its status and syndrome are in ctx->last_err (and
+ * in the out mailbox) and are logged.
+ */
+#ifndef KR_DEVX_H
+#define KR_DEVX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "devx_prm.h"
+
+struct kr_devx_ctx;
+struct kr_devx_obj;
+
+/* A umem: memory the device may DMA, named by id in PRM commands. */
+struct kr_devx_umem {
+	struct kr_devx_ctx *ctx;
+	uint32_t id;
+	void *addr;
+	size_t size;
+	void *priv; /* backend handle */
+};
+
+/* A UAR page: doorbells are 8-byte writes at reg_addr. */
+struct kr_devx_uar {
+	struct kr_devx_ctx *ctx;
+	uint32_t page_id; /* qpc.uar_page, cqc.uar_page */
+	void *reg_addr;   /* doorbell register (hw: UAR MMIO, BF offset) */
+	void *base_addr;  /* start of the UAR page */
+	void *priv;
+};
+
+/* A firmware object created through obj_create (PD, CQ, QP, RMP, DCT, MKEY). */
+struct kr_devx_obj {
+	struct kr_devx_ctx *ctx;
+	uint16_t create_op; /* KR_CMD_OP_* that created it */
+	uint32_t id;        /* pdn, cqn, qpn, rmpn, dctn or mkey index */
+	void *priv;
+};
+
+/* Status of the last failed command, for callers that want it after -EREMOTEIO. */
+struct kr_devx_cmd_err {
+	uint16_t opcode;
+	uint8_t status;
+	uint32_t syndrome;
+};
+
+/*
+ * The DEVX boundary, in the shape of rdma-core's mlx5dv_devx_* family. Every
+ * call returns 0 or a negative errno; command calls return -EREMOTEIO when the
+ * out mailbox carries a bad status (the mailbox is still filled in). Members
+ * are sorted; backends define one static const instance each.
+ */
+struct kr_devx_ops {
+	int (*alloc_uar)(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
+	void (*close)(struct kr_devx_ctx *ctx);
+	/* 8-byte doorbell write at uar->reg_addr; val is already big-endian bytes. */
+	void (*doorbell)(struct kr_devx_uar *uar, uint64_t val);
+	void (*free_uar)(struct kr_devx_uar *uar);
+	int (*general_cmd)(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			   size_t outlen);
+	int (*obj_create)(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			  size_t outlen, struct kr_devx_obj **obj);
+	int (*obj_destroy)(struct kr_devx_obj *obj);
+	int (*obj_modify)(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+			  size_t outlen);
+	int (*obj_query)(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+			 size_t outlen);
+	int (*query_eqn)(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn);
+	/* GID of port (1-based) at index; RoCE: IPv4-mapped or IPv6 address. */
+	int (*query_gid)(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index, uint8_t gid[16]);
+	int (*umem_dereg)(struct kr_devx_umem *umem);
+	int (*umem_reg)(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
+			struct kr_devx_umem **umem);
+};
+
+/* General device capabilities (QUERY_HCA_CAP, general, current). */
+struct kr_devx_caps {
+	uint8_t log_max_qp;
+	uint8_t log_max_qp_sz;
+	uint8_t log_max_cq;
+	uint8_t log_max_cq_sz;
+	uint8_t log_max_srq;
+	uint8_t log_max_srq_sz;
+	uint8_t log_max_pd;
+	uint8_t log_max_mkey;
+	uint8_t log_max_msg;
+	uint8_t log_max_ra_req_dc;
+	uint8_t log_max_ra_res_dc;
+	uint8_t log_max_ra_req_qp;
+	uint8_t log_max_ra_res_qp;
+	uint8_t num_ports;
+	uint8_t port_type; /* KR_PORT_TYPE_IB or KR_PORT_TYPE_ETH (RoCE) */
+	uint8_t cqe_version;
+	uint16_t max_wqe_sz_sq;
+	uint16_t max_wqe_sz_rq;
+	uint16_t max_wqe_sz_sq_dc;
+	uint16_t gid_table_size;
+	uint16_t vhca_id;
+	bool dct;
+	bool roce;
+	bool atomic;
+	bool rc;
+};
+
+/* Resource kinds the CQ poller dispatches to through user_index. */
+enum kr_devx_rsc_type {
+	KR_DEVX_RSC_NONE = 0,
+	KR_DEVX_RSC_QP,
+	KR_DEVX_RSC_SRQ,
+	KR_DEVX_RSC_DCT,
+};
+
+struct kr_devx_rsc {
+	enum kr_devx_rsc_type type;
+	void *obj; /* struct kr_devx_qp / kr_devx_dct, in this process */
+};
+
+/* An open device. Process-local; the backend keeps its state in priv. */
+struct kr_devx_ctx {
+	const struct kr_devx_ops *ops;
+	char name[64];
+	bool is_sim;
+	struct kr_devx_caps caps;
+	struct kr_devx_cmd_err last_err;
+	uint32_t eqn; /* completion EQ for CQs (query_eqn vector 0) */
+	/* user_index -> resource, for CQE dispatch (cqe_version 1). Index 0 unused. */
+	struct kr_devx_rsc *rsc;
+	uint32_t rsc_cap;
+	void *priv;
+};
+
+/* ---- device (devx_device.c) ---- */
+
+struct kr_devx_dev_info {
+	char name[64]; /* "mlx5_0" or "sim:<name>" */
+	bool is_sim;
+};
+
+/*
+ * kr_devx_open() - open a device by name: "sim:<name>" for the sim, otherwise an
+ * mlx5 device through rdma-core DEVX. Queries caps and the completion EQ.
+ * Returns 0, -ENODEV (no such device), -EOPNOTSUPP (no DEVX), -ENOMEM, or the
+ * backend's error.
+ */
+int kr_devx_open(const char *name, struct kr_devx_ctx **ctx);
+void kr_devx_close(struct kr_devx_ctx *ctx);
+/* Fills up to max entries: hw mlx5 devices, then sim devices open in this process. Returns count. */
+int kr_devx_list(struct kr_devx_dev_info *info, int max);
+int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps);
+
+/* Register obj at a fresh user_index for CQE dispatch; returns it (>0) or -ENOMEM. */
+int kr_devx_rsc_alloc(struct kr_devx_ctx *ctx, enum kr_devx_rsc_type type, void *obj);
+void kr_devx_rsc_free(struct kr_devx_ctx *ctx, uint32_t user_index);
+
+/* ---- command execution (devx_cmd.c) ---- */
+
+/*
+ * Run a command through ops->general_cmd / obj_* and turn a bad mailbox status
+ * into -EREMOTEIO with ctx->last_err set and an error logged (opcode, status,
+ * syndrome, errno). All builders go through these.
+ */
+int kr_devx_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out, size_t outlen);
+int kr_devx_cmd_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+		       size_t outlen, struct kr_devx_obj **obj);
+int kr_devx_cmd_modify(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+		       size_t outlen);
+int kr_devx_cmd_query(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+		      size_t outlen);
+int kr_devx_cmd_destroy(struct kr_devx_obj *obj);
+const char *kr_devx_cmd_status_str(uint8_t status);
+
+/* ---- PD, UAR, umem, memory keys (devx_pd.c, devx_mr.c) ---- */
+
+struct kr_devx_pd {
+	struct kr_devx_obj *obj;
+	uint32_t pdn;
+};
+int kr_devx_pd_alloc(struct kr_devx_ctx *ctx, struct kr_devx_pd *pd);
+int kr_devx_pd_free(struct kr_devx_pd *pd);
+
+enum kr_devx_access {
+	KR_ACCESS_LOCAL_WRITE = 1u << 0,
+	KR_ACCESS_REMOTE_WRITE = 1u << 1,
+	KR_ACCESS_REMOTE_READ = 1u << 2,
+	KR_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+/* A memory region: umem + CREATE_MKEY (MTT mode over the umem). */
+struct kr_devx_mr {
+	struct kr_devx_obj *obj;
+	struct kr_devx_umem *umem;
+	void *addr;
+	size_t len;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t access; /* KR_ACCESS_* */
+};
+int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *addr, size_t len,
+		   uint32_t access, struct kr_devx_mr *mr);
+int kr_devx_mr_dereg(struct kr_devx_mr *mr);
+
+/* ---- CQ (devx_cq.c control, devx_cq_poll.c data path) ---- */
+
+struct kr_devx_cq_attr {
+	uint32_t ncqe;             /* power of two */
+	struct kr_devx_uar *uar;
+	void *buf;                 /* optional: caller memory (e.g. shared or hugepage) */
+	size_t buf_len;            /* >= kr_devx_cq_buf_size(ncqe) when buf is set */
+};
+
+struct kr_devx_cq {
+	struct kr_devx_ctx *ctx;
+	struct kr_devx_obj *obj;
+	struct kr_devx_umem *umem;
+	uint32_t cqn;
+	struct mlx5_cqe64 *cqes;
+	uint32_t ncqe;
+	uint32_t log_ncqe;
+	uint32_t cons_index;
+	volatile uint32_t *dbrec; /* [0] consumer index (set_ci), [1] arm */
+	struct kr_devx_uar *uar;
+	void *buf;
+	bool own_buf;
+};
+
+/* Bytes of a CQ buffer: CQEs then a 64-byte doorbell record, page aligned. */
+size_t kr_devx_cq_buf_size(uint32_t ncqe);
+int kr_devx_cq_create(struct kr_devx_ctx *ctx, const struct kr_devx_cq_attr *attr,
+		      struct kr_devx_cq *cq);
+int kr_devx_cq_destroy(struct kr_devx_cq *cq);
+
+/* ---- QP: RC and DCI (devx_qp.c) ---- */
+
+enum kr_devx_qp_type {
+	KR_DEVX_QP_RC,
+	KR_DEVX_QP_DCI,
+};
+
+struct kr_devx_srq;
+
+struct kr_devx_qp_attr {
+	enum kr_devx_qp_type type;
+	uint32_t pdn;
+	struct kr_devx_cq *send_cq;
+	struct kr_devx_cq *recv_cq; /* RC only */
+	struct kr_devx_srq *srq;    /* RC only, optional: receives come from the SRQ */
+	struct kr_devx_uar *uar;
+	uint32_t sq_wqebb;          /* send queue size in 64-byte WQEBBs, power of two */
+	uint32_t rq_wqe;            /* receive WQEs, power of two; 0 = no RQ (DCI, SRQ) */
+	uint32_t max_recv_sge;      /* per receive WQE, >= 1 when rq_wqe > 0 */
+	void *buf;                  /* optional caller memory for SQ+RQ+dbrec */
+	size_t buf_len;             /* >= kr_devx_qp_buf_size(attr) when buf is set */
+};
+
+/* Path and transport parameters for the RST->INIT->RTR->RTS transitions. */
+struct kr_devx_qp_conn {
+	uint8_t port;           /* 1-based */
+	uint32_t access;        /* KR_ACCESS_REMOTE_*: responder rights (RC) */
+	uint32_t remote_qpn;    /* RC only */
+	uint8_t rgid[16];       /* RC: peer GID (RoCE) */
+	uint8_t rmac[6];        /* RC on RoCE hw: peer MAC; the sim ignores it */
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint16_t udp_sport;
+	uint8_t mtu;            /* KR_MTU_* */
+	uint32_t rq_psn;        /* RC */
+	uint32_t sq_psn;
+	uint8_t min_rnr_nak;    /* responder RNR timer code (RC) */
+	uint8_t ack_timeout;    /* 4.096us * 2^ack_timeout */
+	uint8_t retry_count;    /* 0..7 */
+	uint8_t rnr_retry;      /* 0..7, 7 = infinite */
+	uint8_t log_sra_max;    /* outstanding READ/atomic as requester */
+	uint8_t log_rra_max;    /* as responder (RC) */
+};
+
+struct kr_devx_qp {
+	struct kr_devx_ctx *ctx;
+	struct kr_devx_obj *obj;
+	struct kr_devx_umem *umem;
+	enum kr_devx_qp_type type;
+	uint32_t qpn;
+	uint32_t user_index;
+	struct kr_devx_cq *send_cq;
+	struct kr_devx_cq *recv_cq;
+	struct kr_devx_srq *srq;
+	struct kr_devx_uar *uar;
+	void *buf;
+	bool own_buf;
+	volatile uint32_t *dbrec; /* [MLX5_RCV_DBR], [MLX5_SND_DBR], big-endian */
+
+	/* send queue, data path */
+	uint8_t *sq_buf;
+	uint32_t sq_wqebb_cnt;     /* power of two */
+	uint32_t sq_pi;            /* WQEBBs produced (free-running) */
+	uint32_t sq_ci;            /* WQEBBs known consumed (free-running) */
+	uint32_t sq_db_pi;         /* sq_pi at the last doorbell */
+	void *sq_last_ctrl;        /* control segment of the last WQE posted */
+	uint64_t *sq_wrid;         /* wr_id by first WQEBB index */
+	uint32_t *sq_wqe_next;     /* sq_pi after the WQE that starts at this index */
+
+	/* receive queue, data path (absent for DCI and SRQ-attached RC) */
+	uint8_t *rq_buf;
+	uint32_t rq_wqe_cnt;
+	uint32_t rq_log_stride;    /* bytes per receive WQE, log2 */
+	uint32_t rq_pi;
+	uint32_t rq_ci;
+	uint64_t *rq_wrid;
+};
+
+size_t kr_devx_qp_buf_size(const struct kr_devx_qp_attr *attr);
+int kr_devx_qp_create(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *attr,
+		      struct kr_devx_qp *qp);
+int kr_devx_qp_destroy(struct kr_devx_qp *qp);
+
+enum kr_devx_qp_transition {
+	KR_QP_RST2INIT,
+	KR_QP_INIT2RTR,
+	KR_QP_RTR2RTS,
+	KR_QP_2ERR,
+	KR_QP_2RST, /* also resets the software ring indices */
+};
+/* conn may be NULL for 2ERR and 2RST. */
+int kr_devx_qp_modify(struct kr_devx_qp *qp, enum kr_devx_qp_transition tr,
+		      const struct kr_devx_qp_conn *conn);
+/* RST->INIT->RTR->RTS in one call. */
+int kr_devx_qp_connect(struct kr_devx_qp *qp, const struct kr_devx_qp_conn *conn);
+
+struct kr_devx_qp_info {
+	uint8_t state; /* KR_QPC_STATE_* */
+	uint32_t next_send_psn;
+	uint32_t next_rcv_psn;
+	uint16_t hw_sq_wqebb_counter;
+};
+int kr_devx_qp_query(struct kr_devx_qp *qp, struct kr_devx_qp_info *info);
+
+/* ---- SRQ as an RMP with a cyclic WQ (devx_srq.c) ---- */
+
+struct kr_devx_srq_attr {
+	uint32_t pdn;
+	uint32_t nwqe;     /* power of two */
+	uint32_t max_sge;  /* >= 1 */
+	void *buf;         /* optional caller memory */
+	size_t buf_len;
+};
+
+struct kr_devx_srq {
+	struct kr_devx_ctx *ctx;
+	struct kr_devx_obj *obj;
+	struct kr_devx_umem *umem;
+	uint32_t srqn;
+	void *buf;
+	bool own_buf;
+	uint8_t *wq_buf;
+	uint32_t nwqe;
+	uint32_t log_stride;
+	uint32_t pi;
+	volatile uint32_t *dbrec; /* [0]: receive counter, big-endian */
+	uint64_t *wrid;
+};
+
+size_t kr_devx_srq_buf_size(const struct kr_devx_srq_attr *attr);
+int kr_devx_srq_create(struct kr_devx_ctx *ctx, const struct kr_devx_srq_attr *attr,
+		       struct kr_devx_srq *srq);
+int kr_devx_srq_destroy(struct kr_devx_srq *srq);
+
+/* ---- DCT (devx_dct.c) ---- */
+
+struct kr_devx_dct_attr {
+	uint32_t pdn;
+	struct kr_devx_cq *cq;
+	struct kr_devx_srq *srq;
+	uint64_t dc_key;
+	uint32_t access;     /* KR_ACCESS_REMOTE_* */
+	uint8_t port;
+	uint8_t mtu;
+	uint8_t min_rnr_nak;
+	uint8_t gid_index;
+	uint8_t hop_limit;
+};
+
+struct kr_devx_dct {
+	struct kr_devx_ctx *ctx;
+	struct kr_devx_obj *obj;
+	uint32_t dctn;
+	uint64_t dc_key;
+	uint32_t user_index;
+	struct kr_devx_srq *srq;
+	struct kr_devx_cq *cq;
+};
+
+int kr_devx_dct_create(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *attr,
+		       struct kr_devx_dct *dct);
+int kr_devx_dct_drain(struct kr_devx_dct *dct);
+/* *state = KR_DCTC_STATE_* */
+int kr_devx_dct_query(struct kr_devx_dct *dct, uint8_t *state);
+int kr_devx_dct_destroy(struct kr_devx_dct *dct);
+
+/* ---- data path: WQEs, doorbells (devx_wqe.c), CQEs (devx_cq_poll.c) ---- */
+
+struct kr_devx_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* Where a DCI request goes: the DC target and, on RoCE, its address (48-byte AV). */
+struct kr_devx_dc_av {
+	uint32_t dctn;
+	uint64_t dc_key;
+	uint8_t rgid[16];
+	uint8_t rmac[6];
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint32_t flow_label;
+};
+
+enum kr_devx_wr_opcode {
+	KR_WR_RDMA_WRITE,
+	KR_WR_RDMA_WRITE_IMM,
+	KR_WR_SEND,
+	KR_WR_SEND_IMM,
+	KR_WR_RDMA_READ,
+	KR_WR_ATOMIC_CS,
+	KR_WR_ATOMIC_FA,
+};
+
+enum kr_devx_wr_flags {
+	KR_WR_SIGNALED = 1u << 0, /* write a CQE on success */
+	KR_WR_INLINE = 1u << 1,   /* copy the payload into the WQE (WRITE/SEND) */
+	KR_WR_FENCE = 1u << 2,    /* wait for earlier READ/atomics first */
+};
+
+struct kr_devx_wr {
+	uint64_t wr_id;
+	enum kr_devx_wr_opcode opcode;
+	uint32_t flags;              /* KR_WR_* */
+	uint32_t imm;                /* host order; sent big-endian */
+	const struct kr_devx_sge *sge;
+	uint32_t num_sge;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add;        /* CAS compare value, or FAA addend */
+	uint64_t swap;               /* CAS swap value */
+	const struct kr_devx_dc_av *av; /* DCI: required; RC: NULL */
+};
+
+/* Largest inline payload a post accepts. */
+#define KR_DEVX_MAX_INLINE 256u
+
+/*
+ * kr_devx_qp_post_send() - build one send WQE at the producer index. Does not
+ * ring the doorbell (see kr_devx_qp_ring), so posts batch.
+ * Returns 0, -EINVAL (bad opcode for the QP type, num_sge, inline too large,
+ * missing av on a DCI, atomic not 8-byte aligned or length != 8), -EAGAIN (send
+ * queue full: nothing was written).
+ */
+int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr);
+/* Publish every WQE posted since the last ring: dbrec, then one UAR doorbell. */
+void kr_devx_qp_ring(struct kr_devx_qp *qp);
+/* Post one receive WQE and update the RQ doorbell record. -EINVAL, -EAGAIN (full). */
+int kr_devx_qp_post_recv(struct kr_devx_qp *qp, const struct kr_devx_sge *sge, uint32_t num_sge,
+			 uint64_t wr_id);
+int kr_devx_srq_post_recv(struct kr_devx_srq *srq, const struct kr_devx_sge *sge,
+			  uint32_t num_sge, uint64_t wr_id);
+
+enum kr_devx_wc_opcode {
+	KR_WC_SEND,
+	KR_WC_RDMA_WRITE,
+	KR_WC_RDMA_READ,
+	KR_WC_COMP_SWAP,
+	KR_WC_FETCH_ADD,
+	KR_WC_RECV,
+	KR_WC_RECV_RDMA_WITH_IMM,
+};
+
+struct kr_devx_wc {
+	uint64_t wr_id;
+	int status;             /* enum kr_wc_status */
+	enum kr_devx_wc_opcode opcode;
+	uint32_t byte_len;
+	uint32_t imm;           /* host order, valid when has_imm */
+	bool has_imm;
+	uint32_t qpn;           /* local QP (or DCT) the completion belongs to */
+	uint32_t src_qpn;       /* receive: sender's QP number */
+	uint8_t syndrome;       /* PRM syndrome of an error CQE */
+	uint8_t vendor_syndrome;
+};
+
+/*
+ * kr_devx_cq_poll() - reap up to n completions. Returns how many (0..n), or
+ * -EIO if a CQE names a resource this process does not know (the CQE is
+ * consumed). Error CQEs come back with status != KR_WC_SUCCESS.
+ */
+int kr_devx_cq_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int n);
+/* PRM completion syndrome -> enum kr_wc_status. */
+int kr_devx_syndrome_to_status(uint8_t syndrome);
+
+#endif /* KR_DEVX_H */

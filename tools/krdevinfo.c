@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+int main(void)
+{
+	return 0;
+}
