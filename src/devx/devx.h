@@ -141,6 +141,7 @@ struct kr_devx_ctx {
 	struct kr_devx_rsc *rsc;
 	uint32_t rsc_cap;
 	void *priv;
+	uint8_t mkey_variant; /* last mkc.mkey_7_0 used (devx_mr.c): 1..255, rolls over */
 };
 
 /* ---- device (devx_device.c) ---- */
@@ -161,6 +162,14 @@ void kr_devx_close(struct kr_devx_ctx *ctx);
 /* Fills up to max entries: hw mlx5 devices, then sim devices open in this process. Returns count. */
 int kr_devx_list(struct kr_devx_dev_info *info, int max);
 int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps);
+
+/*
+ * The hw backend (devx_hw.c): open an mlx5 device by its verbs name through
+ * rdma-core DEVX (-ENODEV, -EOPNOTSUPP, -ENOMEM, -errno), and list the mlx5
+ * devices that support mlx5dv (returns how many were written, up to max).
+ */
+int kr_devx_hw_open(const char *name, struct kr_devx_ctx **ctx);
+int kr_devx_hw_list(struct kr_devx_dev_info *info, int max);
 
 /* Register obj at a fresh user_index for CQE dispatch; returns it (>0) or -ENOMEM. */
 int kr_devx_rsc_alloc(struct kr_devx_ctx *ctx, enum kr_devx_rsc_type type, void *obj);
@@ -370,6 +379,7 @@ struct kr_devx_srq {
 	uint32_t pi;
 	volatile uint32_t *dbrec; /* [0]: receive counter, big-endian */
 	uint64_t *wrid;
+	uint32_t ci; /* WQEs known consumed: advanced by kr_devx_cq_poll (zero at create) */
 };
 
 size_t kr_devx_srq_buf_size(const struct kr_devx_srq_attr *attr);
@@ -426,6 +436,8 @@ struct kr_devx_dc_av {
 	uint8_t hop_limit;
 	uint8_t tclass;
 	uint32_t flow_label;
+	uint8_t sgid_index;  /* local GID index (grh_gid_fl bits 27:20); 0 on the sim */
+	uint16_t udp_sport;  /* RoCE v2 UDP source port (av.rlid); 0 = device default */
 };
 
 enum kr_devx_wr_opcode {

@@ -1,2 +1,148 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory regions: the buffer is registered as a umem, then CREATE_MKEY builds
+ * an MTT-mode key over that umem (mkey_umem_valid), the way the kernel's and
+ * rdma-core's DEVX users do. lkey = rkey = (mkey_index << 8) | mkey_7_0, the
+ * low byte a per-device rolling variant (1..255) so a recycled index is a new
+ * key.
+ */
+#include <errno.h>
+#include <string.h>
+
 #include "devx.h"
+#include "kr_log.h"
+
+#define KR_MR_PAGE_SHIFT 12u /* MTT entries describe 4 KiB pages */
+#define KR_MR_PAGE_SIZE	 (1u << KR_MR_PAGE_SHIFT)
+#define KR_ACCESS_ALL                                                                              \
+	(KR_ACCESS_LOCAL_WRITE | KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ |                  \
+	 KR_ACCESS_REMOTE_ATOMIC)
+
+/* One 8-byte MTT entry per page, two per 16-byte octword (PRM; kernel get_octo_len). */
+static uint32_t kr_mr_octwords(uint64_t addr, uint64_t len)
+{
+	uint64_t npages =
+	    ((addr & (KR_MR_PAGE_SIZE - 1)) + len + KR_MR_PAGE_SIZE - 1) >> KR_MR_PAGE_SHIFT;
+
+	return (uint32_t)((npages + 1) / 2);
+}
+
+/*
+ * The key's low byte. Never 0: key 0x100 (index 1, variant 0) is
+ * MLX5_INVALID_LKEY, the receive-WQE terminator, and must never name a region.
+ */
+static uint8_t kr_mr_next_variant(struct kr_devx_ctx *ctx)
+{
+	if (++ctx->mkey_variant == 0)
+		ctx->mkey_variant = 1;
+	return ctx->mkey_variant;
+}
+
+static void kr_mr_build(uint8_t *in, const struct kr_devx_pd *pd, uint32_t umem_id, void *addr,
+			size_t len, uint32_t access, uint8_t variant)
+{
+	void *mkc = KR_PRM_ADDR(create_mkey_in, in, memory_key_mkey_entry);
+	uint32_t octwords = kr_mr_octwords((uintptr_t)addr, len);
+
+	KR_PRM_SET(create_mkey_in, in, opcode, KR_CMD_OP_CREATE_MKEY);
+	KR_PRM_SET(create_mkey_in, in, mkey_umem_valid, 1);
+	KR_PRM_SET(create_mkey_in, in, mkey_umem_id, umem_id);
+	KR_PRM_SET64(create_mkey_in, in, mkey_umem_offset, 0);
+	KR_PRM_SET(create_mkey_in, in, translations_octword_actual_size, octwords);
+
+	KR_PRM_SET(mkc, mkc, access_mode_1_0, KR_MKC_ACCESS_MODE_MTT);
+	KR_PRM_SET(mkc, mkc, lr, 1);
+	KR_PRM_SET(mkc, mkc, lw, !!(access & KR_ACCESS_LOCAL_WRITE));
+	KR_PRM_SET(mkc, mkc, rw, !!(access & KR_ACCESS_REMOTE_WRITE));
+	KR_PRM_SET(mkc, mkc, rr, !!(access & KR_ACCESS_REMOTE_READ));
+	KR_PRM_SET(mkc, mkc, a, !!(access & KR_ACCESS_REMOTE_ATOMIC));
+	KR_PRM_SET(mkc, mkc, qpn, 0xffffff); /* not bound to a QP */
+	KR_PRM_SET(mkc, mkc, mkey_7_0, variant);
+	KR_PRM_SET(mkc, mkc, pd, pd->pdn);
+	KR_PRM_SET64(mkc, mkc, start_addr, (uintptr_t)addr);
+	KR_PRM_SET64(mkc, mkc, len, len);
+	KR_PRM_SET(mkc, mkc, length64, 0);
+	KR_PRM_SET(mkc, mkc, translations_octword_size, octwords);
+	/* mkc.log_page_size is absolute (log2 bytes), unlike cqc/qpc's 4K-relative one. */
+	KR_PRM_SET(mkc, mkc, log_page_size, KR_MR_PAGE_SHIFT);
+}
+
+/*
+ * kr_devx_mr_reg() - register [addr, addr+len) with access (KR_ACCESS_*).
+ * Returns 0, -EINVAL (NULL arguments, len 0, unknown access bits, remote write
+ * or atomic without local write as in verbs), -ENOMEM, -EREMOTEIO
+ * (ctx->last_err set) or a backend errno from the umem registration.
+ */
+int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *addr, size_t len,
+		   uint32_t access, struct kr_devx_mr *mr)
+{
+	uint8_t in[KR_PRM_BYTES(create_mkey_in)] = {0};
+	uint8_t out[KR_PRM_BYTES(create_mkey_out)] = {0};
+	struct kr_devx_umem *umem;
+	struct kr_devx_obj *obj;
+	uint8_t variant;
+	uint32_t idx;
+	int rc;
+
+	if (!ctx || !pd || !pd->obj || !addr || !len || !mr)
+		return -EINVAL;
+	if ((access & ~KR_ACCESS_ALL) ||
+	    ((access & (KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & KR_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	memset(mr, 0, sizeof(*mr));
+
+	rc = ctx->ops->umem_reg(ctx, addr, len, access, &umem);
+	if (rc) {
+		KR_ERR("devx", "%s: umem registration of %zu bytes failed: errno %d", ctx->name,
+		       len, -rc);
+		return rc;
+	}
+	variant = kr_mr_next_variant(ctx);
+	kr_mr_build(in, pd, umem->id, addr, len, access, variant);
+	rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &obj);
+	if (rc)
+		goto err_dereg_umem;
+
+	idx = KR_PRM_GET(create_mkey_out, out, mkey_index);
+	mr->obj = obj;
+	mr->umem = umem;
+	mr->addr = addr;
+	mr->len = len;
+	mr->lkey = (idx << 8) | variant;
+	mr->rkey = mr->lkey;
+	mr->access = access;
+	return 0;
+
+err_dereg_umem:
+	ctx->ops->umem_dereg(umem);
+	return rc;
+}
+
+/*
+ * kr_devx_mr_dereg() - destroy the key, then release the umem. Returns 0,
+ * -EINVAL, or the errno of the step that failed (the key failing leaves mr
+ * valid; the umem failing leaves only mr->umem).
+ */
+int kr_devx_mr_dereg(struct kr_devx_mr *mr)
+{
+	struct kr_devx_ctx *ctx;
+	int rc;
+
+	if (!mr || !mr->umem)
+		return -EINVAL;
+	ctx = mr->obj ? mr->obj->ctx : mr->umem->ctx;
+	if (mr->obj) {
+		rc = kr_devx_cmd_destroy(mr->obj);
+		if (rc)
+			return rc;
+		mr->obj = NULL;
+	}
+	rc = ctx->ops->umem_dereg(mr->umem);
+	if (rc) {
+		KR_ERR("devx", "%s: umem deregistration failed: errno %d", ctx->name, -rc);
+		return rc;
+	}
+	memset(mr, 0, sizeof(*mr));
+	return 0;
+}

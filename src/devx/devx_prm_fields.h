@@ -431,9 +431,9 @@ KR_PRM(mkc, translations_octword_size, 0x1a0, 0x20)
 KR_PRM(mkc, log_page_size, 0x1db, 0x5)
 
 /* DEVX umem fields absent from the 6.1 kernel header. */
-KR_PRM_DOC(create_qp_in, wq_umem_offset, 0x700, 0x40, "rdma-core tests/mlx5_prm_structs.py CreateQpIn")
-KR_PRM_DOC(create_qp_in, wq_umem_id, 0x740, 0x20, "rdma-core providers/mlx5/mlx5_ifc.h create_qp_in")
-KR_PRM_DOC(qpc, dbr_umem_id, 0x620, 0x20, "rdma-core providers/mlx5/mlx5_ifc.h qpc")
+KR_PRM_DOC(create_qp_in, wq_umem_offset, 0x800, 0x40, "rdma-core tests/mlx5_prm_structs.py CreateQpIn")
+KR_PRM_DOC(create_qp_in, wq_umem_id, 0x840, 0x20, "rdma-core providers/mlx5/mlx5_ifc.h create_qp_in")
+KR_PRM_DOC(qpc, dbr_umem_id, 0x720, 0x20, "rdma-core providers/mlx5/mlx5_ifc.h qpc")
 KR_PRM_DOC(create_cq_in, cq_umem_offset, 0x280, 0x40, "rdma-core tests/mlx5_prm_structs.py CreateCqIn")
 KR_PRM_DOC(create_cq_in, cq_umem_id, 0x2c0, 0x20, "rdma-core tests/mlx5_prm_structs.py CreateCqIn")
 KR_PRM_DOC(cqc, dbr_umem_id, 0x20, 0x20, "rdma-core tests/mlx5_prm_structs.py SwCqc")
@@ -441,3 +441,15 @@ KR_PRM_DOC(create_mkey_in, mkey_umem_id, 0x320, 0x20, "rdma-core tests/mlx5_prm_
 KR_PRM_DOC(create_mkey_in, mkey_umem_offset, 0x340, 0x40, "rdma-core tests/mlx5_prm_structs.py CreateMkeyIn")
 KR_PRM_DOC(wq, dbr_umem_id, 0x140, 0x20, "UCX src/uct/ib/mlx5/dv/ib_mlx5_ifc.h uct_ib_mlx5_wq_bits")
 KR_PRM_DOC(wq, wq_umem_id, 0x160, 0x20, "UCX src/uct/ib/mlx5/dv/ib_mlx5_ifc.h uct_ib_mlx5_wq_bits")
+
+/* query_rmp_in */
+KR_PRM_SIZE(query_rmp_in, 0x80)
+KR_PRM(query_rmp_in, opcode, 0x0, 0x10)
+KR_PRM(query_rmp_in, op_mod, 0x30, 0x10)
+KR_PRM(query_rmp_in, rmpn, 0x48, 0x18)
+
+/* query_rmp_out */
+KR_PRM_SIZE(query_rmp_out, 0x880)
+KR_PRM(query_rmp_out, status, 0x0, 0x8)
+KR_PRM(query_rmp_out, syndrome, 0x20, 0x20)
+KR_PRM(query_rmp_out, rmp_context, 0x100, 0x780)

@@ -1,2 +1,430 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Data path, producer side: send WQEs, receive WQEs, doorbells.
+ *
+ * A send WQE is a list of 16-byte segments in 64-byte WQEBBs:
+ *   ctrl (16) | DCI: datagram/AV (48) | raddr (16) | atomic (16) | data or inline
+ * and may span WQEBBs; it wraps to the ring start at a WQEBB boundary (every
+ * segment is 16 bytes or a multiple, and the ring end is 64-byte aligned, so a
+ * segment never straddles the end except inline payload bytes, copied in two
+ * pieces). Posting never rings: kr_devx_qp_ring() publishes a batch with one
+ * doorbell record update and one UAR write.
+ *
+ * Ownership of the indices (struct kr_devx_qp):
+ *   sq_pi     this file (the poster)
+ *   sq_ci     kr_devx_cq_poll (from the requester CQE's wqe_counter)
+ *   sq_db_pi  kr_devx_qp_ring
+ * Single producer per QP: callers serialise posts on one QP.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
 #include "devx.h"
+#include "kr_barrier.h"
+
+/* The ctrl segment's ds field is 6 bits: 63 units of 16 bytes. */
+#define KR_WQE_MAX_DS 63u
+#define KR_WQEBB_SHIFT 6
+#define KR_WQEBB_SIZE (1u << KR_WQEBB_SHIFT)
+#define KR_DS_SIZE 16u
+
+_Static_assert(sizeof(struct mlx5_wqe_ctrl_seg) == 16, "ctrl seg");
+_Static_assert(sizeof(struct mlx5_wqe_av) == 48, "av");
+_Static_assert(sizeof(struct mlx5_wqe_raddr_seg) == 16, "raddr seg");
+_Static_assert(sizeof(struct mlx5_wqe_atomic_seg) == 16, "atomic seg");
+_Static_assert(sizeof(struct mlx5_wqe_data_seg) == 16, "data seg");
+
+/*
+ * What an opcode needs: its mlx5 opcode, the 16-byte units of the segments
+ * between ctrl and the data (raddr, atomic), the SGE count it accepts.
+ */
+struct kr_wr_kind {
+	uint8_t mlx5_opcode;
+	uint8_t head_ds; /* ctrl + raddr + atomic, in 16-byte units */
+	uint8_t min_sge;
+	uint8_t max_sge;
+	bool raddr;   /* RDMA/atomic: remote address segment */
+	bool atomic;  /* atomic segment, exactly one 8-byte SGE */
+	bool has_imm; /* ctrl.imm carries the immediate */
+	bool inl_ok;  /* KR_WR_INLINE allowed */
+};
+
+#define KR_ANY_SGE KR_WQE_MAX_DS
+static const struct kr_wr_kind kr_wr_kinds[] = {
+	[KR_WR_RDMA_WRITE] = {MLX5_OPCODE_RDMA_WRITE, 2, 0, KR_ANY_SGE, true, false, false, true},
+	[KR_WR_RDMA_WRITE_IMM] = {MLX5_OPCODE_RDMA_WRITE_IMM, 2, 0, KR_ANY_SGE, true, false, true,
+				  true},
+	[KR_WR_SEND] = {MLX5_OPCODE_SEND, 1, 0, KR_ANY_SGE, false, false, false, true},
+	[KR_WR_SEND_IMM] = {MLX5_OPCODE_SEND_IMM, 1, 0, KR_ANY_SGE, false, false, true, true},
+	[KR_WR_RDMA_READ] = {MLX5_OPCODE_RDMA_READ, 2, 1, KR_ANY_SGE, true, false, false, false},
+	[KR_WR_ATOMIC_CS] = {MLX5_OPCODE_ATOMIC_CS, 3, 1, 1, true, true, false, false},
+	[KR_WR_ATOMIC_FA] = {MLX5_OPCODE_ATOMIC_FA, 3, 1, 1, true, true, false, false},
+};
+
+#define KR_WR_FLAGS_ALL (KR_WR_SIGNALED | KR_WR_INLINE | KR_WR_FENCE)
+#define KR_AV_DS (sizeof(struct mlx5_wqe_av) / KR_DS_SIZE)
+
+/* Segment after seg (size bytes), wrapping at the end of the send ring. */
+static inline uint8_t *kr_sq_next(const struct kr_devx_qp *qp, uint8_t *seg, size_t size,
+				  const uint8_t *qend)
+{
+	seg += size;
+	return kr_unlikely(seg == qend) ? qp->sq_buf : seg;
+}
+
+static inline void kr_set_ctrl_seg(struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi, uint8_t opcode,
+				   uint32_t qpn, uint32_t ds, uint8_t fm_ce_se, uint32_t imm_be)
+{
+	ctrl->opmod_idx_opcode = htobe32(((pi & 0xffff) << 8) | opcode);
+	ctrl->qpn_ds = htobe32((qpn << 8) | ds);
+	ctrl->signature = 0;
+	ctrl->dci_stream_channel_id = 0;
+	ctrl->fm_ce_se = fm_ce_se;
+	ctrl->imm = imm_be;
+}
+
+static inline void kr_set_av_seg(struct mlx5_wqe_av *av, const struct kr_devx_dc_av *dc)
+{
+	av->key.dc_key = htobe64(dc->dc_key);
+	av->dqp_dct = htobe32(dc->dctn | MLX5_EXTENDED_UD_AV);
+	av->stat_rate_sl = 0;
+	av->fl_mlid = 0;
+	av->rlid = htobe16(dc->udp_sport);
+	memset(av->reserved0, 0, sizeof(av->reserved0));
+	memcpy(av->rmac, dc->rmac, sizeof(av->rmac));
+	av->tclass = dc->tclass;
+	av->hop_limit = dc->hop_limit;
+	/* RoCE: the grh bit (30) stays 0; sgid index in 27:20, flow label in 19:0. */
+	av->grh_gid_fl = htobe32(((uint32_t)dc->sgid_index << 20) | (dc->flow_label & 0xfffff));
+	memcpy(av->rgid, dc->rgid, sizeof(av->rgid));
+}
+
+static inline void kr_set_raddr_seg(struct mlx5_wqe_raddr_seg *r, uint64_t addr, uint32_t rkey)
+{
+	r->raddr = htobe64(addr);
+	r->rkey = htobe32(rkey);
+	r->reserved = 0;
+}
+
+static inline void kr_set_atomic_seg(struct mlx5_wqe_atomic_seg *a, const struct kr_devx_wr *wr)
+{
+	if (wr->opcode == KR_WR_ATOMIC_CS) {
+		a->swap_add = htobe64(wr->swap);
+		a->compare = htobe64(wr->compare_add);
+	} else {
+		a->swap_add = htobe64(wr->compare_add);
+		a->compare = 0;
+	}
+}
+
+static inline void kr_set_data_seg(struct mlx5_wqe_data_seg *d, const struct kr_devx_sge *sge)
+{
+	d->byte_count = htobe32(sge->length);
+	d->lkey = htobe32(sge->lkey);
+	d->addr = htobe64(sge->addr);
+}
+
+/*
+ * Copy len bytes to dst inside the send ring, continuing at the ring start
+ * when dst reaches qend. Returns the byte after the copy, wrapped (never qend).
+ */
+static uint8_t *kr_sq_copy(const struct kr_devx_qp *qp, uint8_t *dst, const uint8_t *qend,
+			   const void *src, size_t len)
+{
+	size_t room = (size_t)(qend - dst);
+
+	if (kr_likely(len < room)) {
+		memcpy(dst, src, len);
+		return dst + len;
+	}
+	memcpy(dst, src, room);
+	memcpy(qp->sq_buf, (const uint8_t *)src + room, len - room);
+	return qp->sq_buf + (len - room);
+}
+
+/* Largest WQE the device takes on this QP, in 16-byte units. */
+static inline uint32_t kr_max_ds(const struct kr_devx_qp *qp)
+{
+	uint32_t max_sz = qp->type == KR_DEVX_QP_DCI ? qp->ctx->caps.max_wqe_sz_sq_dc
+						     : qp->ctx->caps.max_wqe_sz_sq;
+	uint32_t ds = max_sz / KR_DS_SIZE;
+
+	return (ds == 0 || ds > KR_WQE_MAX_DS) ? KR_WQE_MAX_DS : ds;
+}
+
+/*
+ * Room for a WQE of ds units at the producer index: -EINVAL if it can never
+ * fit (device limit; a one-WQEBB WQE always does), -EAGAIN if the ring is full
+ * now. *wqebbs gets its size in WQEBBs.
+ */
+static inline int kr_sq_reserve(const struct kr_devx_qp *qp, uint32_t ds, uint32_t *wqebbs)
+{
+	uint32_t n = (ds * KR_DS_SIZE + KR_WQEBB_SIZE - 1) >> KR_WQEBB_SHIFT;
+
+	if (kr_unlikely(n > 1 && (ds > kr_max_ds(qp) || n > qp->sq_wqebb_cnt)))
+		return -EINVAL;
+	if (kr_unlikely(qp->sq_pi - qp->sq_ci + n > qp->sq_wqebb_cnt))
+		return -EAGAIN;
+	*wqebbs = n;
+	return 0;
+}
+
+/*
+ * Write ctrl, the AV (DCI), raddr and atomic segments at the producer index.
+ * Returns where the data segments start.
+ */
+static inline __attribute__((always_inline)) uint8_t *
+kr_sq_set_head(struct kr_devx_qp *qp, const struct kr_devx_wr *wr, const struct kr_wr_kind *kind,
+	       uint32_t ds, const uint8_t *qend)
+{
+	uint8_t *seg = qp->sq_buf + ((size_t)(qp->sq_pi & (qp->sq_wqebb_cnt - 1)) << KR_WQEBB_SHIFT);
+	uint8_t fm_ce_se = ((wr->flags & KR_WR_SIGNALED) ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
+			   ((wr->flags & KR_WR_FENCE) ? MLX5_WQE_CTRL_FENCE : 0);
+
+	kr_set_ctrl_seg((struct mlx5_wqe_ctrl_seg *)seg, qp->sq_pi, kind->mlx5_opcode, qp->qpn, ds,
+			fm_ce_se, kind->has_imm ? htobe32(wr->imm) : 0);
+	qp->sq_last_ctrl = seg;
+	/* ctrl and the AV share the first WQEBB: no wrap check between them */
+	seg += sizeof(struct mlx5_wqe_ctrl_seg);
+	if (qp->type == KR_DEVX_QP_DCI) {
+		kr_set_av_seg((struct mlx5_wqe_av *)seg, wr->av);
+		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_av), qend);
+	}
+	if (kind->raddr) {
+		kr_set_raddr_seg((struct mlx5_wqe_raddr_seg *)seg, wr->remote_addr, wr->rkey);
+		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_raddr_seg), qend);
+	}
+	if (kind->atomic) {
+		kr_set_atomic_seg((struct mlx5_wqe_atomic_seg *)seg, wr);
+		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_atomic_seg), qend);
+	}
+	return seg;
+}
+
+/* Record the WQE that starts at the producer index and advance it. */
+static inline void kr_sq_commit(struct kr_devx_qp *qp, uint64_t wr_id, uint32_t wqebbs)
+{
+	uint32_t idx = qp->sq_pi & (qp->sq_wqebb_cnt - 1);
+
+	qp->sq_wrid[idx] = wr_id;
+	qp->sq_pi += wqebbs;
+	qp->sq_wqe_next[idx] = qp->sq_pi;
+}
+
+/*
+ * WRITE/SEND with KR_WR_INLINE: the payload goes into the WQE as one
+ * inl_data_seg header then the bytes, padded to 16 (the padding is covered by
+ * ds; its content is not read). No inline segment when there are no bytes.
+ * Kept out of line so the common path stays small.
+ */
+static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
+							 const struct kr_devx_wr *wr,
+							 const struct kr_wr_kind *kind,
+							 uint32_t head_ds)
+{
+	const uint8_t *qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
+	uint32_t i, total = 0, ds = head_ds, wqebbs;
+	uint8_t *seg, *dst;
+	int ret;
+
+	if (kr_unlikely(!kind->inl_ok))
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		uint32_t len = wr->sge[i].length;
+
+		if (kr_unlikely(len == 0 || len > KR_DEVX_MAX_INLINE))
+			return -EINVAL;
+		total += len;
+		if (kr_unlikely(total > KR_DEVX_MAX_INLINE))
+			return -EINVAL;
+	}
+	if (total)
+		ds += (sizeof(struct mlx5_wqe_inl_data_seg) + total + KR_DS_SIZE - 1) / KR_DS_SIZE;
+	ret = kr_sq_reserve(qp, ds, &wqebbs);
+	if (kr_unlikely(ret))
+		return ret;
+	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
+	if (total) {
+		((struct mlx5_wqe_inl_data_seg *)seg)->byte_count =
+			htobe32(total | MLX5_INLINE_SEG);
+		dst = seg + sizeof(struct mlx5_wqe_inl_data_seg);
+		for (i = 0; i < wr->num_sge; i++)
+			dst = kr_sq_copy(qp, dst, qend, (const void *)(uintptr_t)wr->sge[i].addr,
+					 wr->sge[i].length);
+	}
+	kr_sq_commit(qp, wr->wr_id, wqebbs);
+	return 0;
+}
+
+/*
+ * kr_devx_qp_post_send() - build one send WQE at the producer index; the
+ * doorbell is left to kr_devx_qp_ring().
+ * Returns 0, -EINVAL (malformed request: unknown opcode or flag, av missing on
+ * a DCI or present on RC, SGE count wrong for the opcode or too many for the
+ * device's WQE size, zero-length SGE, atomic not one 8-byte SGE or remote
+ * address not 8-byte aligned, inline on READ/atomics or over
+ * KR_DEVX_MAX_INLINE; nothing written), or -EAGAIN (send queue full; nothing
+ * written).
+ */
+int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
+{
+	const struct kr_wr_kind *kind;
+	const uint8_t *qend;
+	uint32_t ds, wqebbs, i, num_sge = wr->num_sge;
+	const struct kr_devx_sge *sge = wr->sge;
+	uint8_t *seg;
+	int ret;
+
+	if (kr_unlikely((unsigned int)wr->opcode > KR_WR_ATOMIC_FA ||
+			(wr->flags & ~KR_WR_FLAGS_ALL)))
+		return -EINVAL;
+	kind = &kr_wr_kinds[wr->opcode];
+	ds = kind->head_ds;
+	if (qp->type == KR_DEVX_QP_DCI) {
+		if (kr_unlikely(!wr->av))
+			return -EINVAL;
+		ds += KR_AV_DS;
+	} else if (kr_unlikely(wr->av)) {
+		return -EINVAL;
+	}
+	if (kr_unlikely(num_sge && !sge))
+		return -EINVAL;
+	if (kr_unlikely(wr->flags & KR_WR_INLINE))
+		return kr_post_send_inline(qp, wr, kind, ds);
+	if (kr_unlikely(num_sge < kind->min_sge || num_sge > kind->max_sge))
+		return -EINVAL;
+	for (i = 0; i < num_sge; i++)
+		/* zero length is illegal; bit 31 of byte_count is the inline flag */
+		if (kr_unlikely(sge[i].length - 1 >= (uint32_t)MLX5_INLINE_SEG - 1))
+			return -EINVAL;
+	if (kind->atomic && kr_unlikely(sge[0].length != 8 || (wr->remote_addr & 7)))
+		return -EINVAL;
+	ds += num_sge;
+	ret = kr_sq_reserve(qp, ds, &wqebbs);
+	if (kr_unlikely(ret))
+		return ret;
+
+	qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
+	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
+	for (i = 0; i < num_sge; i++) {
+		kr_set_data_seg((struct mlx5_wqe_data_seg *)seg, &sge[i]);
+		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_data_seg), qend);
+	}
+	kr_sq_commit(qp, wr->wr_id, wqebbs);
+	return 0;
+}
+
+/*
+ * kr_devx_qp_ring() - publish the WQEs posted since the last ring: the send
+ * doorbell record, then one UAR doorbell carrying the last ctrl segment's
+ * first 8 bytes. No-op when nothing was posted.
+ */
+void kr_devx_qp_ring(struct kr_devx_qp *qp)
+{
+	uint64_t val;
+
+	if (qp->sq_pi == qp->sq_db_pi)
+		return;
+	/* the WQE bytes are in memory before the record that publishes them */
+	kr_wmb_before_dbrec();
+	qp->dbrec[MLX5_SND_DBR] = htobe32(qp->sq_pi & 0xffff);
+	/* the record is in memory before the UAR write: the HCA reads it then */
+	kr_wmb_before_doorbell();
+	memcpy(&val, qp->sq_last_ctrl, sizeof(val));
+	qp->ctx->ops->doorbell(qp->uar, val);
+	qp->sq_db_pi = qp->sq_pi;
+}
+
+/*
+ * Write one receive WQE of 1 << log_stride bytes: the SGEs, then a terminator
+ * (byte_count 0, MLX5_INVALID_LKEY) if there are fewer than the slots.
+ * Returns -EINVAL for too many SGEs, a zero-length or oversized SGE.
+ */
+static inline int kr_recv_wqe_check(const struct kr_devx_sge *sge, uint32_t num_sge,
+				    uint32_t log_stride)
+{
+	uint32_t slots = (1u << log_stride) / sizeof(struct mlx5_wqe_data_seg);
+	uint32_t i;
+
+	if (kr_unlikely(num_sge > slots || (num_sge && !sge)))
+		return -EINVAL;
+	for (i = 0; i < num_sge; i++)
+		if (kr_unlikely(sge[i].length == 0 || (sge[i].length & MLX5_INLINE_SEG)))
+			return -EINVAL;
+	return 0;
+}
+
+static inline void kr_set_recv_wqe(uint8_t *wqe, const struct kr_devx_sge *sge, uint32_t num_sge,
+				   uint32_t log_stride)
+{
+	struct mlx5_wqe_data_seg *d = (struct mlx5_wqe_data_seg *)wqe;
+	uint32_t slots = (1u << log_stride) / sizeof(*d);
+	uint32_t i;
+
+	for (i = 0; i < num_sge; i++)
+		kr_set_data_seg(&d[i], &sge[i]);
+	if (num_sge < slots) {
+		d[num_sge].byte_count = 0;
+		d[num_sge].lkey = htobe32(MLX5_INVALID_LKEY);
+		d[num_sge].addr = 0;
+	}
+}
+
+/*
+ * kr_devx_qp_post_recv() - post one receive WQE on an RC QP's own RQ and update
+ * the receive doorbell record.
+ * Returns 0, -EINVAL (QP has no RQ, too many SGEs for the stride, zero-length
+ * SGE), -EAGAIN (RQ full).
+ */
+int kr_devx_qp_post_recv(struct kr_devx_qp *qp, const struct kr_devx_sge *sge, uint32_t num_sge,
+			 uint64_t wr_id)
+{
+	uint32_t idx;
+	int ret;
+
+	if (kr_unlikely(qp->rq_wqe_cnt == 0 || qp->srq))
+		return -EINVAL;
+	ret = kr_recv_wqe_check(sge, num_sge, qp->rq_log_stride);
+	if (kr_unlikely(ret))
+		return ret;
+	if (kr_unlikely(qp->rq_pi - qp->rq_ci >= qp->rq_wqe_cnt))
+		return -EAGAIN;
+	idx = qp->rq_pi & (qp->rq_wqe_cnt - 1);
+	kr_set_recv_wqe(qp->rq_buf + ((size_t)idx << qp->rq_log_stride), sge, num_sge,
+			qp->rq_log_stride);
+	qp->rq_wrid[idx] = wr_id;
+	qp->rq_pi++;
+	/* the receive WQE is in memory before the record that publishes it */
+	kr_wmb_before_dbrec();
+	qp->dbrec[MLX5_RCV_DBR] = htobe32(qp->rq_pi & 0xffff);
+	return 0;
+}
+
+/*
+ * kr_devx_srq_post_recv() - post one receive WQE on an SRQ (cyclic RMP) and
+ * update its doorbell record.
+ * Returns 0, -EINVAL (too many SGEs for the stride, zero-length SGE), -EAGAIN
+ * (every WQE is posted and not yet completed).
+ */
+int kr_devx_srq_post_recv(struct kr_devx_srq *srq, const struct kr_devx_sge *sge,
+			  uint32_t num_sge, uint64_t wr_id)
+{
+	uint32_t idx;
+	int ret;
+
+	ret = kr_recv_wqe_check(sge, num_sge, srq->log_stride);
+	if (kr_unlikely(ret))
+		return ret;
+	if (kr_unlikely(srq->pi - srq->ci >= srq->nwqe))
+		return -EAGAIN;
+	idx = srq->pi & (srq->nwqe - 1);
+	kr_set_recv_wqe(srq->wq_buf + ((size_t)idx << srq->log_stride), sge, num_sge,
+			srq->log_stride);
+	srq->wrid[idx] = wr_id;
+	srq->pi++;
+	/* the receive WQE is in memory before the record that publishes it */
+	kr_wmb_before_dbrec();
+	srq->dbrec[0] = htobe32(srq->pi & 0xffff);
+	return 0;
+}

@@ -294,4 +294,227 @@ static inline bool sim_num_to_idx(uint32_t num, uint32_t max, uint32_t *idx)
 	return true;
 }
 
+/* ---- additions (h3, firmware side) ---- */
+
+/*
+ * sim_device.c: take/release sh->lock. The lock is robust: if its holder died,
+ * the next locker marks it consistent (and logs); the tables it guards are only
+ * ever changed after full validation, so a dead holder left them usable.
+ */
+void sim_lock(struct sim_dev *dev);
+void sim_unlock(struct sim_dev *dev);
+
+/*
+ * Command syndromes (mbox_out.syndrome) the sim firmware returns, one per
+ * failure reason: X(name, value, what was wrong). Values are 0x5cGGNNNN with
+ * GG the group: 01 mailbox, 02 reserved bit (NNNN = opcode), 03 unknown
+ * object, 04 table full, 05 object state, 10 QP, 11 CQ, 12 RMP, 13 DCT,
+ * 14 MKEY, 15 HCA caps. sim_syndrome_str() names them.
+ */
+#define SIM_SYNDROMES(X)                                                                           \
+	X(SIM_SYND_BAD_OPCODE, 0x5c010001u, "opcode unknown to the firmware")                     \
+	X(SIM_SYND_UNSUPPORTED_OP, 0x5c010002u, "opcode not implemented by the sim")              \
+	X(SIM_SYND_OUTLEN, 0x5c010003u, "outlen shorter than the command's output mailbox")        \
+	X(SIM_SYND_INLEN, 0x5c010004u, "inlen shorter than the command's input mailbox")           \
+	X(SIM_SYND_OP_MOD, 0x5c010005u, "op_mod not valid for the command")                        \
+	X(SIM_SYND_RSVD_QUERY_HCA_CAP, 0x5c020100u, "reserved bit set in query_hca_cap_in")        \
+	X(SIM_SYND_RSVD_CREATE_MKEY, 0x5c020200u, "reserved bit set in create_mkey_in")            \
+	X(SIM_SYND_RSVD_DESTROY_MKEY, 0x5c020202u, "reserved bit set in destroy_mkey_in")          \
+	X(SIM_SYND_RSVD_CREATE_CQ, 0x5c020400u, "reserved bit set in create_cq_in")                \
+	X(SIM_SYND_RSVD_DESTROY_CQ, 0x5c020401u, "reserved bit set in destroy_cq_in")              \
+	X(SIM_SYND_RSVD_CREATE_QP, 0x5c020500u, "reserved bit set in create_qp_in")                \
+	X(SIM_SYND_RSVD_DESTROY_QP, 0x5c020501u, "reserved bit set in destroy_qp_in")              \
+	X(SIM_SYND_RSVD_RST2INIT_QP, 0x5c020502u, "reserved bit set in rst2init_qp_in")            \
+	X(SIM_SYND_RSVD_INIT2RTR_QP, 0x5c020503u, "reserved bit set in init2rtr_qp_in")            \
+	X(SIM_SYND_RSVD_RTR2RTS_QP, 0x5c020504u, "reserved bit set in rtr2rts_qp_in")              \
+	X(SIM_SYND_RSVD_2ERR_QP, 0x5c020507u, "reserved bit set in qp_2err_in")                    \
+	X(SIM_SYND_RSVD_2RST_QP, 0x5c02050au, "reserved bit set in qp_2rst_in")                    \
+	X(SIM_SYND_RSVD_QUERY_QP, 0x5c02050bu, "reserved bit set in query_qp_in")                  \
+	X(SIM_SYND_RSVD_CREATE_DCT, 0x5c020710u, "reserved bit set in create_dct_in")              \
+	X(SIM_SYND_RSVD_DESTROY_DCT, 0x5c020711u, "reserved bit set in destroy_dct_in")            \
+	X(SIM_SYND_RSVD_DRAIN_DCT, 0x5c020712u, "reserved bit set in drain_dct_in")                \
+	X(SIM_SYND_RSVD_QUERY_DCT, 0x5c020713u, "reserved bit set in query_dct_in")                \
+	X(SIM_SYND_RSVD_ALLOC_PD, 0x5c020800u, "reserved bit set in alloc_pd_in")                  \
+	X(SIM_SYND_RSVD_DEALLOC_PD, 0x5c020801u, "reserved bit set in dealloc_pd_in")              \
+	X(SIM_SYND_RSVD_CREATE_RMP, 0x5c02090cu, "reserved bit set in create_rmp_in")              \
+	X(SIM_SYND_RSVD_DESTROY_RMP, 0x5c02090eu, "reserved bit set in destroy_rmp_in")            \
+	X(SIM_SYND_RSVD_QUERY_RMP, 0x5c02090fu, "reserved bit set in query_rmp_in")                \
+	X(SIM_SYND_NO_PD, 0x5c030001u, "no such PD")                                               \
+	X(SIM_SYND_NO_CQ, 0x5c030002u, "no such CQ")                                               \
+	X(SIM_SYND_NO_CQ_SND, 0x5c030003u, "qpc.cqn_snd names no CQ")                              \
+	X(SIM_SYND_NO_CQ_RCV, 0x5c030004u, "qpc.cqn_rcv names no CQ")                              \
+	X(SIM_SYND_NO_UAR, 0x5c030005u, "uar_page names no allocated UAR")                         \
+	X(SIM_SYND_NO_BUF_UMEM, 0x5c030006u, "queue buffer umem id names no umem")                 \
+	X(SIM_SYND_NO_DBR_UMEM, 0x5c030007u, "doorbell record umem id names no umem")              \
+	X(SIM_SYND_NO_SRQ, 0x5c030008u, "no such SRQ (RMP)")                                       \
+	X(SIM_SYND_NO_QP, 0x5c030009u, "no such QP")                                               \
+	X(SIM_SYND_NO_DCT, 0x5c03000au, "no such DCT")                                             \
+	X(SIM_SYND_NO_MKEY, 0x5c03000bu, "no such MKEY")                                           \
+	X(SIM_SYND_NO_MKEY_UMEM, 0x5c03000cu, "mkey_umem_id names no umem")                        \
+	X(SIM_SYND_PD_TABLE_FULL, 0x5c040001u, "no free PD")                                       \
+	X(SIM_SYND_CQ_TABLE_FULL, 0x5c040002u, "no free CQ")                                       \
+	X(SIM_SYND_QP_TABLE_FULL, 0x5c040003u, "no free QP")                                       \
+	X(SIM_SYND_SRQ_TABLE_FULL, 0x5c040004u, "no free SRQ (RMP)")                               \
+	X(SIM_SYND_DCT_TABLE_FULL, 0x5c040005u, "no free DCT")                                     \
+	X(SIM_SYND_MKEY_TABLE_FULL, 0x5c040006u, "no free MKEY")                                   \
+	X(SIM_SYND_QP_BAD_TRANSITION, 0x5c050001u, "QP state does not allow this transition")      \
+	X(SIM_SYND_PD_BUSY, 0x5c050002u, "PD still used by a QP, DCT, SRQ or MKEY")                \
+	X(SIM_SYND_CQ_BUSY, 0x5c050003u, "CQ still used by a QP or DCT")                           \
+	X(SIM_SYND_SRQ_BUSY, 0x5c050004u, "SRQ still used by a QP or DCT")                         \
+	X(SIM_SYND_DCT_NOT_ACTIVE, 0x5c050005u, "DCT is not ACTIVE")                               \
+	X(SIM_SYND_QP_BAD_ST, 0x5c100001u, "qpc.st is neither RC nor DCI")                         \
+	X(SIM_SYND_QP_BAD_RQ_TYPE, 0x5c100002u, "qpc.rq_type not supported")                      \
+	X(SIM_SYND_QP_DCI_RQ, 0x5c100003u, "DCI must have rq_type zero-size RQ")                   \
+	X(SIM_SYND_QP_DCI_NO_SQ, 0x5c100004u, "DCI with no_sq set")                                \
+	X(SIM_SYND_QP_SQ_SIZE, 0x5c100005u, "log_sq_size above log_max_qp_sz")                     \
+	X(SIM_SYND_QP_RQ_SIZE, 0x5c100006u, "log_rq_size above log_max_qp_sz")                     \
+	X(SIM_SYND_QP_RQ_STRIDE, 0x5c100007u, "receive WQE stride above max_wqe_sz_rq")            \
+	X(SIM_SYND_QP_NO_WQ_UMEM, 0x5c100008u, "wq_umem_valid is 0 (the sim needs umem queues)")   \
+	X(SIM_SYND_QP_NO_DBR_UMEM, 0x5c100009u, "qpc.dbr_umem_valid is 0")                         \
+	X(SIM_SYND_QP_WQ_RANGE, 0x5c10000au, "RQ + SQ do not fit in the wq umem")                  \
+	X(SIM_SYND_QP_DBR_RANGE, 0x5c10000bu, "QP doorbell record outside its umem or unaligned")  \
+	X(SIM_SYND_QP_MSG_MAX, 0x5c10000cu, "log_msg_max above log_max_msg")                       \
+	X(SIM_SYND_QP_PORT, 0x5c10000du, "vhca_port_num is not 1")                                 \
+	X(SIM_SYND_QP_MTU, 0x5c10000eu, "qpc.mtu not 256..4096")                                   \
+	X(SIM_SYND_QP_GID_INDEX, 0x5c10000fu, "src_addr_index beyond the GID table")               \
+	X(SIM_SYND_QP_RA, 0x5c100010u, "log_sra_max or log_rra_max above the caps")                \
+	X(SIM_SYND_CQ_SIZE, 0x5c110001u, "log_cq_size above log_max_cq_sz")                        \
+	X(SIM_SYND_CQ_CQE_SZ, 0x5c110002u, "cqe_sz is not 64 bytes")                               \
+	X(SIM_SYND_CQ_NO_UMEM, 0x5c110003u, "cq_umem_valid is 0 (the sim needs umem CQs)")         \
+	X(SIM_SYND_CQ_NO_DBR_UMEM, 0x5c110004u, "cqc.dbr_umem_valid is 0")                         \
+	X(SIM_SYND_CQ_RANGE, 0x5c110005u, "CQE ring does not fit in its umem")                     \
+	X(SIM_SYND_CQ_DBR_RANGE, 0x5c110006u, "CQ doorbell record outside its umem or unaligned")  \
+	X(SIM_SYND_CQ_EQN, 0x5c110007u, "c_eqn_or_apu_element is not EQ 0")                        \
+	X(SIM_SYND_CQ_COLLAPSED, 0x5c110008u, "collapsed CQs (cqc.cc) not supported")              \
+	X(SIM_SYND_RMP_STATE, 0x5c120001u, "rmpc.state is not RDY")                                \
+	X(SIM_SYND_RMP_NOT_CYCLIC, 0x5c120002u, "wq.wq_type is not cyclic")                        \
+	X(SIM_SYND_RMP_NOT_BASIC, 0x5c120003u, "rmpc.basic_cyclic_rcv_wqe is 0")                   \
+	X(SIM_SYND_RMP_SIZE, 0x5c120004u, "log_wq_sz above log_max_srq_sz")                        \
+	X(SIM_SYND_RMP_STRIDE, 0x5c120005u, "log_wq_stride below 16 B or above max_wqe_sz_rq")     \
+	X(SIM_SYND_RMP_NO_UMEM, 0x5c120006u, "wq.wq_umem_valid is 0")                              \
+	X(SIM_SYND_RMP_NO_DBR_UMEM, 0x5c120007u, "wq.dbr_umem_valid is 0")                         \
+	X(SIM_SYND_RMP_RANGE, 0x5c120008u, "SRQ ring does not fit in its umem")                    \
+	X(SIM_SYND_RMP_DBR_RANGE, 0x5c120009u, "SRQ doorbell record outside its umem or unaligned")\
+	X(SIM_SYND_RMP_SIGNATURE, 0x5c12000au, "wq_signature not supported")                       \
+	X(SIM_SYND_DCT_PORT, 0x5c130001u, "dctc.port is not 1")                                    \
+	X(SIM_SYND_DCT_MTU, 0x5c130002u, "dctc.mtu not 256..4096")                                 \
+	X(SIM_SYND_DCT_GID_INDEX, 0x5c130003u, "dctc.my_addr_index beyond the GID table")          \
+	X(SIM_SYND_MKEY_ACCESS_MODE, 0x5c140001u, "mkc access mode is not MTT")                    \
+	X(SIM_SYND_MKEY_NO_UMEM, 0x5c140002u, "mkey_umem_valid is 0 (the sim needs umem MKEYs)")   \
+	X(SIM_SYND_MKEY_RANGE, 0x5c140003u, "mkey_umem_offset + len beyond the umem")              \
+	X(SIM_SYND_MKEY_LEN64, 0x5c140004u, "mkc.length64 not supported")                          \
+	X(SIM_SYND_MKEY_FREE, 0x5c140005u, "mkc.free set: free MKEYs not supported")               \
+	X(SIM_SYND_MKEY_QPN, 0x5c140006u, "mkc.qpn is not 0xffffff")                               \
+	X(SIM_SYND_MKEY_UMR, 0x5c140007u, "mkc.umr_en not supported")                              \
+	X(SIM_SYND_CAP_TYPE, 0x5c150001u, "QUERY_HCA_CAP capability type not supported")
+
+enum sim_syndrome {
+#define SIM_SYND_ENUM_(name, value, what) name = value,
+	SIM_SYNDROMES(SIM_SYND_ENUM_)
+#undef SIM_SYND_ENUM_
+};
+
+/* Name and description of a syndrome ("SIM_SYND_NO_PD: no such PD"), or NULL. */
+const char *sim_syndrome_name(uint32_t syndrome);
+const char *sim_syndrome_str(uint32_t syndrome);
+
+/* One command being executed (sim_cmd.c validates, a handler executes). */
+struct sim_cmd {
+	struct sim_dev *dev;
+	const void *in;    /* inlen >= the command's input size, reserved bits zero */
+	void *out;         /* zeroed, outlen >= the command's output size */
+	uint32_t obj_id;   /* handler: number of the object it created */
+	uint32_t syndrome; /* handler: SIM_SYND_* when it returns a bad status */
+};
+
+/* A handler returns KR_CMD_STAT_*; a bad status must leave every table unchanged. */
+static inline uint8_t sim_cmd_fail(struct sim_cmd *c, uint8_t status, uint32_t syndrome)
+{
+	c->syndrome = syndrome;
+	return status;
+}
+
+uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c); /* sim_cmd_mem.c */
+uint8_t sim_cmd_alloc_pd(struct sim_cmd *c);
+uint8_t sim_cmd_dealloc_pd(struct sim_cmd *c);
+uint8_t sim_cmd_create_mkey(struct sim_cmd *c);
+uint8_t sim_cmd_destroy_mkey(struct sim_cmd *c);
+uint8_t sim_cmd_create_cq(struct sim_cmd *c); /* sim_cmd_cq.c */
+uint8_t sim_cmd_destroy_cq(struct sim_cmd *c);
+uint8_t sim_cmd_create_qp(struct sim_cmd *c); /* sim_cmd_qp.c */
+uint8_t sim_cmd_destroy_qp(struct sim_cmd *c);
+uint8_t sim_cmd_modify_qp(struct sim_cmd *c); /* RST2INIT, INIT2RTR, RTR2RTS, 2ERR, 2RST */
+uint8_t sim_cmd_query_qp(struct sim_cmd *c);
+uint8_t sim_cmd_create_dct(struct sim_cmd *c); /* sim_cmd_dct.c */
+uint8_t sim_cmd_destroy_dct(struct sim_cmd *c);
+uint8_t sim_cmd_drain_dct(struct sim_cmd *c);
+uint8_t sim_cmd_query_dct(struct sim_cmd *c);
+uint8_t sim_cmd_create_rmp(struct sim_cmd *c);
+uint8_t sim_cmd_destroy_rmp(struct sim_cmd *c);
+uint8_t sim_cmd_query_rmp(struct sim_cmd *c);
+
+/* Table lookups by PRM number: the entry if it is in use, else NULL. sh->lock held. */
+static inline struct sim_pd *sim_pd_get(struct sim_shared *sh, uint32_t pdn)
+{
+	uint32_t i;
+
+	return sim_num_to_idx(pdn, SIM_MAX_PD, &i) && sh->pd[i].in_use ? &sh->pd[i] : NULL;
+}
+
+static inline struct sim_uar *sim_uar_get(struct sim_shared *sh, uint32_t page_id)
+{
+	uint32_t i;
+
+	return sim_num_to_idx(page_id, SIM_MAX_UAR, &i) && sh->uar[i].in_use ? &sh->uar[i] : NULL;
+}
+
+static inline struct sim_umem *sim_umem_get(struct sim_shared *sh, uint32_t id)
+{
+	uint32_t i;
+
+	return sim_num_to_idx(id, SIM_MAX_UMEM, &i) && sh->umem[i].in_use ? &sh->umem[i] : NULL;
+}
+
+static inline struct sim_cq *sim_cq_get(struct sim_shared *sh, uint32_t cqn)
+{
+	uint32_t i;
+
+	return sim_num_to_idx(cqn, SIM_MAX_CQ, &i) && sh->cq[i].in_use ? &sh->cq[i] : NULL;
+}
+
+static inline struct sim_srq *sim_srq_get(struct sim_shared *sh, uint32_t srqn)
+{
+	uint32_t i;
+
+	return sim_num_to_idx(srqn, SIM_MAX_SRQ, &i) && sh->srq[i].in_use ? &sh->srq[i] : NULL;
+}
+
+static inline struct sim_mkey *sim_mkey_get(struct sim_shared *sh, uint32_t mkey_index)
+{
+	uint32_t i;
+
+	return sim_num_to_idx(mkey_index, SIM_MAX_MKEY, &i) && sh->mkey[i].in_use ? &sh->mkey[i]
+										    : NULL;
+}
+
+static inline struct sim_qp *sim_qp_get(struct sim_shared *sh, uint32_t qpn)
+{
+	uint32_t i;
+
+	return sim_qpn_to_idx(qpn, &i) && sh->qp[i].in_use ? &sh->qp[i] : NULL;
+}
+
+static inline struct sim_dct *sim_dct_get(struct sim_shared *sh, uint32_t dctn)
+{
+	uint32_t i;
+
+	return sim_dctn_to_idx(dctn, &i) && sh->dct[i].in_use ? &sh->dct[i] : NULL;
+}
+
+/* [off, off + len) inside [0, size), without overflow. */
+static inline bool sim_range_fits(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
 #endif /* KR_SIM_H */

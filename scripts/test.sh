@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Quickstart 2: install what is missing, build with ASan+UBSan, run every test
+# suite (fast, integration, kmod; kmod skips itself without qemu). Exits non-zero
+# when any test fails.
+# Usage: scripts/test.sh [extra meson test args, e.g. --suite fast]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh --kmod
+builddir=build-test
+[ -d "$builddir" ] || meson setup "$builddir" -Db_sanitize=address,undefined -Db_lundef=false
+ninja -C "$builddir"
+rc=0
+meson test -C "$builddir" --print-errorlogs --no-suite bench "$@" || rc=$?
+python3 - "$builddir/meson-logs/testlog.json" <<'PY'
+import json, sys
+res = [json.loads(l)["result"] for l in open(sys.argv[1]) if l.strip()]
+ok = sum(r in ("OK", "EXPECTEDFAIL") for r in res)
+skip = sum(r == "SKIP" for r in res)
+print(f"tests: {ok} passed, {len(res) - ok - skip} failed, {skip} skipped")
+PY
+exit $rc
