@@ -4,7 +4,7 @@
 # Usage: scripts/deps.sh [--kmod]   (--kmod adds what the qemu kernel-module tests need)
 set -euo pipefail
 
-pkgs=(meson ninja-build pkg-config gcc libc6-dev python3
+pkgs=(meson ninja-build pkg-config gcc make libc6-dev python3
       libibverbs-dev ibverbs-providers rdma-core
       libdpdk-dev libjemalloc-dev libcmocka-dev
       linux-headers-amd64 valgrind)

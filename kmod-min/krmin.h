@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * krmin private header: device state, slots, per-file state.
+ *
+ * Locking (the whole module has two kinds of lock):
+ * - krmin_dev.lock (a mutex) guards every field of krmin_dev, every slot and
+ *   the role/tenant/nr_owned fields of every krmin_file. Taken in process
+ *   context only: ioctl, read (briefly), mmap, the fault handler, release.
+ * - krmin_file.read_lock (a mutex) serialises read() on the keeper's file so
+ *   that copy_to_user() never runs under krmin_dev.lock.
+ * Order: mmap_lock -> krmin_dev.lock -> i_mmap_rwsem -> page table locks.
+ * ->mmap and ->fault run under mmap_lock and take krmin_dev.lock;
+ * revocation zaps with unmap_mapping_range() under krmin_dev.lock. Therefore
+ * nothing may touch user memory (copy_{to,from}_user, pin_user_pages) while
+ * holding krmin_dev.lock: pinning and copying happen before or after it.
+ * Nothing here runs in atomic context; no spinlock is taken by this module.
+ */
+#ifndef KRMIN_H
+#define KRMIN_H
+
+#include <linux/fs.h>
+#include <linux/list.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include <krcore/krmin_uapi.h>
+
+#define KRMIN_PGOFF_SLOT_SHIFT (KRMIN_MMAP_SLOT_SHIFT - PAGE_SHIFT)
+#define KRMIN_PGOFF_PAGE_MASK ((1UL << KRMIN_PGOFF_SLOT_SHIFT) - 1)
+
+/*
+ * FREE -> GRANTED (keeper: grant) -> OWNED (job: claim)
+ * OWNED -> QUEUED (job: release or file released) -> FREE (keeper: read)
+ * GRANTED, OWNED -> FREE (keeper: revoke); any -> gone (keeper: unreg/close)
+ */
+enum krmin_slot_state {
+	KRMIN_SLOT_FREE,
+	KRMIN_SLOT_GRANTED,
+	KRMIN_SLOT_OWNED,
+	KRMIN_SLOT_QUEUED,
+};
+
+struct krmin_file;
+
+/* A registered slot. All fields under krmin_dev.lock; pages constant. */
+struct krmin_slot {
+	u32 id;
+	u32 tenant;
+	enum krmin_slot_state state;
+	u32 reason;                /* QUEUED: enum krmin_revoke_reason */
+	u64 queue_seq;             /* QUEUED: position stamp, see krmin_read */
+	u64 token;                 /* GRANTED: the outstanding token */
+	struct krmin_file *owner;  /* OWNED */
+	struct list_head queue_node; /* QUEUED: on krmin_dev.queue */
+	unsigned long ring_pages;  /* pages[0, ring_pages) is the ring */
+	unsigned long nr_pages;    /* then the doorbell record page(s) */
+	struct page **pages;       /* pinned with FOLL_LONGTERM */
+};
+
+enum krmin_role {
+	KRMIN_ROLE_NONE,
+	KRMIN_ROLE_KEEPER,
+	KRMIN_ROLE_JOB,
+};
+
+/* One per open file of /dev/krmin (file->private_data). */
+struct krmin_file {
+	enum krmin_role role;      /* krmin_dev.lock; NONE until first use */
+	bool tenant_bound;         /* krmin_dev.lock; job: set by first claim */
+	u32 tenant;                /* krmin_dev.lock */
+	unsigned int nr_owned;     /* krmin_dev.lock; job: OWNED slots */
+	struct mm_struct *mm;      /* opener's mm (mmgrab), constant */
+	struct mutex read_lock;    /* keeper: serialises read() */
+};
+
+struct krmin_dev {
+	struct mutex lock;         /* guards all of the below, see top */
+	struct krmin_file *keeper;
+	struct list_head queue;    /* QUEUED slots, oldest first */
+	unsigned int nr_queued;    /* written under lock, read by wait/poll */
+	u64 queue_seq;
+	unsigned long pinned_pages;
+	unsigned long max_pinned_pages;
+	wait_queue_head_t wq;      /* keeper read/poll: queue not empty */
+	struct address_space *mapping; /* one for all files: revocation zaps */
+	struct krmin_slot *slots[KRMIN_MAX_SLOTS];
+};
+
+extern struct krmin_dev krmin_dev;
+
+/* krmin_slot.c: ioctls and teardown; each returns 0 or a negative errno. */
+long krmin_keeper_reg(struct krmin_file *kf, void __user *uarg);
+long krmin_slot_reg(struct krmin_file *kf, void __user *uarg);
+long krmin_slot_unreg(struct krmin_file *kf, void __user *uarg);
+long krmin_slot_grant(struct krmin_file *kf, void __user *uarg);
+long krmin_slot_revoke(struct krmin_file *kf, void __user *uarg);
+long krmin_slot_claim(struct krmin_file *kf, void __user *uarg);
+long krmin_slot_release(struct krmin_file *kf, void __user *uarg);
+void krmin_keeper_detach(struct krmin_file *kf);
+void krmin_job_detach(struct krmin_file *kf);
+ssize_t krmin_read_events(struct krmin_file *kf, char __user *buf,
+			  size_t count, bool nonblock);
+
+/* krmin_map.c */
+int krmin_mmap(struct file *file, struct vm_area_struct *vma);
+void krmin_slot_zap_locked(const struct krmin_slot *slot);
+
+#endif /* KRMIN_H */

@@ -1,0 +1,175 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# kmod-min under qemu: builds krmin.ko against Debian's 6.1 headers and the
+# guest test programs (gcc -static), packs a busybox initramfs, boots the
+# SAME kernel version under qemu-system-x86_64 once, and fails on any failed
+# test, missing result, kernel warning, BUG, oops or lockdep report.
+# Exit: 0 pass, 1 fail, 77 skip (something needed is not installed).
+#
+# Environment (all optional):
+#   KRMIN_KVER        kernel version, default 6.1.0-56-amd64 if both its
+#                     image and headers are installed, else the newest
+#                     version that has both (the module must match the kernel)
+#   KRMIN_KDIR        headers, default /usr/src/linux-headers-$KRMIN_KVER
+#   KRMIN_KERNEL      image, default /boot/vmlinuz-$KRMIN_KVER
+#   KRMIN_BUSYBOX     statically linked busybox, default /bin/busybox
+#   KRMIN_WORKDIR     build and log directory (kept), default a temp dir
+#                     (removed on success)
+#   KRMIN_QEMU_ACCEL  qemu accelerator, default tcg (software)
+#   KRMIN_QEMU_TIMEOUT seconds before the guest is killed, default 120
+#   KRMIN_FUZZ_SEED, KRMIN_FUZZ_ITERS  passed to test_krmin_fuzz
+#   KRMIN_TESTS       guest programs to run, default all, in order
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+# The booted kernel and the headers must be the same version.
+pick_kver() {
+	if [ -r /boot/vmlinuz-6.1.0-56-amd64 ] &&
+		[ -f /usr/src/linux-headers-6.1.0-56-amd64/Makefile ]; then
+		echo 6.1.0-56-amd64
+		return
+	fi
+	for img in /boot/vmlinuz-*-amd64; do
+		v=${img#/boot/vmlinuz-}
+		[ -f "/usr/src/linux-headers-$v/Makefile" ] && echo "$v"
+	done | sort -V | tail -n 1
+}
+kver=${KRMIN_KVER:-$(pick_kver)}
+kver=${kver:-6.1.0-56-amd64}
+kdir=${KRMIN_KDIR:-/usr/src/linux-headers-$kver}
+kernel=${KRMIN_KERNEL:-/boot/vmlinuz-$kver}
+busybox=${KRMIN_BUSYBOX:-/bin/busybox}
+accel=${KRMIN_QEMU_ACCEL:-tcg}
+qtimeout=${KRMIN_QEMU_TIMEOUT:-120}
+fuzz_seed=${KRMIN_FUZZ_SEED:-1}
+fuzz_iters=${KRMIN_FUZZ_ITERS:-100000}
+tests=${KRMIN_TESTS:-test_krmin_map test_krmin_revoke test_krmin_race test_krmin_fuzz test_krmin_unload}
+start=$(date +%s)
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+command -v qemu-system-x86_64 >/dev/null ||
+	skip "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
+[ -r "$kernel" ] ||
+	skip "$kernel missing or unreadable (apt-get install linux-image-$kver)"
+[ -f "$kdir/Makefile" ] ||
+	skip "$kdir missing (apt-get install linux-headers-$kver)"
+[ -x "$busybox" ] ||
+	skip "$busybox missing (apt-get install busybox-static)"
+if ldd "$busybox" >/dev/null 2>&1; then
+	skip "$busybox is dynamically linked (apt-get install busybox-static)"
+fi
+command -v gcc >/dev/null || skip "gcc missing"
+command -v make >/dev/null || skip "make missing"
+
+fail() {
+	echo "FAIL: $*"
+	[ -z "${work:-}" ] || echo "(build products and console log kept in $work)"
+	exit 1
+}
+
+if [ -n "${KRMIN_WORKDIR:-}" ]; then
+	work=$KRMIN_WORKDIR
+	keep=1
+	mkdir -p "$work" || fail "cannot create $work"
+	rm -rf "${work:?}/ko" "${work:?}/bin" "$work/initramfs.cpio" "$work/console.raw" \
+		"$work/console.log" "$work/splats.txt"
+else
+	work=$(mktemp -d "${TMPDIR:-/tmp}/krmin-qemu.XXXXXX")
+	keep=0
+fi
+log=$work/console.log
+
+# 1. The module, out of the source tree.
+"$top/kmod-min/build.sh" "$work/ko" "$kdir" >"$work/build-ko.log" 2>&1 || {
+	cat "$work/build-ko.log"
+	fail "kmod-min build"
+}
+# Same version as the kernel we boot, or insmod would refuse it.
+modver=$(modinfo -F vermagic "$work/ko/krmin.ko" 2>/dev/null | cut -d' ' -f1)
+[ -z "$modver" ] || [ "$modver" = "$kver" ] ||
+	fail "krmin.ko is for $modver, the guest kernel is $kver"
+
+# 2. The guest programs, statically linked.
+mkdir -p "$work/bin"
+progs=
+for t in $tests; do
+	gcc -static -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-I"$top/include" -I"$top/tests/common" -I"$here" \
+		-DKT_FUZZ_SEED="$fuzz_seed" -DKT_FUZZ_ITERS="$fuzz_iters" \
+		"$here/$t.c" -o "$work/bin/$t" >"$work/build-$t.log" 2>&1 || {
+		cat "$work/build-$t.log"
+		fail "building $t"
+	}
+	progs="$progs $work/bin/$t"
+done
+
+# 3. The initramfs.
+# shellcheck disable=SC2086 # progs is a list
+"$here/mkinitramfs.sh" "$work/initramfs.cpio" "$busybox" "$work/ko/krmin.ko" \
+	$progs || fail "mkinitramfs"
+
+# 4. One boot runs everything; the guest powers itself off.
+build_s=$(($(date +%s) - start))
+echo "built in ${build_s}s; booting $kernel under qemu ($accel)"
+boot_start=$(date +%s)
+timeout "$qtimeout" qemu-system-x86_64 \
+	-accel "$accel" -m 512M -smp 2 \
+	-nodefaults -display none -monitor none -no-reboot \
+	-serial "file:$work/console.raw" \
+	-kernel "$kernel" -initrd "$work/initramfs.cpio" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 loglevel=7" \
+	</dev/null >"$work/qemu.log" 2>&1
+qrc=$?
+boot_s=$(($(date +%s) - boot_start))
+[ -f "$work/console.raw" ] && tr -d '\r' <"$work/console.raw" >"$log"
+[ -f "$log" ] || {
+	cat "$work/qemu.log"
+	fail "qemu produced no console log (exit $qrc)"
+}
+
+# 5. Verdict.
+bad=0
+report() {
+	echo "FAIL: $*"
+	bad=1
+}
+[ "$qrc" = 124 ] && report "guest timed out after ${qtimeout}s"
+grep -q '^KRTEST-DONE' "$log" || report "guest did not finish (no KRTEST-DONE)"
+for t in insmod $tests; do
+	line=$(grep -a "^KRTEST-RESULT $t " "$log" | tail -n 1)
+	rc=${line##* }
+	[ -n "$line" ] || { report "$t: no result"; continue; }
+	[ "$rc" = 0 ] || report "$t: exit status $rc"
+done
+# Kernel trouble, anywhere in the console (the kernel log is also dumped).
+pattern='WARNING:|BUG:|Oops|Call Trace|lockdep|possible recursive locking'
+pattern="$pattern|KASAN|general protection fault|Kernel panic|soft lockup"
+pattern="$pattern|hard LOCKUP|rcu.*stall|list_add corruption|list_del corruption"
+if grep -a -E "$pattern" "$log" >"$work/splats.txt"; then
+	report "kernel reported trouble:"
+	sed 's/^/    /' "$work/splats.txt" | head -n 40
+fi
+# Taint: only O (out-of-tree, 4096) and E (unsigned, 8192) are expected.
+taint=$(grep -a '^KRTEST-TAINT ' "$log" | tail -n 1 | cut -d' ' -f2)
+if [ -n "$taint" ] && [ $((taint & ~(4096 | 8192))) != 0 ]; then
+	report "kernel tainted: $taint"
+fi
+
+echo "--- guest results ---"
+grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|unload):' \
+	"$log"
+total_s=$(($(date +%s) - start))
+echo "--- build ${build_s}s, boot+tests ${boot_s}s, total ${total_s}s ---"
+if [ "$bad" != 0 ]; then
+	echo "--- console tail ---"
+	tail -n 60 "$log"
+	fail "kmod-min qemu tests"
+fi
+[ "$keep" = 1 ] || rm -rf "$work"
+echo "PASS: kmod_qemu"
+exit 0
