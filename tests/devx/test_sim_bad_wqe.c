@@ -11,7 +11,9 @@
  *     7 (infinite) with a short RNR timer and the receive posted 50 ms later
  *     -> the SEND completes and the data arrives;
  *   - garbage in the ring (unknown opcode, ds 0, then random WQE bytes): one
- *     CQE per WQE, LOCAL_QP_OP_ERR for the malformed ones, the engine lives.
+ *     CQE per WQE, LOCAL_QP_OP_ERR for the malformed ones, the engine lives;
+ *   - 2ERR by command: posted receives, the WQE in flight and WQEs posted
+ *     later each complete once with WR_FLUSH_ERR.
  */
 #include <stdint.h>
 #include <string.h>
@@ -325,6 +327,37 @@ static void garbage(void)
 	kr_fx_qp_destroy(&qb);
 }
 
+static void cmd_err_flush(void)
+{
+	struct kr_devx_qp qc, qd;
+	struct kr_devx_sge r1 = kr_fx_sge(&B, 0xc000, 512), r2 = kr_fx_sge(&B, 0xd000, 512);
+	struct kr_devx_sge sge = kr_fx_sge(&A, 0xc000, 200);
+	struct kr_devx_wr wr;
+
+	CHECK_OK(kr_fx_rc_pair(&A, &qc, &B, &qd, NULL));
+	CHECK_OK(kr_devx_qp_post_recv(&qd, &r1, 1, 0x61));
+	CHECK_OK(kr_devx_qp_post_recv(&qd, &r2, 1, 0x62));
+	CHECK_OK(kr_devx_qp_modify(&qd, KR_QP_2ERR, NULL));
+	expect_wc(&B.rcq, 0x61, KR_WC_WR_FLUSH_ERR, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, qd.qpn);
+	expect_wc(&B.rcq, 0x62, KR_WC_WR_FLUSH_ERR, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, qd.qpn);
+
+	/* the peer drops it: the WRITE stays in flight until the QP is failed */
+	memset(bmem(0xc000), 0x77, 200);
+	write_wr(&wr, 0x63, &sge, (uintptr_t)bmem(0xc000), B.mr.rkey);
+	post_ring(&qc, &wr);
+	sleep_ms(5);
+	CHECK_OK(kr_devx_qp_modify(&qc, KR_QP_2ERR, NULL));
+	expect_wc(&A.scq, 0x63, KR_WC_WR_FLUSH_ERR, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, qc.qpn);
+	write_wr(&wr, 0x64, &sge, (uintptr_t)bmem(0xc000), B.mr.rkey);
+	post_ring(&qc, &wr);
+	expect_wc(&A.scq, 0x64, KR_WC_WR_FLUSH_ERR, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, qc.qpn);
+	CHECK_EQ(kr_fx_poll_none(&A.scq, 5), 0);
+	CHECK_EQ(kr_fx_poll_none(&B.rcq, 5), 0);
+	CHECK_EQ(bmem(0xc000)[0], 0x77);
+	kr_fx_qp_destroy(&qc);
+	kr_fx_qp_destroy(&qd);
+}
+
 int main(void)
 {
 	struct kr_devx_qp qa, qb, qa2, qb2;
@@ -342,6 +375,7 @@ int main(void)
 	bad_remote(&qa, &qb, &qa2);
 	rnr();
 	garbage();
+	cmd_err_flush();
 	good_write(&qa2, 0xb000, 5000, 0x24);
 
 	kr_fx_qp_destroy(&qa2);

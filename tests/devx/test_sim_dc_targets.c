@@ -182,11 +182,8 @@ int main(void)
 	CHECK_OK(kr_fx_host_open(&B, "sim:dct_b", MEM_LEN));
 	CHECK_OK(kr_fx_dct_create(&B, &srq1, &dct1, KEY1));
 	CHECK_OK(kr_fx_dct_create(&A, &srq2, &dct2, KEY2));
-	kr_fx_conn_default(&c);
-	c.ack_timeout = 8; /* ~1 ms: the wrong key below fails fast */
-	c.retry_count = 2;
-	CHECK_OK(kr_fx_dci_create(&A, &dci, &c));
-	CHECK_OK(kr_fx_dci_create(&A, &dci2, &c));
+	CHECK_OK(kr_fx_dci_create(&A, &dci, NULL));
+	CHECK_OK(kr_fx_dci_create(&A, &dci2, NULL));
 	kr_fx_dc_av(&B, &dct1, &av1);
 	kr_fx_dc_av(&A, &dct2, &av2);
 
@@ -194,6 +191,11 @@ int main(void)
 	two_dcis(&dci, &dci2, &av1);
 
 	/* wrong key: dropped and counted, the DCI gives up after its retries */
+	kr_fx_conn_default(&c);
+	c.ack_timeout = 8; /* ~1 ms: fail fast */
+	c.retry_count = 2;
+	CHECK_OK(kr_devx_qp_modify(&dci, KR_QP_2RST, NULL));
+	CHECK_OK(kr_devx_qp_connect(&dci, &c));
 	bad = av1;
 	bad.dc_key ^= 0x10;
 	before = key_violations(&B, &dct1);
@@ -215,6 +217,7 @@ int main(void)
 	CHECK_EQ(key_violations(&B, &dct1) - before, 1 + c.retry_count);
 	CHECK_EQ(((uint8_t *)B.mem)[0x3f000], 0x3c);
 
+	kr_fx_conn_default(&c);
 	CHECK_OK(kr_devx_qp_modify(&dci, KR_QP_2RST, NULL));
 	CHECK_OK(kr_devx_qp_connect(&dci, &c));
 	interleaved(&dci, &av1, &av2, &dct1, &dct2, &srq1, &srq2, 2);
