@@ -25,7 +25,7 @@ _Static_assert(sizeof(struct mlx5_err_cqe) == 64, "err cqe");
 _Static_assert(offsetof(struct mlx5_err_cqe, srqn) == offsetof(struct mlx5_cqe64, srqn_uidx),
 	       "user_index sits at the same place in both CQE formats");
 _Static_assert(offsetof(struct mlx5_err_cqe, wqe_counter) ==
-		       offsetof(struct mlx5_cqe64, wqe_counter),
+		   offsetof(struct mlx5_cqe64, wqe_counter),
 	       "wqe_counter sits at the same place in both CQE formats");
 
 /* Requester completion opcode from the WQE opcode the CQE carries. */
@@ -96,8 +96,8 @@ static inline const struct kr_devx_rsc *kr_cqe_rsc(const struct kr_devx_ctx *ctx
  * Parse one ready CQE into wc. Returns 0, or -EIO (nothing changed) when it
  * names an unknown resource or has an opcode this driver never asks for.
  */
-static inline int kr_cqe_parse(struct kr_devx_cq *cq, const struct mlx5_cqe64 *cqe,
-			       uint8_t opcode, struct kr_devx_wc *wc)
+static inline int kr_cqe_parse(struct kr_devx_cq *cq, const struct mlx5_cqe64 *cqe, uint8_t opcode,
+			       struct kr_devx_wc *wc)
 {
 	const struct mlx5_err_cqe *ecqe = (const struct mlx5_err_cqe *)cqe;
 	const struct kr_devx_rsc *rsc;
@@ -186,8 +186,8 @@ static inline struct mlx5_cqe64 *kr_cqe_ready(const struct kr_devx_cq *cq, uint3
  * Reap from the ready CQE at the consumer index on. Out of line so that an
  * empty kr_devx_cq_poll() is a leaf that saves no registers.
  */
-static __attribute__((noinline)) int kr_cq_reap(struct kr_devx_cq *cq, struct kr_devx_wc *wc,
-						int n, struct mlx5_cqe64 *cqe, uint8_t opcode)
+static __attribute__((noinline)) int kr_cq_reap(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int n,
+						struct mlx5_cqe64 *cqe, uint8_t opcode)
 {
 	uint32_t ci = cq->cons_index;
 	int i = 0, ret = 0;

@@ -24,10 +24,10 @@
 #include "kr_barrier.h"
 
 /* The ctrl segment's ds field is 6 bits: 63 units of 16 bytes. */
-#define KR_WQE_MAX_DS 63u
+#define KR_WQE_MAX_DS  63u
 #define KR_WQEBB_SHIFT 6
-#define KR_WQEBB_SIZE (1u << KR_WQEBB_SHIFT)
-#define KR_DS_SIZE 16u
+#define KR_WQEBB_SIZE  (1u << KR_WQEBB_SHIFT)
+#define KR_DS_SIZE     16u
 
 _Static_assert(sizeof(struct mlx5_wqe_ctrl_seg) == 16, "ctrl seg");
 _Static_assert(sizeof(struct mlx5_wqe_av) == 48, "av");
@@ -52,18 +52,18 @@ struct kr_wr_kind {
 
 #define KR_ANY_SGE KR_WQE_MAX_DS
 static const struct kr_wr_kind kr_wr_kinds[] = {
-	[KR_WR_RDMA_WRITE] = {MLX5_OPCODE_RDMA_WRITE, 2, 0, KR_ANY_SGE, true, false, false, true},
-	[KR_WR_RDMA_WRITE_IMM] = {MLX5_OPCODE_RDMA_WRITE_IMM, 2, 0, KR_ANY_SGE, true, false, true,
-				  true},
-	[KR_WR_SEND] = {MLX5_OPCODE_SEND, 1, 0, KR_ANY_SGE, false, false, false, true},
-	[KR_WR_SEND_IMM] = {MLX5_OPCODE_SEND_IMM, 1, 0, KR_ANY_SGE, false, false, true, true},
-	[KR_WR_RDMA_READ] = {MLX5_OPCODE_RDMA_READ, 2, 1, KR_ANY_SGE, true, false, false, false},
-	[KR_WR_ATOMIC_CS] = {MLX5_OPCODE_ATOMIC_CS, 3, 1, 1, true, true, false, false},
-	[KR_WR_ATOMIC_FA] = {MLX5_OPCODE_ATOMIC_FA, 3, 1, 1, true, true, false, false},
+    [KR_WR_RDMA_WRITE] = {MLX5_OPCODE_RDMA_WRITE, 2, 0, KR_ANY_SGE, true, false, false, true},
+    [KR_WR_RDMA_WRITE_IMM] = {MLX5_OPCODE_RDMA_WRITE_IMM, 2, 0, KR_ANY_SGE, true, false, true,
+			      true},
+    [KR_WR_SEND] = {MLX5_OPCODE_SEND, 1, 0, KR_ANY_SGE, false, false, false, true},
+    [KR_WR_SEND_IMM] = {MLX5_OPCODE_SEND_IMM, 1, 0, KR_ANY_SGE, false, false, true, true},
+    [KR_WR_RDMA_READ] = {MLX5_OPCODE_RDMA_READ, 2, 1, KR_ANY_SGE, true, false, false, false},
+    [KR_WR_ATOMIC_CS] = {MLX5_OPCODE_ATOMIC_CS, 3, 1, 1, true, true, false, false},
+    [KR_WR_ATOMIC_FA] = {MLX5_OPCODE_ATOMIC_FA, 3, 1, 1, true, true, false, false},
 };
 
 #define KR_WR_FLAGS_ALL (KR_WR_SIGNALED | KR_WR_INLINE | KR_WR_FENCE)
-#define KR_AV_DS (sizeof(struct mlx5_wqe_av) / KR_DS_SIZE)
+#define KR_AV_DS	(sizeof(struct mlx5_wqe_av) / KR_DS_SIZE)
 
 /* Segment after seg (size bytes), wrapping at the end of the send ring. */
 static inline uint8_t *kr_sq_next(const struct kr_devx_qp *qp, uint8_t *seg, size_t size,
@@ -178,7 +178,8 @@ static inline __attribute__((always_inline)) uint8_t *
 kr_sq_set_head(struct kr_devx_qp *qp, const struct kr_devx_wr *wr, const struct kr_wr_kind *kind,
 	       uint32_t ds, const uint8_t *qend)
 {
-	uint8_t *seg = qp->sq_buf + ((size_t)(qp->sq_pi & (qp->sq_wqebb_cnt - 1)) << KR_WQEBB_SHIFT);
+	uint8_t *seg =
+	    qp->sq_buf + ((size_t)(qp->sq_pi & (qp->sq_wqebb_cnt - 1)) << KR_WQEBB_SHIFT);
 	uint8_t fm_ce_se = ((wr->flags & KR_WR_SIGNALED) ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
 			   ((wr->flags & KR_WR_FENCE) ? MLX5_WQE_CTRL_FENCE : 0);
 
@@ -247,7 +248,7 @@ static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
 	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
 	if (total) {
 		((struct mlx5_wqe_inl_data_seg *)seg)->byte_count =
-			htobe32(total | MLX5_INLINE_SEG);
+		    htobe32(total | MLX5_INLINE_SEG);
 		dst = seg + sizeof(struct mlx5_wqe_inl_data_seg);
 		for (i = 0; i < wr->num_sge; i++)
 			dst = kr_sq_copy(qp, dst, qend, (const void *)(uintptr_t)wr->sge[i].addr,
@@ -407,8 +408,8 @@ int kr_devx_qp_post_recv(struct kr_devx_qp *qp, const struct kr_devx_sge *sge, u
  * Returns 0, -EINVAL (too many SGEs for the stride, zero-length SGE), -EAGAIN
  * (every WQE is posted and not yet completed).
  */
-int kr_devx_srq_post_recv(struct kr_devx_srq *srq, const struct kr_devx_sge *sge,
-			  uint32_t num_sge, uint64_t wr_id)
+int kr_devx_srq_post_recv(struct kr_devx_srq *srq, const struct kr_devx_sge *sge, uint32_t num_sge,
+			  uint64_t wr_id)
 {
 	uint32_t idx;
 	int ret;

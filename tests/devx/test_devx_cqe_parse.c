@@ -18,14 +18,14 @@
 #include "devx.h"
 #include "kr_test.h"
 
-#define NCQE 4
+#define NCQE	 4
 #define LOG_NCQE 2
 
 enum { UIDX_RC = 1, UIDX_DCT = 2, UIDX_RC_SRQ = 3, UIDX_FREE = 4, RSC_CAP = 8 };
 
-#define QPN_RC 0x101u
+#define QPN_RC	   0x101u
 #define QPN_RC_SRQ 0x102u
-#define DCTN 0x8001u
+#define DCTN	   0x8001u
 
 struct fake {
 	struct kr_devx_ctx ctx;
@@ -110,12 +110,12 @@ static void put_be16(uint8_t *p, uint16_t v)
 struct cqe_desc {
 	uint8_t opcode;
 	uint32_t flags_rqpn;   /* 24 */
-	uint32_t uidx;         /* 32 */
+	uint32_t uidx;	       /* 32 */
 	uint32_t imm_be_value; /* 36: written big-endian */
 	uint32_t byte_cnt;     /* 44 */
 	uint32_t sop_drop_qpn; /* 56: (wqe opcode << 24) | qpn; err: s_wqe_opcode_qpn */
 	uint16_t wqe_counter;  /* 60 */
-	uint8_t vendor;        /* 54, error CQE */
+	uint8_t vendor;	       /* 54, error CQE */
 	uint8_t syndrome;      /* 55, error CQE */
 };
 
@@ -136,8 +136,7 @@ static void dev_put(const struct cqe_desc *d)
 	}
 	put_be32(c + 56, d->sop_drop_qpn);
 	put_be16(c + 60, d->wqe_counter);
-	__atomic_store_n(&c[63],
-			 (uint8_t)((d->opcode << 4) | ((F.dev_pi >> LOG_NCQE) & 1)),
+	__atomic_store_n(&c[63], (uint8_t)((d->opcode << 4) | ((F.dev_pi >> LOG_NCQE) & 1)),
 			 __ATOMIC_RELEASE);
 	F.dev_pi++;
 }
@@ -156,13 +155,13 @@ static void test_requester(void)
 		enum kr_devx_wc_opcode wc_op;
 		uint32_t bytes;
 	} ops[] = {
-		{MLX5_OPCODE_RDMA_WRITE, KR_WC_RDMA_WRITE, 0},
-		{MLX5_OPCODE_RDMA_WRITE_IMM, KR_WC_RDMA_WRITE, 0},
-		{MLX5_OPCODE_SEND, KR_WC_SEND, 0},
-		{MLX5_OPCODE_SEND_IMM, KR_WC_SEND, 0},
-		{MLX5_OPCODE_RDMA_READ, KR_WC_RDMA_READ, 4096},
-		{MLX5_OPCODE_ATOMIC_CS, KR_WC_COMP_SWAP, 8},
-		{MLX5_OPCODE_ATOMIC_FA, KR_WC_FETCH_ADD, 8},
+	    {MLX5_OPCODE_RDMA_WRITE, KR_WC_RDMA_WRITE, 0},
+	    {MLX5_OPCODE_RDMA_WRITE_IMM, KR_WC_RDMA_WRITE, 0},
+	    {MLX5_OPCODE_SEND, KR_WC_SEND, 0},
+	    {MLX5_OPCODE_SEND_IMM, KR_WC_SEND, 0},
+	    {MLX5_OPCODE_RDMA_READ, KR_WC_RDMA_READ, 4096},
+	    {MLX5_OPCODE_ATOMIC_CS, KR_WC_COMP_SWAP, 8},
+	    {MLX5_OPCODE_ATOMIC_FA, KR_WC_FETCH_ADD, 8},
 	};
 	struct kr_devx_wc wc;
 	unsigned int i;
@@ -177,7 +176,8 @@ static void test_requester(void)
 
 		F.sq_wrid[idx] = 0x1000 + i;
 		F.sq_wqe_next[idx] = 0x70000 + i * 3 + 2;
-		dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ, .uidx = UIDX_RC,
+		dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ,
+					   .uidx = UIDX_RC,
 					   .byte_cnt = ops[i].bytes,
 					   .sop_drop_qpn = (uint32_t)ops[i].wqe_op << 24 | QPN_RC,
 					   .wqe_counter = ctr});
@@ -209,17 +209,29 @@ static void test_responder(void)
 	F.rq_wrid[2] = 0xa2;
 
 	/* SEND with immediate on the RC QP's own RQ; flags bits above the QPN ignored */
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND_IMM, .uidx = UIDX_RC,
-				   .flags_rqpn = 0x2a000000u | 0x345678, .imm_be_value = 0xdeadbeef,
-				   .byte_cnt = 1000, .sop_drop_qpn = QPN_RC, .wqe_counter = 0});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND_IMM,
+				   .uidx = UIDX_RC,
+				   .flags_rqpn = 0x2a000000u | 0x345678,
+				   .imm_be_value = 0xdeadbeef,
+				   .byte_cnt = 1000,
+				   .sop_drop_qpn = QPN_RC,
+				   .wqe_counter = 0});
 	/* plain SEND */
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND, .uidx = UIDX_RC,
-				   .flags_rqpn = 0x345678, .imm_be_value = 0x11111111,
-				   .byte_cnt = 0, .sop_drop_qpn = QPN_RC, .wqe_counter = 1});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND,
+				   .uidx = UIDX_RC,
+				   .flags_rqpn = 0x345678,
+				   .imm_be_value = 0x11111111,
+				   .byte_cnt = 0,
+				   .sop_drop_qpn = QPN_RC,
+				   .wqe_counter = 1});
 	/* WRITE with immediate: consumes a receive, byte_cnt is the write length */
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_WR_IMM, .uidx = UIDX_RC,
-				   .flags_rqpn = 0x345678, .imm_be_value = 0x01020304,
-				   .byte_cnt = 65536, .sop_drop_qpn = QPN_RC, .wqe_counter = 2});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_WR_IMM,
+				   .uidx = UIDX_RC,
+				   .flags_rqpn = 0x345678,
+				   .imm_be_value = 0x01020304,
+				   .byte_cnt = 65536,
+				   .sop_drop_qpn = QPN_RC,
+				   .wqe_counter = 2});
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 3);
 	CHECK_EQ(wc[0].wr_id, 0xa0);
 	CHECK_EQ(wc[0].opcode, KR_WC_RECV);
@@ -245,8 +257,11 @@ static void test_responder(void)
 	/* DCT: wr_id from its SRQ at the CQE's counter, the SRQ consumer follows */
 	F.srq_dct.ci = 0x2fffd;
 	F.srq_dct_wrid[(0xfffd) & 7] = 0xd0;
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND, .uidx = UIDX_DCT,
-				   .flags_rqpn = 0x1ab, .byte_cnt = 12, .sop_drop_qpn = DCTN,
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND,
+				   .uidx = UIDX_DCT,
+				   .flags_rqpn = 0x1ab,
+				   .byte_cnt = 12,
+				   .sop_drop_qpn = DCTN,
 				   .wqe_counter = 0xfffd});
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 1);
 	CHECK_EQ(wc[0].wr_id, 0xd0);
@@ -258,13 +273,19 @@ static void test_responder(void)
 	F.srq_dct_wrid[(0xfffe) & 7] = 0xd1;
 	F.srq_dct_wrid[(0xffff) & 7] = 0xd2;
 	F.srq_dct_wrid[0] = 0xd3;
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND_IMM, .uidx = UIDX_DCT,
-				   .imm_be_value = 42, .sop_drop_qpn = DCTN,
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND_IMM,
+				   .uidx = UIDX_DCT,
+				   .imm_be_value = 42,
+				   .sop_drop_qpn = DCTN,
 				   .wqe_counter = 0xfffe});
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND, .uidx = UIDX_DCT,
-				   .sop_drop_qpn = DCTN, .wqe_counter = 0xffff});
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND, .uidx = UIDX_DCT,
-				   .sop_drop_qpn = DCTN, .wqe_counter = 0x0000});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND,
+				   .uidx = UIDX_DCT,
+				   .sop_drop_qpn = DCTN,
+				   .wqe_counter = 0xffff});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND,
+				   .uidx = UIDX_DCT,
+				   .sop_drop_qpn = DCTN,
+				   .wqe_counter = 0x0000});
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 3);
 	CHECK_EQ(wc[0].wr_id, 0xd1);
 	CHECK(wc[0].has_imm);
@@ -275,8 +296,11 @@ static void test_responder(void)
 
 	/* RC QP with an SRQ: from the SRQ, not the QP's (absent) RQ */
 	F.srq_rc_wrid[3] = 0x53;
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND, .uidx = UIDX_RC_SRQ,
-				   .flags_rqpn = 0x999, .byte_cnt = 4, .sop_drop_qpn = QPN_RC_SRQ,
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND,
+				   .uidx = UIDX_RC_SRQ,
+				   .flags_rqpn = 0x999,
+				   .byte_cnt = 4,
+				   .sop_drop_qpn = QPN_RC_SRQ,
 				   .wqe_counter = 3});
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 1);
 	CHECK_EQ(wc[0].wr_id, 0x53);
@@ -296,21 +320,21 @@ static void test_errors(void)
 		uint8_t syndrome;
 		int status;
 	} syn[] = {
-		{MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, KR_WC_LOC_LEN_ERR},
-		{MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR, KR_WC_LOC_QP_OP_ERR},
-		{MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, KR_WC_LOC_PROT_ERR},
-		{MLX5_CQE_SYNDROME_WR_FLUSH_ERR, KR_WC_WR_FLUSH_ERR},
-		{MLX5_CQE_SYNDROME_MW_BIND_ERR, KR_WC_MW_BIND_ERR},
-		{MLX5_CQE_SYNDROME_BAD_RESP_ERR, KR_WC_BAD_RESP_ERR},
-		{MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR, KR_WC_LOC_ACCESS_ERR},
-		{MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, KR_WC_REM_INV_REQ_ERR},
-		{MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, KR_WC_REM_ACCESS_ERR},
-		{MLX5_CQE_SYNDROME_REMOTE_OP_ERR, KR_WC_REM_OP_ERR},
-		{MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, KR_WC_RETRY_EXC_ERR},
-		{MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR, KR_WC_RNR_RETRY_EXC_ERR},
-		{MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR, KR_WC_REM_ABORT_ERR},
-		{0x00, KR_WC_GENERAL_ERR},
-		{0x7f, KR_WC_GENERAL_ERR},
+	    {MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, KR_WC_LOC_LEN_ERR},
+	    {MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR, KR_WC_LOC_QP_OP_ERR},
+	    {MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, KR_WC_LOC_PROT_ERR},
+	    {MLX5_CQE_SYNDROME_WR_FLUSH_ERR, KR_WC_WR_FLUSH_ERR},
+	    {MLX5_CQE_SYNDROME_MW_BIND_ERR, KR_WC_MW_BIND_ERR},
+	    {MLX5_CQE_SYNDROME_BAD_RESP_ERR, KR_WC_BAD_RESP_ERR},
+	    {MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR, KR_WC_LOC_ACCESS_ERR},
+	    {MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, KR_WC_REM_INV_REQ_ERR},
+	    {MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, KR_WC_REM_ACCESS_ERR},
+	    {MLX5_CQE_SYNDROME_REMOTE_OP_ERR, KR_WC_REM_OP_ERR},
+	    {MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, KR_WC_RETRY_EXC_ERR},
+	    {MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR, KR_WC_RNR_RETRY_EXC_ERR},
+	    {MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR, KR_WC_REM_ABORT_ERR},
+	    {0x00, KR_WC_GENERAL_ERR},
+	    {0x7f, KR_WC_GENERAL_ERR},
 	};
 	struct kr_devx_wc wc;
 	unsigned int i;
@@ -321,10 +345,12 @@ static void test_errors(void)
 		/* requester error on an unsignaled READ at index 9 */
 		F.sq_wrid[9] = 0xe000 + i;
 		F.sq_wqe_next[9] = 100 + i;
-		dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR, .uidx = UIDX_RC,
-					   .sop_drop_qpn = (uint32_t)MLX5_OPCODE_RDMA_READ << 24 |
-							   QPN_RC,
-					   .wqe_counter = 9 + 16 * i, .syndrome = syn[i].syndrome,
+		dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR,
+					   .uidx = UIDX_RC,
+					   .sop_drop_qpn =
+					       (uint32_t)MLX5_OPCODE_RDMA_READ << 24 | QPN_RC,
+					   .wqe_counter = 9 + 16 * i,
+					   .syndrome = syn[i].syndrome,
 					   .vendor = (uint8_t)(0x80 + i)});
 		memset(&wc, 0, sizeof(wc));
 		CHECK_EQ(kr_devx_cq_poll(&F.cq, &wc, 1), 1);
@@ -341,8 +367,10 @@ static void test_errors(void)
 
 	/* responder error (flush) consumes the RQ head */
 	F.rq_wrid[0] = 0xf0;
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_ERR, .uidx = UIDX_RC,
-				   .sop_drop_qpn = QPN_RC, .wqe_counter = 0,
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_ERR,
+				   .uidx = UIDX_RC,
+				   .sop_drop_qpn = QPN_RC,
+				   .wqe_counter = 0,
 				   .syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR});
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, &wc, 1), 1);
 	CHECK_EQ(wc.wr_id, 0xf0);
@@ -358,15 +386,21 @@ static void test_errors(void)
 	F.sq_wqe_next[0] = 2;
 	F.sq_wqe_next[2] = 4;
 	F.sq_wqe_next[4] = 6;
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR, .uidx = UIDX_RC,
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR,
+				   .uidx = UIDX_RC,
 				   .sop_drop_qpn = (uint32_t)MLX5_OPCODE_ATOMIC_CS << 24 | QPN_RC,
-				   .wqe_counter = 0, .syndrome = 0x15});
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR, .uidx = UIDX_RC,
+				   .wqe_counter = 0,
+				   .syndrome = 0x15});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR,
+				   .uidx = UIDX_RC,
 				   .sop_drop_qpn = (uint32_t)MLX5_OPCODE_ATOMIC_FA << 24 | QPN_RC,
-				   .wqe_counter = 2, .syndrome = 0x05});
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR, .uidx = UIDX_RC,
+				   .wqe_counter = 2,
+				   .syndrome = 0x05});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR,
+				   .uidx = UIDX_RC,
 				   .sop_drop_qpn = (uint32_t)MLX5_OPCODE_RDMA_WRITE << 24 | QPN_RC,
-				   .wqe_counter = 4, .syndrome = 0x05});
+				   .wqe_counter = 4,
+				   .syndrome = 0x05});
 	{
 		struct kr_devx_wc w3[3];
 
@@ -388,7 +422,8 @@ static void put_req(uint16_t ctr)
 {
 	F.sq_wrid[ctr & 15] = ctr;
 	F.sq_wqe_next[ctr & 15] = ctr + 1u;
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ, .uidx = UIDX_RC,
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ,
+				   .uidx = UIDX_RC,
 				   .sop_drop_qpn = (uint32_t)MLX5_OPCODE_SEND << 24 | QPN_RC,
 				   .wqe_counter = ctr});
 }
@@ -442,8 +477,8 @@ static void test_unknown(void)
 
 	fake_init();
 	put_req(1);
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ, .uidx = RSC_CAP + 5,
-				   .sop_drop_qpn = QPN_RC});
+	dev_put(&(struct cqe_desc){
+	    .opcode = MLX5_CQE_REQ, .uidx = RSC_CAP + 5, .sop_drop_qpn = QPN_RC});
 	put_req(2);
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 1);
 	CHECK_EQ(wc[0].wr_id, 1);
@@ -456,8 +491,7 @@ static void test_unknown(void)
 
 	/* index 0, a free slot, a DCT named by a requester CQE, a receive on nothing */
 	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND, .uidx = 0});
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR, .uidx = UIDX_FREE,
-				   .syndrome = 5});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ_ERR, .uidx = UIDX_FREE, .syndrome = 5});
 	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ, .uidx = UIDX_DCT});
 	CHECK_ERR(kr_devx_cq_poll(&F.cq, wc, 4), -EIO);
 	CHECK_ERR(kr_devx_cq_poll(&F.cq, wc, 4), -EIO);
@@ -472,8 +506,10 @@ static void test_unknown(void)
 	/* the stale high 24 bits of user_index are ignored (srqn_uidx bits 31:24) */
 	F.sq_wrid[3] = 33;
 	F.sq_wqe_next[3] = 4;
-	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ, .uidx = 0xff000000u | UIDX_RC,
-				   .sop_drop_qpn = QPN_RC, .wqe_counter = 3});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_REQ,
+				   .uidx = 0xff000000u | UIDX_RC,
+				   .sop_drop_qpn = QPN_RC,
+				   .wqe_counter = 3});
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 1);
 	CHECK_EQ(wc[0].wr_id, 33);
 	free(F.cq.cqes);

@@ -18,8 +18,8 @@
 #include "kr_test.h"
 
 #define MEM_LEN (1u << 20)
-#define TMO_MS 5000
-#define DC_KEY 0x0123456789abcdefull
+#define TMO_MS	5000
+#define DC_KEY	0x0123456789abcdefull
 
 static struct kr_fx_host A, B;
 
@@ -111,9 +111,13 @@ static void expect_wc(struct kr_devx_cq *cq, uint64_t wr_id, int status,
 static void rc_write(struct kr_devx_qp *qa)
 {
 	struct kr_devx_sge sg[2] = {kr_fx_sge(&A, 0x0000, 4096), kr_fx_sge(&A, 0x2000, 100)};
-	struct kr_devx_wr wr = {.wr_id = 0x101, .opcode = KR_WR_RDMA_WRITE,
-				.flags = KR_WR_SIGNALED, .sge = sg, .num_sge = 2,
-				.remote_addr = braddr(0x10000), .rkey = B.mr.rkey};
+	struct kr_devx_wr wr = {.wr_id = 0x101,
+				.opcode = KR_WR_RDMA_WRITE,
+				.flags = KR_WR_SIGNALED,
+				.sge = sg,
+				.num_sge = 2,
+				.remote_addr = braddr(0x10000),
+				.rkey = B.mr.rkey};
 	uint8_t inl[200], copy[200];
 	struct kr_devx_sge isg = {(uintptr_t)inl, sizeof(inl), 0};
 
@@ -130,9 +134,13 @@ static void rc_write(struct kr_devx_qp *qa)
 	fill(inl, sizeof(inl), 3);
 	memcpy(copy, inl, sizeof(inl));
 	memset(bmem(0x11800), 0xee, 256);
-	wr = (struct kr_devx_wr){.wr_id = 0x102, .opcode = KR_WR_RDMA_WRITE,
-				 .flags = KR_WR_SIGNALED | KR_WR_INLINE, .sge = &isg, .num_sge = 1,
-				 .remote_addr = braddr(0x11800), .rkey = B.mr.rkey};
+	wr = (struct kr_devx_wr){.wr_id = 0x102,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .flags = KR_WR_SIGNALED | KR_WR_INLINE,
+				 .sge = &isg,
+				 .num_sge = 1,
+				 .remote_addr = braddr(0x11800),
+				 .rkey = B.mr.rkey};
 	CHECK_OK(kr_devx_qp_post_send(qa, &wr));
 	memset(inl, 0, sizeof(inl));
 	kr_devx_qp_ring(qa);
@@ -144,9 +152,13 @@ static void rc_write(struct kr_devx_qp *qa)
 static void rc_read(struct kr_devx_qp *qa)
 {
 	struct kr_devx_sge sg[2] = {kr_fx_sge(&A, 0x20000, 5000), kr_fx_sge(&A, 0x24000, 3192)};
-	struct kr_devx_wr wr = {.wr_id = 0x201, .opcode = KR_WR_RDMA_READ,
-				.flags = KR_WR_SIGNALED, .sge = sg, .num_sge = 2,
-				.remote_addr = braddr(0x20000), .rkey = B.mr.rkey};
+	struct kr_devx_wr wr = {.wr_id = 0x201,
+				.opcode = KR_WR_RDMA_READ,
+				.flags = KR_WR_SIGNALED,
+				.sge = sg,
+				.num_sge = 2,
+				.remote_addr = braddr(0x20000),
+				.rkey = B.mr.rkey};
 	struct kr_devx_wc wc;
 
 	fill(bmem(0x20000), 8192, 4);
@@ -164,8 +176,11 @@ static void rc_send(struct kr_devx_qp *qa, struct kr_devx_qp *qb)
 {
 	struct kr_devx_sge rsg = kr_fx_sge(&B, 0x30000, 4096);
 	struct kr_devx_sge ssg = kr_fx_sge(&A, 0x30000, 1000);
-	struct kr_devx_wr wr = {.wr_id = 0x301, .opcode = KR_WR_SEND, .flags = KR_WR_SIGNALED,
-				.sge = &ssg, .num_sge = 1};
+	struct kr_devx_wr wr = {.wr_id = 0x301,
+				.opcode = KR_WR_SEND,
+				.flags = KR_WR_SIGNALED,
+				.sge = &ssg,
+				.num_sge = 1};
 	struct kr_devx_wc wc;
 	uint8_t inl[48];
 	struct kr_devx_sge isg = {(uintptr_t)inl, sizeof(inl), 0};
@@ -203,8 +218,12 @@ static void rc_send(struct kr_devx_qp *qa, struct kr_devx_qp *qb)
 	fill(inl, sizeof(inl), 7);
 	CHECK_OK(kr_devx_qp_post_recv(qb, &rsg, 1, 0x79));
 	CHECK_OK(kr_devx_qp_post_recv(qb, NULL, 0, 0x7a));
-	wr = (struct kr_devx_wr){.wr_id = 0x303, .opcode = KR_WR_SEND_IMM, .flags = KR_WR_INLINE,
-				 .imm = 0x01020304, .sge = &isg, .num_sge = 1};
+	wr = (struct kr_devx_wr){.wr_id = 0x303,
+				 .opcode = KR_WR_SEND_IMM,
+				 .flags = KR_WR_INLINE,
+				 .imm = 0x01020304,
+				 .sge = &isg,
+				 .num_sge = 1};
 	CHECK_OK(kr_devx_qp_post_send(qa, &wr));
 	wr = (struct kr_devx_wr){.wr_id = 0x304, .opcode = KR_WR_SEND, .flags = KR_WR_SIGNALED};
 	post_ring(qa, &wr);
@@ -224,9 +243,14 @@ static void rc_write_imm(struct kr_devx_qp *qa, struct kr_devx_qp *qb)
 {
 	struct kr_devx_sge rsg = kr_fx_sge(&B, 0x40000, 64);
 	struct kr_devx_sge ssg = kr_fx_sge(&A, 0x40000, 512);
-	struct kr_devx_wr wr = {.wr_id = 0x401, .opcode = KR_WR_RDMA_WRITE_IMM,
-				.flags = KR_WR_SIGNALED, .imm = 0x1234abcd, .sge = &ssg,
-				.num_sge = 1, .remote_addr = braddr(0x50000), .rkey = B.mr.rkey};
+	struct kr_devx_wr wr = {.wr_id = 0x401,
+				.opcode = KR_WR_RDMA_WRITE_IMM,
+				.flags = KR_WR_SIGNALED,
+				.imm = 0x1234abcd,
+				.sge = &ssg,
+				.num_sge = 1,
+				.remote_addr = braddr(0x50000),
+				.rkey = B.mr.rkey};
 	struct kr_devx_wc wc;
 	int i;
 
@@ -250,10 +274,15 @@ static void rc_write_imm(struct kr_devx_qp *qa, struct kr_devx_qp *qb)
 static void rc_atomics(struct kr_devx_qp *qa)
 {
 	struct kr_devx_sge sg = kr_fx_sge(&A, 0x60000, 8);
-	struct kr_devx_wr wr = {.wr_id = 0x501, .opcode = KR_WR_ATOMIC_CS,
-				.flags = KR_WR_SIGNALED, .sge = &sg, .num_sge = 1,
-				.remote_addr = braddr(0x60008), .rkey = B.mr.rkey,
-				.compare_add = 100, .swap = 200};
+	struct kr_devx_wr wr = {.wr_id = 0x501,
+				.opcode = KR_WR_ATOMIC_CS,
+				.flags = KR_WR_SIGNALED,
+				.sge = &sg,
+				.num_sge = 1,
+				.remote_addr = braddr(0x60008),
+				.rkey = B.mr.rkey,
+				.compare_add = 100,
+				.swap = 200};
 	struct kr_devx_wc wc;
 
 	put64(bmem(0x60000), 0x1111111111111111ull);
@@ -297,8 +326,8 @@ static void rc_batch(struct kr_devx_qp *qa)
 {
 	enum { N = 64, SZ = 256 };
 	struct kr_devx_sge sg;
-	struct kr_devx_wr wr = {.opcode = KR_WR_RDMA_WRITE, .sge = &sg, .num_sge = 1,
-				.rkey = B.mr.rkey};
+	struct kr_devx_wr wr = {
+	    .opcode = KR_WR_RDMA_WRITE, .sge = &sg, .num_sge = 1, .rkey = B.mr.rkey};
 	int i, before;
 
 	fill(amem(0x80000), (N + 1) * SZ, 9);
@@ -345,8 +374,12 @@ static void dc_good(struct kr_devx_qp *dci, struct kr_devx_srq *srq, struct kr_d
 	struct kr_devx_sge rsg = kr_fx_sge(&B, 0x90000, 4096);
 	struct kr_devx_sge ssg = kr_fx_sge(&A, 0x90000, 300);
 	struct kr_devx_sge sg8 = kr_fx_sge(&A, 0xa8000, 8);
-	struct kr_devx_wr wr = {.wr_id = 0x701, .opcode = KR_WR_SEND, .flags = KR_WR_SIGNALED,
-				.sge = &ssg, .num_sge = 1, .av = av};
+	struct kr_devx_wr wr = {.wr_id = 0x701,
+				.opcode = KR_WR_SEND,
+				.flags = KR_WR_SIGNALED,
+				.sge = &ssg,
+				.num_sge = 1,
+				.av = av};
 	struct kr_devx_wc wc;
 
 	/* SEND lands in the DCT's SRQ; the source is the DCI */
@@ -378,9 +411,14 @@ static void dc_good(struct kr_devx_qp *dci, struct kr_devx_srq *srq, struct kr_d
 	fill(amem(0xa0000), 2048, 11);
 	memset(bmem(0xa0000), 0xee, 2048 + 64);
 	ssg = kr_fx_sge(&A, 0xa0000, 2048);
-	wr = (struct kr_devx_wr){.wr_id = 0x703, .opcode = KR_WR_RDMA_WRITE,
-				 .flags = KR_WR_SIGNALED, .sge = &ssg, .num_sge = 1,
-				 .remote_addr = braddr(0xa0000), .rkey = B.mr.rkey, .av = av};
+	wr = (struct kr_devx_wr){.wr_id = 0x703,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = &ssg,
+				 .num_sge = 1,
+				 .remote_addr = braddr(0xa0000),
+				 .rkey = B.mr.rkey,
+				 .av = av};
 	post_ring(dci, &wr);
 	expect_wc(&A.scq, 0x703, KR_WC_SUCCESS, KR_WC_RDMA_WRITE, dci->qpn, NULL);
 	CHECK(memcmp(bmem(0xa0000), amem(0xa0000), 2048) == 0);
@@ -401,10 +439,15 @@ static void dc_good(struct kr_devx_qp *dci, struct kr_devx_srq *srq, struct kr_d
 
 	/* FAA through the DCT */
 	put64(bmem(0xa8000), 41);
-	wr = (struct kr_devx_wr){.wr_id = 0x705, .opcode = KR_WR_ATOMIC_FA,
-				 .flags = KR_WR_SIGNALED, .sge = &sg8, .num_sge = 1,
-				 .remote_addr = braddr(0xa8000), .rkey = B.mr.rkey,
-				 .compare_add = 1, .av = av};
+	wr = (struct kr_devx_wr){.wr_id = 0x705,
+				 .opcode = KR_WR_ATOMIC_FA,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = &sg8,
+				 .num_sge = 1,
+				 .remote_addr = braddr(0xa8000),
+				 .rkey = B.mr.rkey,
+				 .compare_add = 1,
+				 .av = av};
 	post_ring(dci, &wr);
 	expect_wc(&A.scq, 0x705, KR_WC_SUCCESS, KR_WC_FETCH_ADD, dci->qpn, NULL);
 	CHECK_EQ(get64(amem(0xa8000)), 41);
@@ -412,17 +455,22 @@ static void dc_good(struct kr_devx_qp *dci, struct kr_devx_srq *srq, struct kr_d
 }
 
 /* A wrong DC key: the target drops the request silently; the DCI retries and fails. */
-static void dc_bad_key(struct kr_devx_qp *dci, struct kr_devx_srq *srq,
-		       struct kr_devx_dct *dct, const struct kr_devx_dc_av *good_av)
+static void dc_bad_key(struct kr_devx_qp *dci, struct kr_devx_srq *srq, struct kr_devx_dct *dct,
+		       const struct kr_devx_dc_av *good_av)
 {
 	struct kr_devx_qp_conn c;
 	struct kr_devx_qp bad1, bad2;
 	struct kr_devx_dc_av av = *good_av;
 	struct kr_devx_sge rsg = kr_fx_sge(&B, 0xc0000, 4096);
 	struct kr_devx_sge ssg = kr_fx_sge(&A, 0xc0000, 128);
-	struct kr_devx_wr wr = {.wr_id = 0x801, .opcode = KR_WR_RDMA_WRITE,
-				.flags = KR_WR_SIGNALED, .sge = &ssg, .num_sge = 1,
-				.remote_addr = braddr(0xd0000), .rkey = B.mr.rkey, .av = &av};
+	struct kr_devx_wr wr = {.wr_id = 0x801,
+				.opcode = KR_WR_RDMA_WRITE,
+				.flags = KR_WR_SIGNALED,
+				.sge = &ssg,
+				.num_sge = 1,
+				.remote_addr = braddr(0xd0000),
+				.rkey = B.mr.rkey,
+				.av = &av};
 	struct kr_devx_wc wc;
 	int i;
 

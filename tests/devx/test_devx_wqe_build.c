@@ -14,7 +14,7 @@
 #include "devx.h"
 #include "kr_test.h"
 
-#define QPN 0x123456u
+#define QPN	  0x123456u
 #define RING_FILL 0xa5
 
 /* ---- a fake device: only the doorbell op ---- */
@@ -125,15 +125,15 @@ static void check_data(const uint8_t *s, const struct kr_devx_sge *sge)
 }
 
 static const struct kr_devx_dc_av test_av = {
-	.dctn = 0x8abcde,
-	.dc_key = 0x1122334455667788ull,
-	.rgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 1, 2, 3},
-	.rmac = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55},
-	.hop_limit = 64,
-	.tclass = 0x28,
-	.flow_label = 0xabcdef, /* only the low 20 bits go on the wire */
-	.sgid_index = 3,
-	.udp_sport = 0xc001,
+    .dctn = 0x8abcde,
+    .dc_key = 0x1122334455667788ull,
+    .rgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 1, 2, 3},
+    .rmac = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55},
+    .hop_limit = 64,
+    .tclass = 0x28,
+    .flow_label = 0xabcdef, /* only the low 20 bits go on the wire */
+    .sgid_index = 3,
+    .udp_sport = 0xc001,
 };
 
 /* The 48-byte AV right after ctrl. */
@@ -176,8 +176,12 @@ static void test_rc_opcodes(void)
 	fake_qp_init(&f, KR_DEVX_QP_RC, 64);
 
 	/* WRITE, two SGEs, signaled: ctrl | raddr | data | data = 4 ds, 1 WQEBB */
-	wr = (struct kr_devx_wr){.wr_id = 11, .opcode = KR_WR_RDMA_WRITE, .flags = KR_WR_SIGNALED,
-				 .sge = sg, .num_sge = 2, .remote_addr = 0xfeedface00001000ull,
+	wr = (struct kr_devx_wr){.wr_id = 11,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = sg,
+				 .num_sge = 2,
+				 .remote_addr = 0xfeedface00001000ull,
 				 .rkey = 0xabcdef01};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 0);
@@ -202,8 +206,12 @@ static void test_rc_opcodes(void)
 	check_posted(&f, 1, 1, 12);
 
 	/* SEND: ctrl | data; imm field stays 0 even if wr.imm is set */
-	wr = (struct kr_devx_wr){.wr_id = 13, .opcode = KR_WR_SEND, .flags = KR_WR_SIGNALED,
-				 .imm = 0x55, .sge = &sg[1], .num_sge = 1};
+	wr = (struct kr_devx_wr){.wr_id = 13,
+				 .opcode = KR_WR_SEND,
+				 .flags = KR_WR_SIGNALED,
+				 .imm = 0x55,
+				 .sge = &sg[1],
+				 .num_sge = 1};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 2);
 	check_ctrl(w, 2, MLX5_OPCODE_SEND, 2, MLX5_WQE_CTRL_CQ_UPDATE, 0);
@@ -217,17 +225,21 @@ static void test_rc_opcodes(void)
 	check_posted(&f, 3, 1, 14);
 
 	/* WRITE of 0 bytes (num_sge 0): ctrl | raddr */
-	wr = (struct kr_devx_wr){.wr_id = 15, .opcode = KR_WR_RDMA_WRITE, .remote_addr = 0x40,
-				 .rkey = 9};
+	wr = (struct kr_devx_wr){
+	    .wr_id = 15, .opcode = KR_WR_RDMA_WRITE, .remote_addr = 0x40, .rkey = 9};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	check_ctrl(wqebb(&f, 4), 4, MLX5_OPCODE_RDMA_WRITE, 2, 0, 0);
 	check_raddr(wqebb(&f, 4) + 16, 0x40, 9);
 	check_posted(&f, 4, 1, 15);
 
 	/* READ, signaled and fenced */
-	wr = (struct kr_devx_wr){.wr_id = 16, .opcode = KR_WR_RDMA_READ,
-				 .flags = KR_WR_SIGNALED | KR_WR_FENCE, .sge = sg, .num_sge = 1,
-				 .remote_addr = 0x7000, .rkey = 0x77};
+	wr = (struct kr_devx_wr){.wr_id = 16,
+				 .opcode = KR_WR_RDMA_READ,
+				 .flags = KR_WR_SIGNALED | KR_WR_FENCE,
+				 .sge = sg,
+				 .num_sge = 1,
+				 .remote_addr = 0x7000,
+				 .rkey = 0x77};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 5);
 	check_ctrl(w, 5, MLX5_OPCODE_RDMA_READ, 3, MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_FENCE,
@@ -238,8 +250,13 @@ static void test_rc_opcodes(void)
 	check_posted(&f, 5, 1, 16);
 
 	/* CAS: ctrl | raddr | atomic (swap, compare) | one 8-byte data seg */
-	wr = (struct kr_devx_wr){.wr_id = 17, .opcode = KR_WR_ATOMIC_CS, .flags = KR_WR_SIGNALED,
-				 .sge = &sg8, .num_sge = 1, .remote_addr = 0x8008, .rkey = 0x88,
+	wr = (struct kr_devx_wr){.wr_id = 17,
+				 .opcode = KR_WR_ATOMIC_CS,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = &sg8,
+				 .num_sge = 1,
+				 .remote_addr = 0x8008,
+				 .rkey = 0x88,
 				 .compare_add = 0x0102030405060708ull,
 				 .swap = 0x1112131415161718ull};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
@@ -289,9 +306,13 @@ static void test_inline(void)
 	/* WRITE inline of 13 + 7 bytes: ctrl | raddr | hdr+20 bytes -> 2 ds; ds 4 */
 	sg[0] = (struct kr_devx_sge){(uintptr_t)a, 13, 0xdead};
 	sg[1] = (struct kr_devx_sge){(uintptr_t)b, 7, 0xbeef};
-	wr = (struct kr_devx_wr){.wr_id = 21, .opcode = KR_WR_RDMA_WRITE,
-				 .flags = KR_WR_INLINE | KR_WR_SIGNALED, .sge = sg, .num_sge = 2,
-				 .remote_addr = 0x1000, .rkey = 5};
+	wr = (struct kr_devx_wr){.wr_id = 21,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .flags = KR_WR_INLINE | KR_WR_SIGNALED,
+				 .sge = sg,
+				 .num_sge = 2,
+				 .remote_addr = 0x1000,
+				 .rkey = 5};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 0);
 	check_ctrl(w, 0, MLX5_OPCODE_RDMA_WRITE, 4, MLX5_WQE_CTRL_CQ_UPDATE, 0);
@@ -303,8 +324,12 @@ static void test_inline(void)
 
 	/* SEND inline of 60 bytes: hdr + 60 = 64 -> 4 ds, +ctrl = 5 ds, 2 WQEBBs */
 	sg[0] = (struct kr_devx_sge){(uintptr_t)a, 60, 0};
-	wr = (struct kr_devx_wr){.wr_id = 22, .opcode = KR_WR_SEND_IMM, .flags = KR_WR_INLINE,
-				 .imm = 7, .sge = sg, .num_sge = 1};
+	wr = (struct kr_devx_wr){.wr_id = 22,
+				 .opcode = KR_WR_SEND_IMM,
+				 .flags = KR_WR_INLINE,
+				 .imm = 7,
+				 .sge = sg,
+				 .num_sge = 1};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 1);
 	check_ctrl(w, 1, MLX5_OPCODE_SEND_IMM, 5, 0, 7);
@@ -323,8 +348,8 @@ static void test_inline(void)
 	/* the limit, KR_DEVX_MAX_INLINE bytes in two pieces: (4 + 256 + 15) / 16 = 17, +1 */
 	sg[0] = (struct kr_devx_sge){(uintptr_t)a, KR_DEVX_MAX_INLINE - 10, 0};
 	sg[1] = (struct kr_devx_sge){(uintptr_t)b, 10, 0};
-	wr = (struct kr_devx_wr){.wr_id = 24, .opcode = KR_WR_SEND, .flags = KR_WR_INLINE,
-				 .sge = sg, .num_sge = 2};
+	wr = (struct kr_devx_wr){
+	    .wr_id = 24, .opcode = KR_WR_SEND, .flags = KR_WR_INLINE, .sge = sg, .num_sge = 2};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 5);
 	check_ctrl(w, 5, MLX5_OPCODE_SEND, 18, 0, 0);
@@ -353,8 +378,13 @@ static void test_dci_opcodes(void)
 	fake_qp_init(&f, KR_DEVX_QP_DCI, 64);
 
 	/* WRITE: ctrl | av (3 ds) | raddr | data = 6 ds, 2 WQEBBs */
-	wr = (struct kr_devx_wr){.wr_id = 31, .opcode = KR_WR_RDMA_WRITE, .flags = KR_WR_SIGNALED,
-				 .sge = &sg, .num_sge = 1, .remote_addr = 0xabc0, .rkey = 0x99,
+	wr = (struct kr_devx_wr){.wr_id = 31,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = &sg,
+				 .num_sge = 1,
+				 .remote_addr = 0xabc0,
+				 .rkey = 0x99,
 				 .av = &test_av};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 0);
@@ -365,8 +395,8 @@ static void test_dci_opcodes(void)
 	check_posted(&f, 0, 2, 31);
 
 	/* SEND: ctrl | av | data = 5 ds */
-	wr = (struct kr_devx_wr){.wr_id = 32, .opcode = KR_WR_SEND, .sge = &sg, .num_sge = 1,
-				 .av = &test_av};
+	wr = (struct kr_devx_wr){
+	    .wr_id = 32, .opcode = KR_WR_SEND, .sge = &sg, .num_sge = 1, .av = &test_av};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 2);
 	check_ctrl(w, 2, MLX5_OPCODE_SEND, 5, 0, 0);
@@ -375,8 +405,11 @@ static void test_dci_opcodes(void)
 	check_posted(&f, 2, 2, 32);
 
 	/* SEND with immediate and no data: ctrl | av = 4 ds, exactly one WQEBB */
-	wr = (struct kr_devx_wr){.wr_id = 33, .opcode = KR_WR_SEND_IMM, .imm = 0xa1b2c3d4,
-				 .flags = KR_WR_SIGNALED, .av = &test_av};
+	wr = (struct kr_devx_wr){.wr_id = 33,
+				 .opcode = KR_WR_SEND_IMM,
+				 .imm = 0xa1b2c3d4,
+				 .flags = KR_WR_SIGNALED,
+				 .av = &test_av};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 4);
 	check_ctrl(w, 4, MLX5_OPCODE_SEND_IMM, 4, MLX5_WQE_CTRL_CQ_UPDATE, 0xa1b2c3d4);
@@ -384,8 +417,13 @@ static void test_dci_opcodes(void)
 	check_posted(&f, 4, 1, 33);
 
 	/* READ */
-	wr = (struct kr_devx_wr){.wr_id = 34, .opcode = KR_WR_RDMA_READ, .flags = KR_WR_SIGNALED,
-				 .sge = &sg, .num_sge = 1, .remote_addr = 0x123400, .rkey = 0x1,
+	wr = (struct kr_devx_wr){.wr_id = 34,
+				 .opcode = KR_WR_RDMA_READ,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = &sg,
+				 .num_sge = 1,
+				 .remote_addr = 0x123400,
+				 .rkey = 0x1,
 				 .av = &test_av};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 5);
@@ -396,9 +434,16 @@ static void test_dci_opcodes(void)
 	check_posted(&f, 5, 2, 34);
 
 	/* CAS: ctrl | av | raddr | atomic | data = 7 ds */
-	wr = (struct kr_devx_wr){.wr_id = 35, .opcode = KR_WR_ATOMIC_CS, .flags = KR_WR_SIGNALED,
-				 .sge = &sg8, .num_sge = 1, .remote_addr = 0x10, .rkey = 0x2,
-				 .compare_add = 5, .swap = 6, .av = &test_av};
+	wr = (struct kr_devx_wr){.wr_id = 35,
+				 .opcode = KR_WR_ATOMIC_CS,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = &sg8,
+				 .num_sge = 1,
+				 .remote_addr = 0x10,
+				 .rkey = 0x2,
+				 .compare_add = 5,
+				 .swap = 6,
+				 .av = &test_av};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 7);
 	check_ctrl(w, 7, MLX5_OPCODE_ATOMIC_CS, 7, MLX5_WQE_CTRL_CQ_UPDATE, 0);
@@ -426,9 +471,14 @@ static void test_dci_opcodes(void)
 		struct kr_devx_sge isg = {(uintptr_t)pay, sizeof(pay), 0};
 
 		memset(pay, 0x3c, sizeof(pay));
-		wr = (struct kr_devx_wr){.wr_id = 37, .opcode = KR_WR_RDMA_WRITE,
-					 .flags = KR_WR_INLINE, .sge = &isg, .num_sge = 1,
-					 .remote_addr = 0x20, .rkey = 3, .av = &test_av};
+		wr = (struct kr_devx_wr){.wr_id = 37,
+					 .opcode = KR_WR_RDMA_WRITE,
+					 .flags = KR_WR_INLINE,
+					 .sge = &isg,
+					 .num_sge = 1,
+					 .remote_addr = 0x20,
+					 .rkey = 3,
+					 .av = &test_av};
 		CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 		w = wqebb(&f, 11);
 		/* 1 + 3 + 1 + (4 + 40 + 15) / 16 = 8 ds */
@@ -460,8 +510,13 @@ static void test_wrap(void)
 
 	/* a 2-WQEBB DCI WRITE at the last WQEBB: ctrl+av at 7, raddr+data at 0 */
 	fake_qp_at(&f, 0x1fff7);
-	wr = (struct kr_devx_wr){.wr_id = 41, .opcode = KR_WR_RDMA_WRITE, .flags = KR_WR_SIGNALED,
-				 .sge = &sg, .num_sge = 1, .remote_addr = 0xabc0, .rkey = 0x99,
+	wr = (struct kr_devx_wr){.wr_id = 41,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .flags = KR_WR_SIGNALED,
+				 .sge = &sg,
+				 .num_sge = 1,
+				 .remote_addr = 0xabc0,
+				 .rkey = 0x99,
 				 .av = &test_av};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 7);
@@ -478,8 +533,8 @@ static void test_wrap(void)
 	/* RC inline SEND of 100 bytes from the last WQEBB: payload splits at the end */
 	fake_qp_init(&f, KR_DEVX_QP_RC, 8);
 	fake_qp_at(&f, 7);
-	wr = (struct kr_devx_wr){.wr_id = 42, .opcode = KR_WR_SEND, .flags = KR_WR_INLINE,
-				 .sge = &isg, .num_sge = 1};
+	wr = (struct kr_devx_wr){
+	    .wr_id = 42, .opcode = KR_WR_SEND, .flags = KR_WR_INLINE, .sge = &isg, .num_sge = 1};
 	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 	w = wqebb(&f, 7);
 	check_ctrl(w, 7, MLX5_OPCODE_SEND, 1 + (4 + 100 + 15) / 16, 0, 0);
@@ -496,8 +551,12 @@ static void test_wrap(void)
 		for (i = 0; i < 5; i++)
 			s5[i] = (struct kr_devx_sge){0x1000u * (i + 1), 16u + i, 0x10u + i};
 		fake_qp_at(&f, 15);
-		wr = (struct kr_devx_wr){.wr_id = 43, .opcode = KR_WR_RDMA_WRITE, .sge = s5,
-					 .num_sge = 5, .remote_addr = 0x77, .rkey = 0x66};
+		wr = (struct kr_devx_wr){.wr_id = 43,
+					 .opcode = KR_WR_RDMA_WRITE,
+					 .sge = s5,
+					 .num_sge = 5,
+					 .remote_addr = 0x77,
+					 .rkey = 0x66};
 		CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
 		w = wqebb(&f, 7);
 		check_ctrl(w, 15, MLX5_OPCODE_RDMA_WRITE, 7, 0, 0);
@@ -517,8 +576,13 @@ static void test_full(void)
 {
 	struct fake_qp f;
 	struct kr_devx_sge sg = {0x4000, 64, 0x42};
-	struct kr_devx_wr wr = {.wr_id = 51, .opcode = KR_WR_RDMA_WRITE, .sge = &sg,
-				.num_sge = 1, .remote_addr = 0x1, .rkey = 1, .av = &test_av};
+	struct kr_devx_wr wr = {.wr_id = 51,
+				.opcode = KR_WR_RDMA_WRITE,
+				.sge = &sg,
+				.num_sge = 1,
+				.remote_addr = 0x1,
+				.rkey = 1,
+				.av = &test_av};
 	uint8_t snap[8 * 64];
 	uint32_t i;
 
@@ -597,15 +661,15 @@ static void test_einval(void)
 
 #define RC_WR(...) ((struct kr_devx_wr){.wr_id = 99, __VA_ARGS__})
 	expect_einval(&rc, &RC_WR(.opcode = (enum kr_devx_wr_opcode)7), "opcode 7");
-	expect_einval(&rc, &RC_WR(.opcode = (enum kr_devx_wr_opcode)-1), "opcode -1");
+	expect_einval(&rc, &RC_WR(.opcode = (enum kr_devx_wr_opcode) - 1), "opcode -1");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .flags = 1u << 5), "unknown flag");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .av = &test_av), "RC with av");
 	expect_einval(&dci, &RC_WR(.opcode = KR_WR_SEND, .sge = &sg, .num_sge = 1),
 		      "DCI without av");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_RDMA_READ), "READ without SGE");
-	expect_einval(&rc, &RC_WR(.opcode = KR_WR_RDMA_READ, .flags = KR_WR_INLINE, .sge = &sg,
-				  .num_sge = 1),
-		      "inline READ");
+	expect_einval(
+	    &rc, &RC_WR(.opcode = KR_WR_RDMA_READ, .flags = KR_WR_INLINE, .sge = &sg, .num_sge = 1),
+	    "inline READ");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .num_sge = 1), "num_sge without sge");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_ATOMIC_CS), "CAS without SGE");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_ATOMIC_CS, .sge = two8, .num_sge = 2),
@@ -614,51 +678,53 @@ static void test_einval(void)
 		      "FAA of 4 bytes");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_ATOMIC_FA, .sge = &sg, .num_sge = 1),
 		      "FAA of 64 bytes");
-	expect_einval(&rc, &RC_WR(.opcode = KR_WR_ATOMIC_CS, .sge = &sg8, .num_sge = 1,
-				  .remote_addr = 0x1004),
-		      "CAS at unaligned remote address");
-	expect_einval(&rc, &RC_WR(.opcode = KR_WR_ATOMIC_FA, .flags = KR_WR_INLINE, .sge = &sg8,
-				  .num_sge = 1),
-		      "inline FAA");
-	expect_einval(&dci, &RC_WR(.opcode = KR_WR_ATOMIC_FA, .sge = &sg8, .num_sge = 1,
-				   .remote_addr = 0x1001, .av = &test_av),
+	expect_einval(
+	    &rc,
+	    &RC_WR(.opcode = KR_WR_ATOMIC_CS, .sge = &sg8, .num_sge = 1, .remote_addr = 0x1004),
+	    "CAS at unaligned remote address");
+	expect_einval(
+	    &rc,
+	    &RC_WR(.opcode = KR_WR_ATOMIC_FA, .flags = KR_WR_INLINE, .sge = &sg8, .num_sge = 1),
+	    "inline FAA");
+	expect_einval(&dci,
+		      &RC_WR(.opcode = KR_WR_ATOMIC_FA, .sge = &sg8, .num_sge = 1,
+			     .remote_addr = 0x1001, .av = &test_av),
 		      "DCI FAA at unaligned remote address");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_RDMA_WRITE, .sge = &zero, .num_sge = 1),
 		      "zero-length SGE (WRITE)");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_RDMA_READ, .sge = &zero, .num_sge = 1),
 		      "zero-length SGE (READ)");
-	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .flags = KR_WR_INLINE, .sge = &zero,
-				  .num_sge = 1),
-		      "zero-length inline SGE");
-	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .sge = &huge, .num_sge = 1),
-		      "2 GiB SGE");
-	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .flags = KR_WR_INLINE, .sge = &inl_big,
-				  .num_sge = 1),
-		      "inline of 257 bytes");
-	expect_einval(&rc, &RC_WR(.opcode = KR_WR_RDMA_WRITE, .flags = KR_WR_INLINE,
-				  .sge = inl_split, .num_sge = 2),
+	expect_einval(
+	    &rc, &RC_WR(.opcode = KR_WR_SEND, .flags = KR_WR_INLINE, .sge = &zero, .num_sge = 1),
+	    "zero-length inline SGE");
+	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .sge = &huge, .num_sge = 1), "2 GiB SGE");
+	expect_einval(
+	    &rc, &RC_WR(.opcode = KR_WR_SEND, .flags = KR_WR_INLINE, .sge = &inl_big, .num_sge = 1),
+	    "inline of 257 bytes");
+	expect_einval(&rc,
+		      &RC_WR(.opcode = KR_WR_RDMA_WRITE, .flags = KR_WR_INLINE, .sge = inl_split,
+			     .num_sge = 2),
 		      "inline of 256 + 1 bytes");
 	/* WQE size: ds is 6 bits (63 x 16 bytes) and the device max is 1024 bytes */
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_RDMA_WRITE, .sge = many, .num_sge = 62),
 		      "RC WRITE with 62 SGEs (64 ds)");
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 63),
 		      "RC SEND with 63 SGEs (64 ds)");
-	expect_einval(&dci, &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 60,
-				   .av = &test_av),
+	expect_einval(&dci,
+		      &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 60, .av = &test_av),
 		      "DCI SEND with 60 SGEs (64 ds)");
 	/* a smaller device limit */
 	rc.ctx.caps.max_wqe_sz_sq = 256;
 	expect_einval(&rc, &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 16),
 		      "17 ds over a 256-byte max WQE");
-	CHECK_OK(kr_devx_qp_post_send(&rc.qp, &RC_WR(.opcode = KR_WR_SEND, .sge = many,
-						     .num_sge = 15)));
+	CHECK_OK(
+	    kr_devx_qp_post_send(&rc.qp, &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 15)));
 	rc.ctx.caps.max_wqe_sz_sq = 1024;
-	CHECK_OK(kr_devx_qp_post_send(&rc.qp, &RC_WR(.opcode = KR_WR_RDMA_WRITE, .sge = many,
-						     .num_sge = 61)));
+	CHECK_OK(kr_devx_qp_post_send(
+	    &rc.qp, &RC_WR(.opcode = KR_WR_RDMA_WRITE, .sge = many, .num_sge = 61)));
 	CHECK_EQ(rc.qp.sq_pi, 3 + 4 + 16);
 	dci.ctx.caps.max_wqe_sz_sq_dc = 128;
-	expect_einval(&dci, &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 5,
-				   .av = &test_av),
+	expect_einval(&dci, &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 5, .av = &test_av),
 		      "DCI: 9 ds over a 128-byte max WQE");
 	/* a WQE larger than the whole ring can never fit: -EINVAL, not -EAGAIN */
 	expect_einval(&small, &RC_WR(.opcode = KR_WR_SEND, .sge = many, .num_sge = 40),
@@ -676,8 +742,8 @@ static void test_doorbell(void)
 {
 	struct fake_qp f;
 	struct kr_devx_sge sg = {0x4000, 64, 0x42};
-	struct kr_devx_wr wr = {.opcode = KR_WR_RDMA_WRITE, .sge = &sg, .num_sge = 1,
-				.remote_addr = 0x1000, .rkey = 7};
+	struct kr_devx_wr wr = {
+	    .opcode = KR_WR_RDMA_WRITE, .sge = &sg, .num_sge = 1, .remote_addr = 0x1000, .rkey = 7};
 	uint64_t expect;
 	int i;
 
@@ -744,8 +810,8 @@ static void test_recv(void)
 	struct kr_devx_srq srq;
 	struct kr_devx_srq dummy_srq;
 	uint32_t srq_dbrec[2] = {0};
-	struct kr_devx_sge sg[5] = {{0x1000, 10, 1}, {0x2000, 20, 2}, {0x3000, 30, 3},
-				    {0x4000, 40, 4}, {0x5000, 50, 5}};
+	struct kr_devx_sge sg[5] = {
+	    {0x1000, 10, 1}, {0x2000, 20, 2}, {0x3000, 30, 3}, {0x4000, 40, 4}, {0x5000, 50, 5}};
 	struct kr_devx_sge zero = {0x1000, 0, 1};
 	uint8_t *w;
 	uint32_t i;
