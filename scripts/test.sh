@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Quickstart 2: install what is missing, build with ASan+UBSan, run every test
-# suite (fast, integration, kmod; kmod skips itself without qemu). Exits non-zero
-# when any test fails.
+# suite (fast, integration, kmod; kmod skips itself without qemu), then the fast
+# suite again under valgrind memcheck in a build without sanitizers. Exits
+# non-zero when any test fails.
 # Usage: scripts/test.sh [extra meson test args, e.g. --suite fast]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +13,19 @@ builddir=build-test
 ninja -C "$builddir"
 rc=0
 meson test -C "$builddir" --print-errorlogs --no-suite bench "$@" || rc=$?
-python3 - "$builddir/meson-logs/testlog.json" <<'PY'
+logs=("$builddir/meson-logs/testlog.json")
+
+# memcheck cannot run under ASan: a second, plain build.
+vgdir=build-valgrind
+[ -d "$vgdir" ] || meson setup "$vgdir" >/dev/null
+ninja -C "$vgdir"
+meson test -C "$vgdir" --setup valgrind --suite fast --print-errorlogs \
+	--logbase valgrind || rc=$?
+logs+=("$vgdir/meson-logs/valgrind-valgrind.json")
+
+python3 - "${logs[@]}" <<'PY'
 import json, sys
-res = [json.loads(l)["result"] for l in open(sys.argv[1]) if l.strip()]
+res = [json.loads(l)["result"] for f in sys.argv[1:] for l in open(f) if l.strip()]
 ok = sum(r in ("OK", "EXPECTEDFAIL") for r in res)
 skip = sum(r == "SKIP" for r in res)
 print(f"tests: {ok} passed, {len(res) - ok - skip} failed, {skip} skipped")
