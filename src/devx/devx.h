@@ -192,6 +192,21 @@ int kr_devx_cmd_query(struct kr_devx_obj *obj, const void *in, size_t inlen, voi
 int kr_devx_cmd_destroy(struct kr_devx_obj *obj);
 const char *kr_devx_cmd_status_str(uint8_t status);
 
+/* ---- queue memory (devx_qmem.c): the buffer behind a CQ, QP or SRQ ---- */
+
+#define KR_DEVX_QBUF_ALIGN 4096u /* caller buffers for CQ, QP, SRQ: page aligned */
+
+/*
+ * Use user_buf (checked by the caller) or allocate size bytes, zero them and
+ * register them as one umem. Returns 0, -ENOMEM or the backend's errno;
+ * nothing is held on failure.
+ */
+int kr_devx_qmem_alloc(struct kr_devx_ctx *ctx, void *user_buf, size_t size, const char *what,
+		       void **buf, bool *own_buf, struct kr_devx_umem **umem);
+/* Deregister *umem (NULLed), free buf if owned. Deregistration errno: nothing freed. */
+int kr_devx_qmem_free(struct kr_devx_ctx *ctx, struct kr_devx_umem **umem, void *buf, bool own_buf,
+		      const char *what);
+
 /* ---- PD, UAR, umem, memory keys (devx_pd.c, devx_mr.c) ---- */
 
 struct kr_devx_pd {

@@ -10,31 +10,16 @@
 #include <string.h>
 
 #include "devx.h"
+#include "kr_math.h"
 #include "kr_log.h"
 
 #define KR_CQE_BYTES   64u
 #define KR_DBREC_BYTES 64u
-#define KR_BUF_ALIGN   4096u
-
-static size_t kr_align_up(size_t v, size_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static bool kr_is_pow2(uint64_t v)
-{
-	return v && !(v & (v - 1));
-}
-
-static uint32_t kr_log2(uint64_t v)
-{
-	return (uint32_t)(63 - __builtin_clzll(v));
-}
 
 /* kr_devx_cq_buf_size() - bytes for ncqe CQEs plus the doorbell record, page aligned. */
 size_t kr_devx_cq_buf_size(uint32_t ncqe)
 {
-	return kr_align_up((size_t)ncqe * KR_CQE_BYTES + KR_DBREC_BYTES, KR_BUF_ALIGN);
+	return kr_align_up((size_t)ncqe * KR_CQE_BYTES + KR_DBREC_BYTES, KR_DEVX_QBUF_ALIGN);
 }
 
 static int kr_cq_check(struct kr_devx_ctx *ctx, const struct kr_devx_cq_attr *attr)
@@ -44,7 +29,7 @@ static int kr_cq_check(struct kr_devx_ctx *ctx, const struct kr_devx_cq_attr *at
 	/* cqc.log_cq_size is 5 bits; the device may allow fewer. */
 	if (kr_log2(attr->ncqe) > ctx->caps.log_max_cq_sz || kr_log2(attr->ncqe) > 31)
 		return -EINVAL;
-	if (attr->buf && (((uintptr_t)attr->buf & (KR_BUF_ALIGN - 1)) ||
+	if (attr->buf && (((uintptr_t)attr->buf & (KR_DEVX_QBUF_ALIGN - 1)) ||
 			  attr->buf_len < kr_devx_cq_buf_size(attr->ncqe)))
 		return -EINVAL;
 	return 0;
@@ -95,27 +80,17 @@ int kr_devx_cq_create(struct kr_devx_ctx *ctx, const struct kr_devx_cq_attr *att
 		return rc;
 	memset(cq, 0, sizeof(*cq));
 	size = kr_devx_cq_buf_size(attr->ncqe);
-	buf = attr->buf;
-	if (!buf) {
-		buf = aligned_alloc(KR_BUF_ALIGN, size);
-		if (!buf)
-			return -ENOMEM;
-		cq->own_buf = true;
-	}
-	memset(buf, 0, size);
+	rc = kr_devx_qmem_alloc(ctx, attr->buf, size, "CQ", &buf, &cq->own_buf, &cq->umem);
+	if (rc)
+		return rc;
 	cq->cqes = buf;
 	for (uint32_t i = 0; i < attr->ncqe; i++)
 		cq->cqes[i].op_own = (MLX5_CQE_INVALID << 4) | 1;
 
-	rc = ctx->ops->umem_reg(ctx, buf, size, KR_ACCESS_LOCAL_WRITE, &cq->umem);
-	if (rc) {
-		KR_ERR("devx", "%s: CQ umem registration failed: errno %d", ctx->name, -rc);
-		goto err_free_buf;
-	}
 	kr_cq_build(in, ctx, attr, cq->umem->id);
 	rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &cq->obj);
 	if (rc)
-		goto err_dereg_umem;
+		goto err_free_qmem;
 
 	cq->ctx = ctx;
 	cq->cqn = KR_PRM_GET(create_cq_out, out, cqn);
@@ -127,11 +102,8 @@ int kr_devx_cq_create(struct kr_devx_ctx *ctx, const struct kr_devx_cq_attr *att
 	cq->buf = buf;
 	return 0;
 
-err_dereg_umem:
-	ctx->ops->umem_dereg(cq->umem);
-err_free_buf:
-	if (cq->own_buf)
-		free(buf);
+err_free_qmem:
+	kr_devx_qmem_free(ctx, &cq->umem, buf, cq->own_buf, "CQ");
 	memset(cq, 0, sizeof(*cq));
 	return rc;
 }
@@ -153,17 +125,9 @@ int kr_devx_cq_destroy(struct kr_devx_cq *cq)
 			return rc;
 		cq->obj = NULL;
 	}
-	if (cq->umem) {
-		rc = cq->ctx->ops->umem_dereg(cq->umem);
-		if (rc) {
-			KR_ERR("devx", "%s: CQ umem deregistration failed: errno %d", cq->ctx->name,
-			       -rc);
-			return rc;
-		}
-		cq->umem = NULL;
-	}
-	if (cq->own_buf)
-		free(cq->buf);
+	rc = kr_devx_qmem_free(cq->ctx, &cq->umem, cq->buf, cq->own_buf, "CQ");
+	if (rc)
+		return rc;
 	memset(cq, 0, sizeof(*cq));
 	return 0;
 }

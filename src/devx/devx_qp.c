@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "devx.h"
+#include "kr_math.h"
 #include "kr_log.h"
 
 #define KR_WQEBB_BYTES	      64u
 #define KR_DBREC_BYTES	      64u
-#define KR_BUF_ALIGN	      4096u
 #define KR_RQ_MIN_STRIDE      16u /* one data segment */
 #define KR_QPC_LOG_SIZE_MAX   15u /* qpc.log_sq_size / log_rq_size are 4 bits */
 #define KR_QPC_LOG_STRIDE_MAX 7u  /* qpc.log_rq_stride is 3 bits */
@@ -36,21 +36,6 @@ struct kr_qp_layout {
 	size_t dbr_off;
 	size_t size;
 };
-
-static size_t kr_align_up(size_t v, size_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static bool kr_is_pow2(uint64_t v)
-{
-	return v && !(v & (v - 1));
-}
-
-static uint32_t kr_log2(uint64_t v)
-{
-	return (uint32_t)(63 - __builtin_clzll(v));
-}
 
 static uint32_t kr_roundup_pow2(uint32_t v)
 {
@@ -75,7 +60,7 @@ static void kr_qp_layout(const struct kr_devx_qp_attr *attr, struct kr_qp_layout
 	}
 	l->sq_off = kr_align_up(rq_bytes, KR_WQEBB_BYTES);
 	l->dbr_off = l->sq_off + (size_t)attr->sq_wqebb * KR_WQEBB_BYTES;
-	l->size = kr_align_up(l->dbr_off + KR_DBREC_BYTES, KR_BUF_ALIGN);
+	l->size = kr_align_up(l->dbr_off + KR_DBREC_BYTES, KR_DEVX_QBUF_ALIGN);
 }
 
 /* kr_devx_qp_buf_size() - bytes of the QP buffer for attr (0 if attr is NULL). */
@@ -119,7 +104,7 @@ static int kr_qp_check(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *at
 			return -EINVAL;
 	}
 	if (attr->buf) {
-		if (((uintptr_t)attr->buf & (KR_BUF_ALIGN - 1)) ||
+		if (((uintptr_t)attr->buf & (KR_DEVX_QBUF_ALIGN - 1)) ||
 		    attr->buf_len < kr_devx_qp_buf_size(attr))
 			return -EINVAL;
 	}
@@ -179,6 +164,7 @@ int kr_devx_qp_create(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *att
 	uint8_t out[KR_PRM_BYTES(create_qp_out)] = {0};
 	struct kr_qp_layout l;
 	uint8_t *buf;
+	void *qbuf;
 	int rc;
 
 	if (!ctx || !attr || !qp)
@@ -189,15 +175,6 @@ int kr_devx_qp_create(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *att
 	kr_qp_layout(attr, &l);
 	memset(qp, 0, sizeof(*qp));
 
-	buf = attr->buf;
-	if (!buf) {
-		buf = aligned_alloc(KR_BUF_ALIGN, l.size);
-		if (!buf)
-			return -ENOMEM;
-		qp->own_buf = true;
-	}
-	memset(buf, 0, l.size);
-
 	qp->sq_wrid = calloc(attr->sq_wqebb, sizeof(*qp->sq_wrid));
 	qp->sq_wqe_next = calloc(attr->sq_wqebb, sizeof(*qp->sq_wqe_next));
 	if (l.rq_cnt)
@@ -206,15 +183,13 @@ int kr_devx_qp_create(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *att
 		rc = -ENOMEM;
 		goto err_free_arrays;
 	}
-
-	rc = ctx->ops->umem_reg(ctx, buf, l.size, KR_ACCESS_LOCAL_WRITE, &qp->umem);
-	if (rc) {
-		KR_ERR("devx", "%s: QP umem registration failed: errno %d", ctx->name, -rc);
+	rc = kr_devx_qmem_alloc(ctx, attr->buf, l.size, "QP", &qbuf, &qp->own_buf, &qp->umem);
+	if (rc)
 		goto err_free_arrays;
-	}
+	buf = qbuf;
 	rc = kr_devx_rsc_alloc(ctx, KR_DEVX_RSC_QP, qp);
 	if (rc < 0)
-		goto err_dereg_umem;
+		goto err_free_qmem;
 	qp->user_index = (uint32_t)rc;
 
 	kr_qp_build_create(in, attr, &l, qp->umem->id, qp->user_index);
@@ -242,14 +217,12 @@ int kr_devx_qp_create(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *att
 
 err_free_rsc:
 	kr_devx_rsc_free(ctx, qp->user_index);
-err_dereg_umem:
-	ctx->ops->umem_dereg(qp->umem);
+err_free_qmem:
+	kr_devx_qmem_free(ctx, &qp->umem, buf, qp->own_buf, "QP");
 err_free_arrays:
 	free(qp->rq_wrid);
 	free(qp->sq_wqe_next);
 	free(qp->sq_wrid);
-	if (qp->own_buf)
-		free(buf);
 	memset(qp, 0, sizeof(*qp));
 	return rc;
 }
@@ -273,20 +246,12 @@ int kr_devx_qp_destroy(struct kr_devx_qp *qp)
 		kr_devx_rsc_free(qp->ctx, qp->user_index);
 		qp->user_index = 0;
 	}
-	if (qp->umem) {
-		rc = qp->ctx->ops->umem_dereg(qp->umem);
-		if (rc) {
-			KR_ERR("devx", "%s: QP umem deregistration failed: errno %d", qp->ctx->name,
-			       -rc);
-			return rc;
-		}
-		qp->umem = NULL;
-	}
+	rc = kr_devx_qmem_free(qp->ctx, &qp->umem, qp->buf, qp->own_buf, "QP");
+	if (rc)
+		return rc;
 	free(qp->rq_wrid);
 	free(qp->sq_wqe_next);
 	free(qp->sq_wrid);
-	if (qp->own_buf)
-		free(qp->buf);
 	memset(qp, 0, sizeof(*qp));
 	return 0;
 }

@@ -10,28 +10,13 @@
 #include <string.h>
 
 #include "devx.h"
+#include "kr_math.h"
 #include "kr_log.h"
 
 #define KR_DBREC_BYTES	     64u
-#define KR_BUF_ALIGN	     4096u
 #define KR_SRQ_MIN_STRIDE    16u /* one data segment */
 #define KR_WQ_LOG_SZ_MAX     31u /* wq.log_wq_sz is 5 bits */
 #define KR_WQ_LOG_STRIDE_MAX 15u /* wq.log_wq_stride is 4 bits */
-
-static size_t kr_align_up(size_t v, size_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static bool kr_is_pow2(uint64_t v)
-{
-	return v && !(v & (v - 1));
-}
-
-static uint32_t kr_log2(uint64_t v)
-{
-	return (uint32_t)(63 - __builtin_clzll(v));
-}
 
 static uint32_t kr_srq_log_stride(uint32_t max_sge)
 {
@@ -50,7 +35,7 @@ size_t kr_devx_srq_buf_size(const struct kr_devx_srq_attr *attr)
 {
 	if (!attr)
 		return 0;
-	return kr_align_up(kr_srq_wq_bytes(attr) + KR_DBREC_BYTES, KR_BUF_ALIGN);
+	return kr_align_up(kr_srq_wq_bytes(attr) + KR_DBREC_BYTES, KR_DEVX_QBUF_ALIGN);
 }
 
 static int kr_srq_check(struct kr_devx_ctx *ctx, const struct kr_devx_srq_attr *attr)
@@ -65,7 +50,7 @@ static int kr_srq_check(struct kr_devx_ctx *ctx, const struct kr_devx_srq_attr *
 	log_stride = kr_srq_log_stride(attr->max_sge);
 	if (log_stride > KR_WQ_LOG_STRIDE_MAX || (1u << log_stride) > ctx->caps.max_wqe_sz_rq)
 		return -EINVAL;
-	if (attr->buf && (((uintptr_t)attr->buf & (KR_BUF_ALIGN - 1)) ||
+	if (attr->buf && (((uintptr_t)attr->buf & (KR_DEVX_QBUF_ALIGN - 1)) ||
 			  attr->buf_len < kr_devx_srq_buf_size(attr)))
 		return -EINVAL;
 	return 0;
@@ -105,6 +90,7 @@ int kr_devx_srq_create(struct kr_devx_ctx *ctx, const struct kr_devx_srq_attr *a
 	uint8_t out[KR_PRM_BYTES(create_rmp_out)] = {0};
 	size_t size;
 	uint8_t *buf;
+	void *qbuf;
 	int rc;
 
 	if (!ctx || !attr || !srq)
@@ -114,28 +100,17 @@ int kr_devx_srq_create(struct kr_devx_ctx *ctx, const struct kr_devx_srq_attr *a
 		return rc;
 	memset(srq, 0, sizeof(*srq));
 	size = kr_devx_srq_buf_size(attr);
-	buf = attr->buf;
-	if (!buf) {
-		buf = aligned_alloc(KR_BUF_ALIGN, size);
-		if (!buf)
-			return -ENOMEM;
-		srq->own_buf = true;
-	}
-	memset(buf, 0, size);
 	srq->wrid = calloc(attr->nwqe, sizeof(*srq->wrid));
-	if (!srq->wrid) {
-		rc = -ENOMEM;
-		goto err_free_buf;
-	}
-	rc = ctx->ops->umem_reg(ctx, buf, size, KR_ACCESS_LOCAL_WRITE, &srq->umem);
-	if (rc) {
-		KR_ERR("devx", "%s: SRQ umem registration failed: errno %d", ctx->name, -rc);
+	if (!srq->wrid)
+		return -ENOMEM;
+	rc = kr_devx_qmem_alloc(ctx, attr->buf, size, "SRQ", &qbuf, &srq->own_buf, &srq->umem);
+	if (rc)
 		goto err_free_wrid;
-	}
+	buf = qbuf;
 	kr_srq_build(in, attr, srq->umem->id);
 	rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &srq->obj);
 	if (rc)
-		goto err_dereg_umem;
+		goto err_free_qmem;
 
 	srq->ctx = ctx;
 	srq->srqn = KR_PRM_GET(create_rmp_out, out, rmpn);
@@ -147,13 +122,10 @@ int kr_devx_srq_create(struct kr_devx_ctx *ctx, const struct kr_devx_srq_attr *a
 	srq->dbrec = (volatile uint32_t *)(buf + kr_srq_wq_bytes(attr));
 	return 0;
 
-err_dereg_umem:
-	ctx->ops->umem_dereg(srq->umem);
+err_free_qmem:
+	kr_devx_qmem_free(ctx, &srq->umem, buf, srq->own_buf, "SRQ");
 err_free_wrid:
 	free(srq->wrid);
-err_free_buf:
-	if (srq->own_buf)
-		free(buf);
 	memset(srq, 0, sizeof(*srq));
 	return rc;
 }
@@ -175,18 +147,10 @@ int kr_devx_srq_destroy(struct kr_devx_srq *srq)
 			return rc;
 		srq->obj = NULL;
 	}
-	if (srq->umem) {
-		rc = srq->ctx->ops->umem_dereg(srq->umem);
-		if (rc) {
-			KR_ERR("devx", "%s: SRQ umem deregistration failed: errno %d",
-			       srq->ctx->name, -rc);
-			return rc;
-		}
-		srq->umem = NULL;
-	}
+	rc = kr_devx_qmem_free(srq->ctx, &srq->umem, srq->buf, srq->own_buf, "SRQ");
+	if (rc)
+		return rc;
 	free(srq->wrid);
-	if (srq->own_buf)
-		free(srq->buf);
 	memset(srq, 0, sizeof(*srq));
 	return 0;
 }
