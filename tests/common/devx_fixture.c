@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <krcore/krcore.h>
+
 #include "devx_fixture.h"
+#include "kr_test.h"
 
 #define FX_CQE	       1024u
 #define FX_SQ_WQEBB    256u
@@ -394,6 +397,23 @@ int kr_fx_poll_one(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int timeout_ms)
 			return -ETIMEDOUT;
 		sched_yield();
 	}
+}
+
+void kr_fx_expect_wc(struct kr_devx_cq *cq, uint64_t wr_id, int status, uint32_t qpn,
+		     struct kr_devx_wc *out)
+{
+	struct kr_devx_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	CHECK_OK(kr_fx_poll_one(cq, &wc, 5000));
+	if (wc.status != status)
+		KR_FAIL("wr_id %#llx: status %d (%s, syndrome %#x), expected %d (%s)",
+			(unsigned long long)wc.wr_id, wc.status, kr_strerror(wc.status),
+			wc.syndrome, status, kr_strerror(status));
+	CHECK_EQ(wc.wr_id, wr_id);
+	CHECK_EQ(wc.qpn, qpn);
+	if (out)
+		*out = wc;
 }
 
 int kr_fx_poll_none(struct kr_devx_cq *cq, int timeout_ms)

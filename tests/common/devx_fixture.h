@@ -56,6 +56,13 @@ void kr_fx_dc_av(struct kr_fx_host *target, const struct kr_devx_dct *dct,
 
 /* Poll cq until one completion arrives; -ETIMEDOUT after timeout_ms. */
 int kr_fx_poll_one(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int timeout_ms);
+/*
+ * Poll one completion from cq (5 s) and fail the test unless it has this
+ * wr_id, status and local qpn; the completion goes to *out when out is set.
+ */
+void kr_fx_expect_wc(struct kr_devx_cq *cq, uint64_t wr_id, int status, uint32_t qpn,
+		     struct kr_devx_wc *out);
+
 /* Poll cq for timeout_ms and return how many completions arrived (expect none). */
 int kr_fx_poll_none(struct kr_devx_cq *cq, int timeout_ms);
 

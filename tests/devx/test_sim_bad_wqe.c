@@ -52,15 +52,8 @@ static void expect_wc(struct kr_devx_cq *cq, uint64_t wr_id, int status, uint8_t
 {
 	struct kr_devx_wc wc;
 
-	memset(&wc, 0, sizeof(wc));
-	CHECK_OK(kr_fx_poll_one(cq, &wc, TMO_MS));
-	if (wc.status != status)
-		KR_FAIL("wr_id %#llx: status %d (%s, syndrome %#x), expected %d (%s)",
-			(unsigned long long)wc.wr_id, wc.status, kr_strerror(wc.status),
-			wc.syndrome, status, kr_strerror(status));
-	CHECK_EQ(wc.wr_id, wr_id);
+	kr_fx_expect_wc(cq, wr_id, status, qpn, &wc);
 	CHECK_EQ(wc.syndrome, syndrome);
-	CHECK_EQ(wc.qpn, qpn);
 }
 
 static uint8_t qp_state(struct kr_devx_qp *qp)

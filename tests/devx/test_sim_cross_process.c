@@ -54,14 +54,8 @@ static void expect_wc(struct kr_devx_cq *cq, uint64_t wr_id, enum kr_devx_wc_opc
 {
 	struct kr_devx_wc wc;
 
-	memset(&wc, 0, sizeof(wc));
-	CHECK_OK(kr_fx_poll_one(cq, &wc, TMO_MS));
-	if (wc.status != KR_WC_SUCCESS)
-		KR_FAIL("wr_id %#llx: %s (syndrome %#x)", (unsigned long long)wc.wr_id,
-			kr_strerror(wc.status), wc.syndrome);
-	CHECK_EQ(wc.wr_id, wr_id);
+	kr_fx_expect_wc(cq, wr_id, KR_WC_SUCCESS, qpn, &wc);
 	CHECK_EQ(wc.opcode, op);
-	CHECK_EQ(wc.qpn, qpn);
 	if (out)
 		*out = wc;
 }

@@ -32,22 +32,6 @@ static void fill(uint8_t *p, size_t len, unsigned int seed)
 		p[i] = (uint8_t)(seed * 7 + i * 11 + (i >> 8));
 }
 
-static void expect_wc(struct kr_devx_cq *cq, uint64_t wr_id, int status, uint32_t qpn,
-		      struct kr_devx_wc *out)
-{
-	struct kr_devx_wc wc;
-
-	memset(&wc, 0, sizeof(wc));
-	CHECK_OK(kr_fx_poll_one(cq, &wc, TMO_MS));
-	if (wc.status != status)
-		KR_FAIL("wr_id %#llx: %s (syndrome %#x), expected %s", (unsigned long long)wc.wr_id,
-			kr_strerror(wc.status), wc.syndrome, kr_strerror(status));
-	CHECK_EQ(wc.wr_id, wr_id);
-	CHECK_EQ(wc.qpn, qpn);
-	if (out)
-		*out = wc;
-}
-
 static uint32_t key_violations(struct kr_fx_host *h, const struct kr_devx_dct *dct)
 {
 	return sim_dev_of(h->ctx)->sh->dct[dct->dctn - SIM_DCTN_BASE].key_violations;
@@ -107,9 +91,9 @@ static void interleaved(struct kr_devx_qp *dci, const struct kr_devx_dc_av *av1,
 
 	for (i = 0; i < 8; i++)
 		if (i % 3)
-			expect_wc(&A.scq, 0x100 + i, KR_WC_SUCCESS, dci->qpn, NULL);
-	expect_wc(&A.scq, 0x1a1, KR_WC_SUCCESS, dci->qpn, NULL);
-	expect_wc(&A.scq, 0x1a2, KR_WC_SUCCESS, dci->qpn, NULL);
+			kr_fx_expect_wc(&A.scq, 0x100 + i, KR_WC_SUCCESS, dci->qpn, NULL);
+	kr_fx_expect_wc(&A.scq, 0x1a1, KR_WC_SUCCESS, dci->qpn, NULL);
+	kr_fx_expect_wc(&A.scq, 0x1a2, KR_WC_SUCCESS, dci->qpn, NULL);
 	for (i = 0; i < 8; i++) {
 		struct kr_fx_host *t = (i & 1) == 0 ? &B : &A;
 		size_t off = 0x10000 + (size_t)i * 0x1000;
@@ -118,11 +102,11 @@ static void interleaved(struct kr_devx_qp *dci, const struct kr_devx_dc_av *av1,
 			     1500 + i) == 0);
 		CHECK_EQ(((uint8_t *)t->mem)[off + 1500 + i], 0);
 	}
-	expect_wc(&B.rcq, 0xa1, KR_WC_SUCCESS, dct1->dctn, &wc);
+	kr_fx_expect_wc(&B.rcq, 0xa1, KR_WC_SUCCESS, dct1->dctn, &wc);
 	CHECK_EQ(wc.byte_len, 300);
 	CHECK_EQ(wc.src_qpn, dci->qpn);
 	CHECK(memcmp((uint8_t *)B.mem + 0x30000, (uint8_t *)A.mem + 0x30000, 300) == 0);
-	expect_wc(&A.rcq, 0xa2, KR_WC_SUCCESS, dct2->dctn, &wc);
+	kr_fx_expect_wc(&A.rcq, 0xa2, KR_WC_SUCCESS, dct2->dctn, &wc);
 	CHECK_EQ(wc.byte_len, 2000);
 	CHECK(wc.has_imm);
 	CHECK_EQ(wc.imm, 0xfeed);
@@ -210,7 +194,7 @@ int main(void)
 				 .av = &bad};
 	CHECK_OK(kr_devx_qp_post_send(&dci, &wr));
 	kr_devx_qp_ring(&dci);
-	expect_wc(&A.scq, 0x401, KR_WC_RETRY_EXC_ERR, dci.qpn, NULL);
+	kr_fx_expect_wc(&A.scq, 0x401, KR_WC_RETRY_EXC_ERR, dci.qpn, NULL);
 	/* the first try and each retry were dropped; the last may still be on its way */
 	for (i = 0; i < 1000 && key_violations(&B, &dct1) - before < 1u + c.retry_count; i++)
 		kr_fx_poll_none(&B.rcq, 1);
