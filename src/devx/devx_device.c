@@ -22,9 +22,9 @@ static bool kr_devx_name_is_sim(const char *name)
 }
 
 /*
- * kr_devx_open() - see devx.h. Returns 0, -EINVAL (NULL or empty name, name
- * longer than 63 bytes), -ENODEV, -EOPNOTSUPP, -ENOMEM, -EREMOTEIO (capability
- * query failed) or the backend's errno.
+ * kr_devx_open() - see devx.h. Returns 0, -EINVAL (NULL or empty name, hw
+ * name longer than 63 bytes, bad sim name or options), -ENODEV, -EOPNOTSUPP,
+ * -ENOMEM, -EREMOTEIO (capability query failed) or the backend's errno.
  */
 int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 {
@@ -38,14 +38,17 @@ int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 	if (!name)
 		return -EINVAL;
 	len = strlen(name);
-	if (len == 0 || len >= sizeof(c->name))
+	if (len == 0)
 		return -EINVAL;
 
 	if (kr_devx_name_is_sim(name)) {
+		/* options may follow the host name: the sim checks the name's length */
 		if (len == strlen(KR_SIM_PREFIX))
 			return -EINVAL;
 		rc = sim_open(name + strlen(KR_SIM_PREFIX), &c);
 	} else {
+		if (len >= sizeof(c->name))
+			return -EINVAL;
 		rc = kr_devx_hw_open(name, &c);
 	}
 	if (rc) {

@@ -11,7 +11,10 @@
  *   sim_resp.c     responder: request packets -> memory, receives, ACK/NAK
  *   sim_comp.c     completer: ACKs/responses -> CQEs, error CQEs
  *   sim_mem.c      memory keys: lkey/rkey, access rights and range checks
- *   sim_wire.c     packet delivery between simulated hosts (in process here)
+ *   sim_wire.c     packet delivery between simulated hosts: fault hook, held
+ *                  packets, in process or over UDP
+ *   sim_roce.c     RoCEv2 bytes of a packet (BTH .. ICRC)
+ *   sim_udp.c      the UDP socket of a host opened with an address
  *
  * Locking: sh->lock (process-shared mutex) serialises firmware commands
  * against the engine. The engine takes it for each pass over its queues.
@@ -27,6 +30,8 @@
 #include <stdint.h>
 
 #include "../devx.h"
+#include "sim_config.h"
+#include "sim_fault.h"
 
 #define SIM_MAGIC 0x6b72736du /* "krsm" */
 #define SIM_VERSION 1u
@@ -204,6 +209,8 @@ struct sim_shared {
 	struct sim_dct dct[SIM_MAX_DCT];
 	struct sim_mkey mkey[SIM_MAX_MKEY];
 	uint8_t uar_pages[SIM_MAX_UAR][SIM_UAR_SIZE] __attribute__((aligned(4096)));
+	/* engine statistics: SIM_STAT_INC by whoever counts, sim_stats_query reads */
+	struct sim_stats stats;
 };
 
 struct sim_engine; /* engine-private, sim_engine.c */
@@ -215,6 +222,7 @@ struct sim_dev {
 	int shm_fd;
 	struct sim_engine *eng;  /* only in the opening process */
 	struct sim_dev *next;    /* process registry */
+	struct sim_config cfg;   /* parsed from the device name by sim_open() */
 };
 
 static inline struct sim_dev *sim_dev_of(struct kr_devx_ctx *ctx)
@@ -516,5 +524,27 @@ static inline bool sim_range_fits(uint64_t off, uint64_t len, uint64_t size)
 {
 	return off <= size && len <= size - off;
 }
+
+/* ---- the firmware cost model (sim_cost.c, sim_cost_profiles.c) ---- */
+
+/* A named set of latencies: cfg.cmd_ns and the wire, filled by profile=<name>. */
+struct sim_cost_profile {
+	const char *name;
+	uint64_t cmd_ns[SIM_COST_NCMDS];
+	uint64_t wire_latency_ns;
+	uint64_t wire_bps;
+};
+
+/* The profile called name ("connectx4"), or NULL. */
+const struct sim_cost_profile *sim_cost_profile_find(const char *name);
+/* "create_qp" for SIM_COST_CREATE_QP (the <command> of cmd_<command>_us), NULL past the end. */
+const char *sim_cost_cmd_name(enum sim_cost_cmd c);
+/* The cost class of a firmware opcode; SIM_COST_NCMDS for none. */
+enum sim_cost_cmd sim_cost_cmd_of(uint16_t opcode);
+/* Spend the firmware time of command c (a real sleep). No sim lock held. */
+void sim_cost_charge(const struct sim_config *cfg, enum sim_cost_cmd c);
+/* The same with sh->lock held: the lock is released for the sleep, so the
+ * engine and other commands run meanwhile, and taken again. */
+void sim_cost_charge_locked(struct sim_dev *dev, enum sim_cost_cmd c);
 
 #endif /* KR_SIM_H */

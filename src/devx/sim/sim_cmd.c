@@ -276,6 +276,8 @@ int sim_cmd_exec(struct sim_dev *dev, const void *in, size_t inlen, void *out, s
 	if (!in || !out || inlen < KR_PRM_BYTES(mbox_in) || outlen < KR_PRM_BYTES(mbox_out))
 		return -EINVAL;
 
+	/* the firmware's time for the command, sh->lock released meanwhile */
+	sim_cost_charge_locked(dev, sim_cost_cmd_of((uint16_t)KR_PRM_GET(mbox_in, in, opcode)));
 	memset(out, 0, outlen);
 	status = sim_cmd_check_and_run(&c, inlen, outlen);
 	KR_PRM_SET(mbox_out, out, status, status);

@@ -102,6 +102,9 @@ void sim_comp_head(struct sim_engine *eng, uint32_t qpi, uint8_t synd)
 	r->head = w->next;
 	q->sq_ci = r->head;
 	r->read_gap = false;
+	/* nothing left in flight: no timer, the next transmission starts a fresh one */
+	if (!sim_comp_outstanding(r))
+		r->rto_deadline = 0;
 	eng->work = true;
 	if (synd)
 		sim_engine_qp_fail(eng, qpi);
@@ -115,6 +118,7 @@ static bool sim_comp_retry(struct sim_engine *eng, uint32_t qpi, uint32_t psn)
 	uint64_t rto = sim_rto_ns(q->ack_timeout);
 
 	if (!r->retry_left) {
+		SIM_STAT_INC(eng->sh, retry_exc);
 		sim_comp_head(eng, qpi, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 		return false;
 	}
@@ -151,6 +155,7 @@ void sim_comp_timers(struct sim_engine *eng, uint32_t qpi)
 			return;
 		KR_DP_LOG("sim", "qp 0x%x: retransmission timeout at psn 0x%x", SIM_QPN_BASE + qpi,
 			  sim_comp_resume_psn(r));
+		SIM_STAT_INC(eng->sh, timeouts);
 		sim_comp_retry(eng, qpi, sim_comp_resume_psn(r));
 	}
 }
@@ -234,7 +239,10 @@ static void sim_comp_read_resp(struct sim_engine *eng, uint32_t qpi, struct sim_
 	}
 	r->read_gap = false;
 	expect_len = last ? w->len - k * mtu : mtu;
-	if (!!(mask & SIM_OPM_FIRST) != first || !!(mask & SIM_OPM_LAST) != last ||
+	/* A READ asked again from packet k (sim_req_rewind) is a new request to
+	 * the responder: its responses restart with FIRST or ONLY at k, while the
+	 * first request's would continue with MIDDLE or LAST. Either is valid. */
+	if ((first && !(mask & SIM_OPM_FIRST)) || !!(mask & SIM_OPM_LAST) != last ||
 	    pkt->len != expect_len) {
 		/* e.g. the two ends disagree on the path MTU */
 		KR_ERR_RATELIMITED("sim", "qp 0x%x: READ response op 0x%x len %u, expected %u%s%s",

@@ -422,6 +422,7 @@ static int sim_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32
 	/* hardware pins any byte range; it only has to exist and not wrap */
 	if (!addr || !size || (uintptr_t)addr + size < (uintptr_t)addr || !umemp)
 		return -EINVAL;
+	sim_cost_charge(&dev->cfg, SIM_COST_UMEM_REG); /* pinning, on hardware */
 	umem = calloc(1, sizeof(*umem));
 	if (!umem)
 		return -ENOMEM;
@@ -511,7 +512,23 @@ static const struct kr_devx_ops sim_ops = {
 
 /* ---- open / close ---- */
 
-static int sim_shared_init(struct sim_shared *sh, const char *name)
+/*
+ * The host's GID: ::ffff:<address> when it has one (RoCEv2 names a port by
+ * the IPv4-mapped GID of its IP address), else derived from the name.
+ */
+static void sim_host_gid(const struct sim_config *cfg, uint8_t gid[16])
+{
+	if (!cfg->has_addr) {
+		sim_gid_of_name(cfg->name, gid);
+		return;
+	}
+	memset(gid, 0, 16);
+	gid[10] = 0xff;
+	gid[11] = 0xff;
+	memcpy(gid + 12, &cfg->addr.s_addr, 4);
+}
+
+static int sim_shared_init(struct sim_shared *sh, const char *name, const uint8_t gid[16])
 {
 	pthread_mutexattr_t attr;
 	int rc;
@@ -520,7 +537,7 @@ static int sim_shared_init(struct sim_shared *sh, const char *name)
 	sh->version = SIM_VERSION;
 	sh->size = sizeof(*sh);
 	snprintf(sh->name, sizeof(sh->name), "%s", name);
-	sim_gid_of_name(name, sh->gid);
+	memcpy(sh->gid, gid, 16);
 
 	rc = pthread_mutexattr_init(&attr);
 	if (rc)
@@ -535,22 +552,35 @@ static int sim_shared_init(struct sim_shared *sh, const char *name)
 }
 
 /*
- * sim_open() - create simulated host name (without "sim:") in this process and
- * start its engine. Returns 0, -EINVAL (empty or too long name), -EEXIST (a
- * host of that name, or of the same GID, is open here), -ENOMEM, the errno of
- * memfd_create/ftruncate/mmap, or sim_engine_start()'s error.
+ * sim_open() - create simulated host spec (without "sim:"; see sim_config.h:
+ * "<name>[@<ipv4>[:<port>]][,<key>=<value>...]") in this process and start
+ * its engine. A host with an address talks RoCEv2 over a UDP socket bound to
+ * it, and its GID is ::ffff:<address>. Returns 0, -EINVAL (empty or too long
+ * name, bad option: see sim_config_parse), -EEXIST (a host of that name, or
+ * of the same GID, is open here), -ENOMEM, the errno of
+ * memfd_create/ftruncate/mmap, or sim_engine_start()'s error (with an
+ * address also -EADDRINUSE, -EADDRNOTAVAIL: see sim_udp_open).
  */
-int sim_open(const char *name, struct kr_devx_ctx **ctxp)
+int sim_open(const char *spec, struct kr_devx_ctx **ctxp)
 {
 	char memfd_name[80];
+	struct sim_config cfg;
 	struct sim_shared *sh;
 	struct sim_dev *dev;
+	const char *name;
 	uint8_t gid[16];
 	int fd, rc;
 
-	if (!name || !*name || strlen(name) > SIM_NAME_MAX || !ctxp)
+	if (!spec || !ctxp)
 		return -EINVAL;
-	sim_gid_of_name(name, gid);
+	rc = sim_config_parse(spec, &cfg);
+	if (rc)
+		return rc;
+	name = cfg.name;
+	if (!*name || strlen(name) > SIM_NAME_MAX)
+		return -EINVAL;
+	sim_cost_charge(&cfg, SIM_COST_OPEN); /* the driver context, on hardware */
+	sim_host_gid(&cfg, gid);
 	sim_registry_lock();
 	if (sim_registry_find_locked(name, gid)) {
 		sim_registry_unlock();
@@ -562,6 +592,7 @@ int sim_open(const char *name, struct kr_devx_ctx **ctxp)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
+	dev->cfg = cfg;
 	snprintf(memfd_name, sizeof(memfd_name), "krsim:%s", name);
 	fd = memfd_create(memfd_name, MFD_CLOEXEC);
 	if (fd < 0) {
@@ -577,7 +608,7 @@ int sim_open(const char *name, struct kr_devx_ctx **ctxp)
 		rc = -errno;
 		goto err_close_fd;
 	}
-	rc = sim_shared_init(sh, name);
+	rc = sim_shared_init(sh, name, gid);
 	if (rc)
 		goto err_unmap;
 

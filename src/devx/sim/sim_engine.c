@@ -158,6 +158,7 @@ static void sim_engine_rx(struct sim_engine *eng, struct sim_pkt *pkt)
 	struct sim_qp *q;
 
 	eng->pkts_rx++;
+	SIM_STAT_INC(eng->sh, pkts_rx);
 	if (mask & SIM_OPM_REQ) {
 		sim_resp_rx(eng, pkt);
 		return;
@@ -191,6 +192,7 @@ static void sim_engine_pass(struct sim_engine *eng)
 
 	sim_lock(eng->dev);
 	eng->now = sim_now_ns();
+	sim_wire_pass(eng); /* held packets now due: first, they were sent earlier */
 
 	pthread_mutex_lock(&eng->inq_lock);
 	list = eng->inq_head;
@@ -221,6 +223,7 @@ static void sim_engine_pass(struct sim_engine *eng)
 			sim_engine_flush(eng, i);
 	}
 	eng->qp_next++;
+	sim_wire_flush(eng); /* what the pass queued on the UDP socket */
 	sim_unlock(eng->dev);
 }
 
@@ -316,11 +319,14 @@ int sim_engine_start(struct sim_dev *dev)
 	/* No sh->lock here: the caller may hold it; in_use reads are benign. */
 	dev->eng = eng;
 	sim_engine_rescan(eng);
-	sim_wire_attach(eng);
+	rc = sim_wire_open(eng);
+	if (rc)
+		goto err_free;
 
 	rc = pthread_create(&eng->thread, NULL, sim_engine_main, eng);
 	if (rc) {
 		KR_ERR("sim", "%s: engine thread: %s", dev->sh->name, strerror(rc));
+		rc = -rc;
 		goto err_detach;
 	}
 	eng->started = true;
@@ -329,11 +335,13 @@ int sim_engine_start(struct sim_dev *dev)
 	return 0;
 
 err_detach:
-	sim_wire_detach(eng);
+	sim_wire_stop(eng);
+	sim_wire_close(eng);
+err_free:
 	dev->eng = NULL;
 	pthread_mutex_destroy(&eng->inq_lock);
 	free(eng);
-	return -rc;
+	return rc;
 }
 
 void sim_engine_stop(struct sim_dev *dev)
@@ -348,7 +356,7 @@ void sim_engine_stop(struct sim_dev *dev)
 	if (eng->pid != getpid())
 		return; /* a forked child: the thread and its state live in the parent */
 
-	sim_wire_detach(eng);
+	sim_wire_stop(eng);
 	atomic_store(&eng->stop, true);
 	sim_engine_kick(eng->sh);
 	if (eng->started)
@@ -358,6 +366,7 @@ void sim_engine_stop(struct sim_dev *dev)
 		eng->inq_head = pkt->next;
 		sim_pkt_free(pkt);
 	}
+	sim_wire_close(eng);
 	for (i = 0; i < SIM_MAX_QP; i++) {
 		sim_req_reset(eng, i);
 		sim_resp_reset(eng, &eng->resp[i]);

@@ -10,7 +10,10 @@
  *   sim_resp.c    responder: request packets -> memory, receives, ACK/NAK
  *   sim_recv.c    receive queues (RQ, SRQ): take, scatter, flush
  *   sim_cqe.c     CQE production into a CQ ring
- *   sim_wire.c    packets between the simulated hosts of this process
+ *   sim_wire.c    packets between simulated hosts: fault hook, held packets,
+ *                 in process or over UDP
+ *   sim_roce.c    RoCEv2 bytes of a packet: BTH .. ICRC, DC as ConnectX
+ *   sim_udp.c     a host with an address: its UDP socket, receive thread
  *
  * Everything here is process-local, owned by the process that opened the
  * host (the one that runs its engine thread). The engine touches its state
@@ -35,6 +38,7 @@
 #include <sys/types.h>
 
 #include "sim.h"
+#include "sim_config.h"
 
 /* ---- PSN arithmetic (24 bits) ---- */
 
@@ -289,6 +293,10 @@ struct sim_engine {
 	struct sim_pkt *inq_tail;
 	/* sim_wire's list of hosts */
 	struct sim_engine *wire_next;
+	/* sim_udp.c: the UDP socket of a host opened with an address, else NULL */
+	struct sim_udp *udp;
+	/* sim_wire.c: packets held back by the fault hook or the wire cost model */
+	struct sim_wire_held *held;
 	uint8_t gid[16];
 	/* per pass */
 	uint64_t now;		/* CLOCK_MONOTONIC ns */
@@ -307,6 +315,11 @@ struct sim_engine {
 	struct sim_req req[SIM_MAX_QP];
 	struct sim_resp resp[SIM_MAX_QP];
 	struct sim_dct_ctx *dct[SIM_MAX_DCT];
+	/* sim_fault.c: when the host's link has serialised its last packet (ns) */
+	uint64_t wire_link_free;
+	/* sim_fault.c: per-host PRNG (xoshiro256**) from cfg.seed and the host name */
+	uint64_t fault_rng[4];
+	bool fault_rng_ready;
 };
 
 /* ---- sim_engine.c ---- */
@@ -387,9 +400,102 @@ int sim_cqe_write_err(struct sim_engine *eng, uint32_t cqn, uint8_t opcode, uint
 /* ---- sim_wire.c ---- */
 struct sim_pkt *sim_pkt_alloc(uint32_t payload_len);
 void sim_pkt_free(struct sim_pkt *pkt);
-/* Deliver pkt (consumed) to the host owning pkt->dgid; drop if none. */
+/*
+ * Send pkt (consumed) to the host owning pkt->dgid: through the fault hook,
+ * held back if it says so, then over UDP or in process; dropped if no host
+ * owns the GID. Engine thread, sh->lock held.
+ */
 void sim_wire_send(struct sim_engine *eng, struct sim_pkt *pkt);
-void sim_wire_attach(struct sim_engine *eng);
-void sim_wire_detach(struct sim_engine *eng);
+
+/* ---- the wire across processes (sim_roce.c, sim_udp.c, sim_wire.c) ---- */
+
+/*
+ * RoCEv2 bytes of a packet: the UDP payload, BTH first, ICRC last. RC packets
+ * are the IBTA headers. DC requests take the form Wireshark's InfiniBand
+ * dissector decodes as Mellanox DC (see sim_roce.c): RD opcodes, an 8-byte
+ * BTH extension with the DC access key, RDETH (DCI connection number) and
+ * DETH (DCI QPN) before RETH/AtomicETH/ImmDt. Responses to a DCI are RC
+ * responses addressed to its QPN.
+ */
+enum {
+	SIM_ROCE_BTH_LEN = 12,
+	SIM_ROCE_DCEXT_LEN = 8, /* DC: the DC access key after the BTH */
+	SIM_ROCE_RDETH_LEN = 4,
+	SIM_ROCE_DETH_LEN = 8,
+	SIM_ROCE_RETH_LEN = 16,
+	SIM_ROCE_ATMETH_LEN = 28,
+	SIM_ROCE_AETH_LEN = 4,
+	SIM_ROCE_ATMACK_LEN = 8,
+	SIM_ROCE_IMM_LEN = 4,
+	SIM_ROCE_ICRC_LEN = 4,
+	SIM_ROCE_HDR_MAX = 64,	     /* BTH + DC ext + RDETH + DETH + AtomicETH = 60 */
+	SIM_ROCE_PAYLOAD_MAX = 4096, /* the largest path MTU */
+	SIM_ROCE_PKT_MAX = SIM_ROCE_HDR_MAX + SIM_ROCE_PAYLOAD_MAX + 4 + SIM_ROCE_ICRC_LEN,
+	SIM_BTH_TRANSPORT_MASK = 0xe0,
+	SIM_BTH_TRANSPORT_RC = 0x00,
+	SIM_BTH_TRANSPORT_RD = 0x40, /* DC requests, as ConnectX (see sim_roce.c) */
+};
+
+/* The IP and UDP fields of a packet: the ICRC covers them (addresses network order). */
+struct sim_roce_addr {
+	uint32_t saddr;
+	uint32_t daddr;
+	uint16_t sport; /* host order */
+	uint16_t dport;
+};
+
+/* Bytes sim_roce_build() writes for pkt (headers, payload, pad, ICRC); 0: unknown opcode. */
+size_t sim_roce_len(const struct sim_pkt *pkt);
+/*
+ * Serialise pkt for the UDP datagram a describes. Returns the length, or
+ * -EINVAL (opcode the sim does not speak, payload above 4096), -EMSGSIZE
+ * (cap too small).
+ */
+int sim_roce_build(const struct sim_pkt *pkt, const struct sim_roce_addr *a, uint8_t *buf,
+		   size_t cap);
+/*
+ * Parse the payload of a UDP datagram a describes into a new packet (sgid and
+ * dgid are the IPv4-mapped addresses). Returns 0 with *pktp set, -EBADMSG
+ * (malformed: short, unknown opcode or transport, lengths that disagree with
+ * the opcode), -EILSEQ (ICRC mismatch), -ENOMEM.
+ */
+int sim_roce_parse(const uint8_t *buf, size_t len, const struct sim_roce_addr *a,
+		   struct sim_pkt **pktp);
+/*
+ * Flip one bit of a serialised packet of len bytes, after its ICRC: the last
+ * payload byte, or the last header byte of a packet without payload. The
+ * receiver's ICRC check fails on it (fault injection: corrupt).
+ */
+void sim_roce_corrupt(uint8_t *buf, size_t len);
+/* ICRC (IBTA annex A17.8) of the len bytes at buf (BTH .. pad), as sent: little-endian. */
+uint32_t sim_roce_icrc(const struct sim_roce_addr *a, const uint8_t *buf, size_t len);
+/* ::ffff:a.b.c.d <-> a.b.c.d (network order). False if gid is not IPv4-mapped. */
+bool sim_gid_to_ipv4(const uint8_t gid[16], uint32_t *addr);
+void sim_gid_from_ipv4(uint32_t addr, uint8_t gid[16]);
+
+/* ---- sim_udp.c: one UDP socket per host with an address ---- */
+struct sim_udp;
+/* Bind cfg->addr:cfg->udp_port, start the receive thread. 0 or -errno (-EADDRINUSE...). */
+int sim_udp_open(struct sim_engine *eng, const struct sim_config *cfg);
+/* Stop receiving (joins the receive thread); the socket stays for sends. */
+void sim_udp_stop(struct sim_engine *eng);
+/* Close the socket and free; after the engine thread is gone. */
+void sim_udp_close(struct sim_engine *eng);
+/* Queue pkt (not consumed) for the next flush; corrupt: flip a bit after the ICRC. */
+void sim_udp_send(struct sim_engine *eng, const struct sim_pkt *pkt, bool corrupt);
+/* Send what sim_udp_send() queued (engine thread, end of a pass). */
+void sim_udp_flush(struct sim_engine *eng);
+
+/* ---- sim_wire.c: the engine's side of the wire ---- */
+/* Engine start: open the host's UDP socket, or join the in-process list. 0 or -errno. */
+int sim_wire_open(struct sim_engine *eng);
+/* Engine stop, before the thread is joined: nothing reaches the engine any more. */
+void sim_wire_stop(struct sim_engine *eng);
+/* Engine stop, after the join: free held packets, close the socket. */
+void sim_wire_close(struct sim_engine *eng);
+/* Start of a pass: send the held packets whose time has come, arm the timer. */
+void sim_wire_pass(struct sim_engine *eng);
+/* End of a pass: push out what the pass queued on the UDP socket. */
+void sim_wire_flush(struct sim_engine *eng);
 
 #endif /* KR_SIM_ENGINE_H */

@@ -464,6 +464,8 @@ static int sim_req_send_pkt(struct sim_engine *eng, uint32_t qpi, struct sim_swq
 	}
 	pkt->psn = sim_psn_add(w->first_psn, k);
 	sim_req_address(eng, qpi, w, pkt);
+	if (k < w->sent_pkts)
+		SIM_STAT_INC(eng->sh, retransmits);
 	sim_wire_send(eng, pkt);
 
 	/* a READ request asks for all its remaining responses at once */
@@ -473,8 +475,10 @@ static int sim_req_send_pkt(struct sim_engine *eng, uint32_t qpi, struct sim_swq
 	if (!r->rto_deadline) {
 		uint64_t rto = sim_rto_ns(q->ack_timeout);
 
+		/* the timer runs from this transmission: eng->now dates from the
+		 * start of the pass, which a preempted engine may have left long ago */
 		if (rto)
-			r->rto_deadline = eng->now + rto;
+			r->rto_deadline = sim_now_ns() + rto;
 	}
 	eng->work = true;
 	return 0;

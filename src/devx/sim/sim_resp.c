@@ -288,6 +288,7 @@ static int sim_resp_take_rwqe(struct sim_engine *eng, const struct sim_target *t
 	rc = t->srqn ? sim_recv_take_srq(eng, t->srqn, &r->rwqe)
 		     : sim_recv_take_rq(eng, t->idx, &r->rwqe);
 	if (rc == -EAGAIN) {
+		SIM_STAT_INC(eng->sh, rnr_naks);
 		sim_resp_ack(eng, t, psn, SIM_AETH_RNR_NAK | (t->min_rnr_nak & 0x1f));
 		/* the RNR NAK names the restart point: later packets already in
 		 * flight are dropped without a sequence NAK of their own */
@@ -332,7 +333,7 @@ static void sim_resp_send(struct sim_engine *eng, const struct sim_target *t,
 	if (mask & SIM_OPM_LAST) {
 		sim_resp_cqe(eng, t,
 			     (mask & SIM_OPM_IMM) ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
-			     r->rcvd, (mask & SIM_OPM_IMM) ? pkt->imm : 0, pkt->sqpn);
+			     r->rcvd, (mask & SIM_OPM_IMM) ? pkt->imm : 0, t->dqpn);
 		r->cur = 0;
 		r->msn++;
 	}
@@ -380,7 +381,7 @@ static void sim_resp_write(struct sim_engine *eng, const struct sim_target *t,
 	*t->epsn = sim_psn_add(*t->epsn, 1);
 	if (mask & SIM_OPM_LAST) {
 		if (mask & SIM_OPM_IMM)
-			sim_resp_cqe(eng, t, MLX5_CQE_RESP_WR_IMM, r->wr_len, pkt->imm, pkt->sqpn);
+			sim_resp_cqe(eng, t, MLX5_CQE_RESP_WR_IMM, r->wr_len, pkt->imm, t->dqpn);
 		r->cur = 0;
 		r->msn++;
 	}
@@ -550,11 +551,13 @@ static void sim_resp_execute(struct sim_engine *eng, const struct sim_target *t,
 	if (d > 0) {
 		if (!r->nak_seq_sent) {
 			r->nak_seq_sent = true;
+			SIM_STAT_INC(eng->sh, seq_naks);
 			sim_resp_ack(eng, t, *t->epsn, SIM_NAK_PSN_SEQ);
 		}
 		return;
 	}
 	if (d < 0) {
+		SIM_STAT_INC(eng->sh, dup_requests);
 		sim_resp_duplicate(eng, t, pkt, mask);
 		return;
 	}
