@@ -536,4 +536,36 @@ int kr_devx_cq_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int n);
 /* PRM completion syndrome -> enum kr_wc_status. */
 int kr_devx_syndrome_to_status(uint8_t syndrome);
 
+/* ---- sharing the device with jobs (devx_share.c; h6, issue 4) ---- */
+
+/*
+ * kr_devx_export() - the descriptor a job needs to reach this device's
+ * doorbells: the sim's shared segment memfd. On hw it would be the device
+ * command fd (the job mmaps its UAR through it); not implemented without a
+ * NIC: -EOPNOTSUPP. The fd stays owned by ctx. Returns 0, -EINVAL.
+ */
+int kr_devx_export(struct kr_devx_ctx *ctx, int *fd);
+/*
+ * kr_devx_import() - a doorbell-only view of a device another process opened,
+ * from the fd kr_devx_export() gave it (consumed on success: the view owns
+ * it). Every firmware command and UAR/umem allocation on it returns -EPERM:
+ * jobs never issue firmware commands. Close with kr_devx_close().
+ * Returns 0, -EINVAL (not a device segment), -EOPNOTSUPP (hw), -ENOMEM, -errno.
+ */
+int kr_devx_import(const char *name, int fd, bool is_sim, struct kr_devx_ctx **ctx);
+/*
+ * kr_devx_uar_import() - the UAR page_id (allocated by the exporting process)
+ * in an imported view, for doorbells. Returns 0, -EINVAL (no such page),
+ * -ENOMEM. Free with kr_devx_uar_unimport().
+ */
+int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+void kr_devx_uar_unimport(struct kr_devx_uar *uar);
+/*
+ * kr_devx_rsc_set() - register obj at a user_index chosen by another process
+ * (a QP the keeper created that a job polls). Returns 0, -EINVAL (index 0 or
+ * above 24 bits, NULL obj, type NONE), -EEXIST (index in use), -ENOMEM.
+ */
+int kr_devx_rsc_set(struct kr_devx_ctx *ctx, uint32_t user_index, enum kr_devx_rsc_type type,
+		    void *obj);
+
 #endif /* KR_DEVX_H */

@@ -65,3 +65,23 @@ void kr_devx_rsc_free(struct kr_devx_ctx *ctx, uint32_t user_index)
 	ctx->rsc[user_index].type = KR_DEVX_RSC_NONE;
 	ctx->rsc[user_index].obj = NULL;
 }
+
+int kr_devx_rsc_set(struct kr_devx_ctx *ctx, uint32_t user_index, enum kr_devx_rsc_type type,
+		    void *obj)
+{
+	int rc;
+
+	if (!ctx || !obj || type == KR_DEVX_RSC_NONE || user_index == 0 ||
+	    user_index > KR_RSC_MAX_INDEX)
+		return -EINVAL;
+	while (user_index >= ctx->rsc_cap) {
+		rc = kr_devx_rsc_grow(ctx);
+		if (rc)
+			return rc;
+	}
+	if (ctx->rsc[user_index].type != KR_DEVX_RSC_NONE)
+		return -EEXIST;
+	ctx->rsc[user_index].type = type;
+	ctx->rsc[user_index].obj = obj;
+	return 0;
+}

@@ -547,4 +547,13 @@ void sim_cost_charge(const struct sim_config *cfg, enum sim_cost_cmd c);
  * engine and other commands run meanwhile, and taken again. */
 void sim_cost_charge_locked(struct sim_dev *dev, enum sim_cost_cmd c);
 
+/* ---- additions (h6, job-side views for the keeper's jobs; sim_device.c) ---- */
+
+/* The segment memfd of a host opened (with its engine) in this process, or -EINVAL. */
+int sim_export_fd(struct kr_devx_ctx *ctx);
+/* A doorbell-only view of a host from its memfd (taken over on success). */
+int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctx);
+/* An imported UAR of a view (or of the opener), by page id. */
+int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+
 #endif /* KR_SIM_H */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kr_log.h"
@@ -663,4 +664,164 @@ static void sim_close(struct kr_devx_ctx *ctx)
 	munmap(dev->sh, sizeof(*dev->sh));
 	close(dev->shm_fd);
 	free(dev);
+}
+
+/* ---- job side: a doorbell-only view of a host another process opened ---- */
+
+/*
+ * A job maps the keeper's sim segment from the memfd it was sent and may
+ * only ring doorbells on it (and read the GID). Firmware commands, UARs and
+ * umems are the keeper's: they return -EPERM here. On hardware the job would
+ * instead receive the device command fd and mmap its UAR page through it.
+ */
+static int sim_job_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			  size_t outlen)
+{
+	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen;
+	return -EPERM;
+}
+
+static int sim_job_no_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			     size_t outlen, struct kr_devx_obj **obj)
+{
+	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen, (void)obj;
+	return -EPERM;
+}
+
+static int sim_job_no_obj_cmd(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+			      size_t outlen)
+{
+	(void)obj, (void)in, (void)inlen, (void)out, (void)outlen;
+	return -EPERM;
+}
+
+static int sim_job_no_destroy(struct kr_devx_obj *obj)
+{
+	(void)obj;
+	return -EPERM;
+}
+
+static int sim_job_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
+{
+	(void)ctx, (void)uar;
+	return -EPERM;
+}
+
+static void sim_job_free_uar(struct kr_devx_uar *uar)
+{
+	(void)uar; /* the keeper's UAR: an imported view is released by kr_devx_uar_unimport */
+}
+
+static int sim_job_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn)
+{
+	(void)ctx, (void)vector, (void)eqn;
+	return -EPERM;
+}
+
+static int sim_job_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
+			       struct kr_devx_umem **umem)
+{
+	(void)ctx, (void)addr, (void)size, (void)access, (void)umem;
+	return -EPERM;
+}
+
+static int sim_job_no_umem_dereg(struct kr_devx_umem *umem)
+{
+	(void)umem;
+	return -EPERM;
+}
+
+static void sim_job_close(struct kr_devx_ctx *ctx)
+{
+	struct sim_dev *dev;
+
+	if (!ctx)
+		return;
+	dev = sim_dev_of(ctx);
+	munmap(dev->sh, sizeof(*dev->sh));
+	close(dev->shm_fd);
+	free(dev);
+}
+
+static const struct kr_devx_ops sim_job_ops = {
+    .alloc_uar = sim_job_no_uar,
+    .close = sim_job_close,
+    .doorbell = sim_doorbell,
+    .free_uar = sim_job_free_uar,
+    .general_cmd = sim_job_no_cmd,
+    .obj_create = sim_job_no_create,
+    .obj_destroy = sim_job_no_destroy,
+    .obj_modify = sim_job_no_obj_cmd,
+    .obj_query = sim_job_no_obj_cmd,
+    .query_eqn = sim_job_no_eqn,
+    .query_gid = sim_query_gid,
+    .umem_dereg = sim_job_no_umem_dereg,
+    .umem_reg = sim_job_no_umem_reg,
+};
+
+/* sim_export_fd() - the segment memfd of a host this process opened (not dup'ed). */
+int sim_export_fd(struct kr_devx_ctx *ctx)
+{
+	struct sim_dev *dev = sim_dev_of(ctx);
+
+	return dev->eng ? dev->shm_fd : -EINVAL;
+}
+
+/*
+ * sim_attach_fd() - map a host's segment from fd (taken over on success) as a
+ * doorbell-only view named name. Returns 0, -EINVAL (not a sim segment of
+ * this version), -ENOMEM, or mmap's errno. Not added to the registry: no
+ * packets are delivered to a view.
+ */
+int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
+{
+	struct sim_shared *sh;
+	struct sim_dev *dev;
+	struct stat st;
+
+	if (fd < 0 || !ctxp)
+		return -EINVAL;
+	if (fstat(fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < sizeof(*sh))
+		return -EINVAL;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (sh == MAP_FAILED)
+		return -errno;
+	if (sh->magic != SIM_MAGIC || sh->version != SIM_VERSION || sh->size != sizeof(*sh)) {
+		munmap(sh, sizeof(*sh));
+		return -EINVAL;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		munmap(sh, sizeof(*sh));
+		return -ENOMEM;
+	}
+	dev->sh = sh;
+	dev->shm_fd = fd;
+	dev->ctx.ops = &sim_job_ops;
+	dev->ctx.is_sim = true;
+	dev->ctx.priv = dev;
+	snprintf(dev->ctx.name, sizeof(dev->ctx.name), "%s", name ? name : "sim:?");
+	*ctxp = &dev->ctx;
+	return 0;
+}
+
+/* sim_uar_import() - UAR page_id of the segment, for doorbells from a view. */
+int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
+{
+	struct sim_dev *dev = sim_dev_of(ctx);
+	struct kr_devx_uar *uar;
+
+	if (!page_id || page_id > SIM_MAX_UAR || !uarp)
+		return -EINVAL;
+	uar = calloc(1, sizeof(*uar));
+	if (!uar)
+		return -ENOMEM;
+	uar->ctx = ctx;
+	uar->page_id = page_id;
+	uar->base_addr = dev->sh->uar_pages[page_id - 1];
+	uar->reg_addr = dev->sh->uar_pages[page_id - 1] + SIM_UAR_DB_OFFSET;
+	*uarp = uar;
+	return 0;
 }

@@ -1,0 +1,700 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * src/pool: the pool keeper (krpoold) and the job side of attach. Private
+ * header of the folder.
+ *
+ * Files, one role each:
+ *   pool_config.c   keeper configuration: defaults, file, flags, validation
+ *   pool_mem.c      keeper: EAL start, hugepage memzones, the page fds of a zone
+ *   pool_segment.c  the shared layouts: sizes, init (keeper), checks (job)
+ *   pool_tenant.c   keeper: PD, UAR, DCT + SRQ + CQ per tenant, binding to a uid
+ *   pool_dci.c      keeper: DCIs and spare RC QPs in the tenant zone, reset/recovery
+ *   pool_heap.c     keeper: job heaps (memzone + umem + MKEY), scrub and re-key
+ *   pool_lease.c    keeper: grant, release and reclaim of leases
+ *   pool_server.c   keeper: the UNIX socket, SO_PEERCRED, requests, job death
+ *   pool_keeper.c   keeper: start-up, event loop, warm-up/refill, shutdown
+ *   pool_proto.c    both: the attach protocol (SOCK_SEQPACKET, SCM_RIGHTS)
+ *   pool_attach.c   job: kr_attach/kr_detach, mapping the zones
+ *   pool_arena.c    job: kr_malloc/kr_free, a jemalloc arena over the heap
+ *   pool_job.c      job: leases, kr_reg_mr, DCI views for posting
+ *
+ * Trust: the keeper trusts nothing a job sends (every request is checked
+ * against what that connection owns) and nothing a job can write (tenant
+ * zones are job-writable; the keeper re-derives ring state from its own view
+ * and resets on reclaim). The pool segment is mapped read-only by jobs.
+ */
+#ifndef KR_POOL_H
+#define KR_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "devx.h"
+#include "krcore/krcore.h"
+
+/* ---- limits and defaults ---- */
+
+#define KR_POOL_MAX_TENANTS    64u
+#define KR_POOL_MAX_DCIS       256u  /* per tenant */
+#define KR_POOL_MAX_RC	       64u   /* per tenant */
+#define KR_POOL_MAX_JOBS       64u   /* per tenant */
+#define KR_POOL_MAX_VQPS       1024u /* per tenant */
+#define KR_POOL_MAX_HEAP_MB    64u
+#define KR_POOL_MAX_JOB_MRS    64u	  /* kr_reg_mr per job */
+#define KR_POOL_MAX_CONNS      4096u	  /* sockets the keeper serves at once */
+#define KR_POOL_PAGE	       (2u << 20) /* hugepage size the keeper uses */
+#define KR_POOL_HELLO_MS       2000u	  /* a connection must attach within this */
+#define KR_POOL_DCI_WQEBB      256u
+#define KR_POOL_DCI_CQE	       256u
+#define KR_POOL_DCT_SRQ_WQE    64u
+#define KR_POOL_DCT_RECV_LEN   1024u
+#define KR_POOL_RC_RQ_WQE      64u
+#define KR_POOL_DEFAULT_SOCKET "/run/krcore/krpoold.sock"
+#define KR_POOL_BASE_VA	       0x200000000000ull /* outside ASan's shadow and allocator */
+#define KR_POOL_EAL_RESERVE    (4ull << 20)	 /* the EAL's own heap, in the budget */
+
+/* ---- keeper configuration (pool_config.c) ---- */
+
+struct kr_pool_cfg {
+	char device[64];       /* "sim:<name>" or "mlx5_<n>"; "" = first mlx5, else the sim */
+	char socket[108];      /* sun_path */
+	uint32_t tenants;      /* tenant slots (PD + DCT + pool each) */
+	uint32_t dcis;	       /* DCIs per tenant */
+	uint32_t rc_spares;    /* spare RC QPs per tenant, kept in INIT */
+	uint32_t jobs;	       /* attached jobs per tenant (each with its own heap) */
+	uint32_t vqps;	       /* vQP slots per tenant */
+	uint32_t heap_mb;      /* heap per job, MB (multiple of 2) */
+	uint32_t hugepages_mb; /* budget: the layout must fit, EAL --socket-limit */
+	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
+	uint32_t tenant_uid[KR_POOL_MAX_TENANTS]; /* pinned uid + 1 per tenant, 0 = any */
+	uint64_t base_va;			  /* EAL --base-virtaddr */
+	int ready_fd; /* >= 0: one byte is written here once the socket is up */
+	bool foreground;
+	bool verbose;
+};
+
+/*
+ * kr_pool_cfg_default() - the defaults (2 tenants, 8 DCIs, 2 RC spares, 8 jobs,
+ * 64 vQPs, 4 MB heaps, 256 MB budget, socket from KR_KEEPER_SOCKET or the
+ * default).
+ */
+void kr_pool_cfg_default(struct kr_pool_cfg *cfg);
+/*
+ * kr_pool_cfg_load() - read "key = value" lines (keys as the long flags without
+ * dashes, '#' comments, "tenant.<n>.uid = <uid>"). Returns 0, -ENOENT, -EINVAL
+ * (with the line in err).
+ */
+int kr_pool_cfg_load(struct kr_pool_cfg *cfg, const char *path, char *err, size_t errlen);
+/* kr_pool_cfg_set() - one key/value, as from the file or a flag. 0 or -EINVAL (err says why). */
+int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
+		    size_t errlen);
+/* kr_pool_cfg_check() - ranges and the hugepage budget. 0 or -EINVAL (err says why). */
+int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen);
+/* Hugepage bytes the layout needs (zones, heaps), without EAL's own heap. */
+uint64_t kr_pool_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
+/* The socket path of a job: KR_KEEPER_SOCKET or the default. */
+const char *kr_pool_socket_default(void);
+
+/* ================= shared memory layouts (pool_segment.c) ================= */
+
+#define KR_POOL_SEG_MAGIC  0x6b72706fu /* "krpo" */
+#define KR_POOL_ZONE_MAGIC 0x6b72747au /* "krtz" */
+#define KR_POOL_VERSION	   1u
+
+enum kr_slot_state {
+	KR_SLOT_EMPTY = 0, /* no QP built (yet) */
+	KR_SLOT_FREE,	   /* ready, in the tenant's free ring */
+	KR_SLOT_LEASED,	   /* owned by owner_job */
+	KR_SLOT_DIRTY,	   /* returned or reclaimed: the keeper resets it */
+	KR_SLOT_BROKEN,	   /* reset failed: kept out of the pool */
+};
+
+enum kr_job_state {
+	KR_JOB_FREE = 0,
+	KR_JOB_ATTACHED,
+	KR_JOB_DIRTY, /* detached or dead: heap to scrub and re-key */
+};
+
+enum kr_slot_kind {
+	KR_SLOT_DCI = 1,
+	KR_SLOT_RC = 2,
+	KR_SLOT_VQP = 3,
+};
+
+/*
+ * One leasable thing: a DCI, a spare RC QP or a vQP slot.
+ * Notes: written only by the keeper (jobs map the segment read-only): state,
+ * owner_job (job table index + 1, 0 = none), owner_pid and gen (bumped at
+ * every grant, so a stale release is refused) change together under the
+ * keeper's single event loop; readers (jobs, krctl) may see them mid-update
+ * and must treat them as a snapshot. qpn is 0 for vQP slots.
+ */
+struct kr_pool_slot {
+	uint32_t state; /* enum kr_slot_state */
+	uint32_t kind;	/* enum kr_slot_kind */
+	uint32_t tenant;
+	uint32_t index; /* within its tenant and kind */
+	uint32_t qpn;
+	uint32_t owner_job;
+	int32_t owner_pid;
+	uint32_t gen;
+	uint32_t resets; /* times the keeper reset it (release, reclaim, recovery) */
+	uint32_t rsvd;
+};
+_Static_assert(sizeof(struct kr_pool_slot) == 40, "kr_pool_slot layout");
+_Static_assert(offsetof(struct kr_pool_slot, gen) == 28, "kr_pool_slot.gen");
+
+/*
+ * One job slot. Notes: keeper-written; pid/uid come from SO_PEERCRED, never
+ * from the job's own words. gen is bumped at every attach.
+ */
+struct kr_pool_job {
+	uint32_t state; /* enum kr_job_state */
+	uint32_t tenant;
+	int32_t pid;
+	uint32_t uid;
+	uint32_t gen;
+	uint32_t dci_leases;
+	uint32_t vqp_leases;
+	uint32_t mrs;
+	uint64_t attach_ns; /* CLOCK_MONOTONIC */
+	uint64_t heap_len;
+};
+_Static_assert(sizeof(struct kr_pool_job) == 48, "kr_pool_job layout");
+_Static_assert(offsetof(struct kr_pool_job, attach_ns) == 32, "kr_pool_job.attach_ns");
+
+/*
+ * A tenant's public record (no secrets: every job and krctl can read it).
+ * Notes: keeper-written. uid_plus1 is 0 while the slot is not bound to a uid.
+ * The *_ring_off fields are offsets of rte_rings in the pool segment (uint32
+ * slot indexes inside); only the keeper enqueues and dequeues, others may read
+ * the counts. zone_va/zone_len: every process that maps the tenant zone maps
+ * it at zone_va.
+ */
+struct kr_pool_tenant {
+	uint32_t uid_plus1;
+	uint32_t pinned; /* bound by configuration */
+	uint32_t pdn;
+	uint32_t dctn;
+	uint64_t dci_ring_off;
+	uint64_t rc_ring_off;
+	uint64_t vqp_ring_off;
+	uint64_t job_ring_off;
+	uint64_t zone_va;
+	uint64_t zone_len;
+	uint64_t dct_recvs; /* SENDs the tenant's DCT received */
+	uint32_t jobs_attached;
+	uint32_t rsvd;
+};
+_Static_assert(sizeof(struct kr_pool_tenant) == 80, "kr_pool_tenant layout");
+_Static_assert(offsetof(struct kr_pool_tenant, zone_va) == 48, "kr_pool_tenant.zone_va");
+
+/*
+ * The pool segment: one memzone, mapped read-only by jobs and krctl at the
+ * keeper's address. Notes: the keeper is the only writer of every byte.
+ * Tables follow the header at the *_off offsets (from the segment start):
+ *   tenants[ntenants], dci[ntenants * dcis], rc[ntenants * rc_spares],
+ *   vqp[ntenants * vqps], jobs[ntenants * jobs], then the rte_rings.
+ * keeper_gen is random per keeper start: a job compares it to the one it
+ * attached with. heartbeat_ns advances every keeper tick (krctl shows it).
+ */
+struct kr_pool_seg {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t size;
+	uint64_t keeper_gen;
+	int32_t keeper_pid;
+	uint32_t ntenants;
+	uint32_t dcis;	    /* per tenant */
+	uint32_t rc_spares; /* per tenant */
+	uint32_t vqps;	    /* per tenant */
+	uint32_t jobs;	    /* per tenant */
+	uint64_t heap_len;
+	uint64_t tenants_off;
+	uint64_t dci_off;
+	uint64_t rc_off;
+	uint64_t vqp_off;
+	uint64_t jobs_off;
+	uint64_t rings_off;
+	uint64_t start_ns;
+	uint64_t heartbeat_ns;
+	uint64_t attaches;
+	uint64_t detaches;
+	uint64_t deaths;	  /* jobs that went without a detach */
+	uint64_t reclaims;	  /* leases taken back from dead or detaching jobs */
+	uint64_t resets;	  /* QP resets (release, reclaim, recovery) */
+	uint64_t refused;	  /* attaches refused (bad request, full, peer) */
+	uint64_t last_reclaim_ns; /* EOF seen -> leases back in the free rings */
+	char device[64];
+};
+_Static_assert(sizeof(struct kr_pool_seg) == 240, "kr_pool_seg layout");
+_Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
+_Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
+
+/*
+ * What a job needs to post through one DCI of its tenant, in the tenant zone.
+ * Offsets are from the zone start. Notes: the keeper writes a descriptor when
+ * it builds the DCI and cq_ci each time it hands the DCI out (the consumer
+ * index the new holder starts from); jobs read. A job may scribble here (the
+ * zone is job-writable, shared within a tenant): the keeper never reads these
+ * back, it keeps its own copy.
+ */
+struct kr_zone_dci {
+	uint32_t qpn;
+	uint32_t user_index;
+	uint32_t cqn;
+	uint32_t uar_page;
+	uint32_t sq_wqebb_cnt;
+	uint32_t ncqe;
+	uint64_t sq_off;
+	uint64_t dbrec_off;
+	uint64_t cqe_off;
+	uint64_t cq_dbrec_off;
+	uint32_t cq_ci;
+	uint32_t gen; /* lease generation this descriptor was handed out with */
+};
+_Static_assert(sizeof(struct kr_zone_dci) == 64, "kr_zone_dci layout");
+_Static_assert(offsetof(struct kr_zone_dci, cq_ci) == 56, "kr_zone_dci.cq_ci");
+
+/*
+ * The tenant zone header: tenant secrets (DC access key) and the DCI
+ * descriptors; the DCI rings and CQs follow. Mapped read-write by the
+ * tenant's jobs only (they write WQEs, doorbell records, consumer indexes).
+ * Notes: keeper-written header, never trusted back.
+ */
+struct kr_zone_hdr {
+	uint32_t magic;
+	uint32_t tenant;
+	uint64_t size;
+	uint32_t dctn;
+	uint32_t ndci;
+	uint64_t dc_key;
+	uint8_t gid[16];
+	uint64_t dci_off; /* struct kr_zone_dci[ndci] */
+};
+_Static_assert(sizeof(struct kr_zone_hdr) == 56, "kr_zone_hdr layout");
+_Static_assert(offsetof(struct kr_zone_hdr, gid) == 32, "kr_zone_hdr.gid");
+
+/* Table accessors: the segment holds offsets, these make them addresses here. */
+static inline struct kr_pool_tenant *kr_seg_tenant(const struct kr_pool_seg *s, uint32_t t)
+{
+	return (struct kr_pool_tenant *)((uintptr_t)s + s->tenants_off) + t;
+}
+static inline struct kr_pool_slot *kr_seg_dci(const struct kr_pool_seg *s, uint32_t t, uint32_t i)
+{
+	return (struct kr_pool_slot *)((uintptr_t)s + s->dci_off) + (size_t)t * s->dcis + i;
+}
+static inline struct kr_pool_slot *kr_seg_rc(const struct kr_pool_seg *s, uint32_t t, uint32_t i)
+{
+	return (struct kr_pool_slot *)((uintptr_t)s + s->rc_off) + (size_t)t * s->rc_spares + i;
+}
+static inline struct kr_pool_slot *kr_seg_vqp(const struct kr_pool_seg *s, uint32_t t, uint32_t i)
+{
+	return (struct kr_pool_slot *)((uintptr_t)s + s->vqp_off) + (size_t)t * s->vqps + i;
+}
+static inline struct kr_pool_job *kr_seg_job(const struct kr_pool_seg *s, uint32_t j)
+{
+	return (struct kr_pool_job *)((uintptr_t)s + s->jobs_off) + j;
+}
+static inline void *kr_seg_at(const struct kr_pool_seg *s, uint64_t off)
+{
+	return (void *)((uintptr_t)s + off);
+}
+static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, uint32_t i)
+{
+	return (struct kr_zone_dci *)((uintptr_t)z + z->dci_off) + i;
+}
+
+/* Layout of the pool segment for cfg: fills the *_off fields and size. */
+void kr_pool_seg_layout(const struct kr_pool_cfg *cfg, struct kr_pool_seg *s);
+/* Bytes of a tenant zone: header, descriptors, DCI and RC buffers. */
+uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg);
+/* Bytes of a tenant's keeper-only zone, and of one spare RC QP in it. */
+uint64_t kr_pool_kzone_size(const struct kr_pool_cfg *cfg);
+uint64_t kr_pool_kzone_rc_bytes(void);
+/* Offset in the tenant zone of DCI i's QP buffer and CQ buffer. */
+uint64_t kr_pool_zone_dci_qp_off(uint32_t i);
+uint64_t kr_pool_zone_dci_cq_off(uint32_t i);
+/* Number of free entries in a ring of the segment (read-only view). */
+uint32_t kr_pool_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off);
+/*
+ * kr_pool_seg_check() - a job's checks of a mapped segment: magic, version,
+ * size, and every table inside it. 0 or -EPROTO.
+ */
+int kr_pool_seg_check(const struct kr_pool_seg *s, uint64_t mapped_len);
+int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_t tenant);
+
+/* ================= the attach protocol (pool_proto.c) ================= */
+
+/*
+ * SOCK_SEQPACKET over a UNIX socket: one message is one request or one reply,
+ * so a short or long message is malformed, never a partial read. Host byte
+ * order (same machine). Every request gets exactly one reply with a status.
+ */
+#define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
+#define KR_PROTO_VERSION      1u
+#define KR_ATTACH_MAX_REGIONS 64u
+
+enum kr_msg_type {
+	KR_MSG_ATTACH = 1,
+	KR_MSG_DETACH,
+	KR_MSG_LEASE,
+	KR_MSG_RELEASE,
+	KR_MSG_REG_MR,
+	KR_MSG_DEREG_MR,
+	KR_MSG_STATUS, /* observer: pool segment only */
+	KR_MSG_REPLY = 0x80,
+};
+
+struct kr_msg_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t len; /* whole message, header included */
+	uint32_t seq;
+};
+_Static_assert(sizeof(struct kr_msg_hdr) == 16, "kr_msg_hdr layout");
+
+enum kr_attach_flags {
+	KR_ATTACH_F_OBSERVE = 1u << 0, /* krctl: read-only segment, no job slot */
+};
+
+struct kr_msg_attach {
+	struct kr_msg_hdr hdr;
+	uint32_t flags;
+	uint32_t rsvd;
+};
+
+/* A region to map: fds[fd_index] at file offset off, length len, at va. */
+struct kr_msg_region {
+	uint64_t va;
+	uint64_t len;
+	uint64_t off;
+	uint32_t fd_index;
+	uint32_t prot; /* PROT_READ or PROT_READ|PROT_WRITE */
+};
+_Static_assert(sizeof(struct kr_msg_region) == 32, "kr_msg_region layout");
+
+enum kr_region_role {
+	KR_REGION_SEG = 1,
+	KR_REGION_ZONE,
+	KR_REGION_HEAP,
+};
+
+struct kr_msg_attach_reply {
+	struct kr_msg_hdr hdr;
+	int32_t status; /* 0 or -errno */
+	uint32_t tenant;
+	uint32_t job; /* job table index */
+	uint32_t job_gen;
+	uint64_t keeper_gen;
+	uint64_t seg_va;
+	uint64_t seg_len;
+	uint64_t zone_va;
+	uint64_t zone_len;
+	uint64_t heap_va;
+	uint64_t heap_len;
+	uint32_t heap_lkey;
+	uint32_t heap_rkey;
+	uint32_t dev_is_sim;
+	uint32_t dev_fd_index; /* sim: the segment memfd; hw: the command fd */
+	char dev_name[64];
+	uint32_t nregions;
+	uint32_t nfds;
+	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
+	uint8_t region_role[KR_ATTACH_MAX_REGIONS];
+};
+
+struct kr_msg_lease {
+	struct kr_msg_hdr hdr;
+	uint32_t kind;	/* enum kr_slot_kind */
+	uint32_t index; /* release only */
+	uint32_t gen;	/* release only */
+	uint32_t rsvd;
+};
+
+struct kr_msg_mr {
+	struct kr_msg_hdr hdr;
+	uint64_t addr; /* reg: job address inside its heap */
+	uint64_t len;
+	uint32_t access; /* KR_ACCESS_* */
+	uint32_t id;	 /* dereg */
+};
+
+struct kr_msg_reply {
+	struct kr_msg_hdr hdr;
+	int32_t status;
+	uint32_t index; /* lease: slot index; reg_mr: mr id */
+	uint32_t gen;
+	uint32_t qpn;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+_Static_assert(sizeof(struct kr_msg_attach) == 24, "kr_msg_attach layout");
+_Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");
+_Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
+_Static_assert(sizeof(struct kr_msg_reply) == 40, "kr_msg_reply layout");
+_Static_assert(offsetof(struct kr_msg_attach_reply, region) == 176 &&
+		   sizeof(struct kr_msg_attach_reply) == 176 + 33 * KR_ATTACH_MAX_REGIONS,
+	       "kr_msg_attach_reply layout");
+
+/* Fill a header. */
+void kr_msg_init(struct kr_msg_hdr *h, uint16_t type, uint32_t len, uint32_t seq);
+/*
+ * kr_msg_send() - one message, with nfds descriptors (SCM_RIGHTS). Never
+ * raises SIGPIPE. Returns 0, -EPIPE/-ECONNRESET (peer gone), -EINVAL, -errno.
+ */
+int kr_msg_send(int sock, const void *msg, size_t len, const int *fds, unsigned int nfds);
+/*
+ * kr_msg_recv() - one message into buf (up to cap bytes) and up to maxfds
+ * descriptors. Returns its length (> 0), -ENOTCONN (peer closed), -EMSGSIZE
+ * (truncated: longer than cap; any fds closed), -EPROTO (bad header), -EAGAIN
+ * (non-blocking and none), or -errno. Received fds are CLOEXEC.
+ */
+ssize_t kr_msg_recv(int sock, void *buf, size_t cap, int *fds, unsigned int maxfds,
+		    unsigned int *nfds);
+/* Connect to a keeper socket: SOCK_SEQPACKET, CLOEXEC. fd or -errno (-ENOENT, -ECONNREFUSED...). */
+int kr_msg_connect(const char *path);
+/* Send req and wait for its reply (same seq, REPLY bit). 0 or -errno as kr_msg_recv. */
+int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
+		unsigned int maxfds, unsigned int *nfds);
+
+/* ================= keeper (process-local) ================= */
+
+struct kr_keeper;
+struct rte_memzone;
+
+/* Keeper's view of one DCI or spare RC QP. */
+struct kr_keeper_qp {
+	struct kr_devx_qp qp;
+	struct kr_devx_cq cq;
+	uint32_t tenant;
+	uint32_t index;
+	bool built;
+};
+
+struct kr_keeper_heap {
+	uint8_t *addr; /* KR_POOL_PAGE aligned, inside the tenant memzone */
+	uint64_t len;
+	struct kr_devx_mr mr;
+	bool registered;
+};
+
+struct kr_keeper_tenant {
+	uint32_t idx;
+	struct kr_devx_pd pd;
+	struct kr_devx_uar *uar;
+	/*
+	 * One memzone per tenant, carved in whole hugepages (one per-page fd
+	 * each, so a job is sent exactly the pages it may map):
+	 *   [zone: header, DCI rings and CQs; job-visible]
+	 *   [kzone: DCT CQ and SRQ, receive buffers, spare RC QPs; keeper-only]
+	 *   [heap 0] ... [heap jobs-1]; each job maps only its own
+	 */
+	const struct rte_memzone *mz;
+	uint8_t *zone;
+	uint64_t zone_len;
+	uint8_t *kzone;
+	uint64_t kzone_len;
+	struct kr_devx_cq dct_cq;
+	struct kr_devx_srq srq;
+	struct kr_devx_dct dct;
+	struct kr_devx_mr recv_mr;
+	struct kr_keeper_qp *dci;    /* [cfg.dcis] */
+	struct kr_keeper_qp *rc;     /* [cfg.rc_spares] */
+	struct kr_keeper_heap *heap; /* [cfg.jobs] */
+	bool pd_ok, dct_ok;
+};
+
+/* One MR a job asked for (kr_reg_mr). */
+struct kr_keeper_mr {
+	struct kr_devx_mr mr;
+	bool used;
+};
+
+/* One accepted connection. */
+struct kr_keeper_conn {
+	int fd;
+	pid_t pid;
+	uid_t uid;
+	uint32_t job_plus1; /* job table index + 1 once attached */
+	bool observer;
+	uint64_t accept_ns;
+	struct kr_keeper_mr mrs[KR_POOL_MAX_JOB_MRS];
+};
+
+struct kr_keeper {
+	struct kr_pool_cfg cfg;
+	struct kr_devx_ctx *ctx;
+	const struct rte_memzone *seg_mz;
+	struct kr_pool_seg *seg;
+	struct kr_keeper_tenant *tenant; /* [cfg.tenants] */
+	struct kr_keeper_conn **conn;	 /* [KR_POOL_MAX_CONNS] */
+	uint32_t nconn;
+	int listen_fd;
+	int lock_fd;
+	int epoll_fd;
+	int signal_fd;
+	int timer_fd;
+	char eal_prefix[32];
+	int dev_fd;	     /* what jobs get to ring doorbells (sim: segment memfd) */
+	uint64_t reclaim_t0; /* when the oldest unfinished reclaim began, 0 = none */
+	volatile int stop;
+	bool eal_up;
+};
+
+/* pool_mem.c */
+int kr_keeper_eal_start(struct kr_keeper *k);
+void kr_keeper_eal_stop(struct kr_keeper *k);
+/* Reserve a 2 MB-aligned memzone of len (rounded up to 2 MB pages), zeroed. NULL + errno. */
+const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len);
+/*
+ * kr_keeper_mem_regions() - one region per hugepage of [addr, addr+len)
+ * (page aligned), with the page's fd (not dup'ed: the caller only sends it).
+ * Appends to rep->region and fds. Returns 0, -E2BIG (too many regions),
+ * -ENOENT (a page the EAL does not know or has no fd for).
+ */
+int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t role,
+			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
+/* Round up to whole hugepages. */
+static inline uint64_t kr_pool_pages_len(uint64_t len)
+{
+	return (len + KR_POOL_PAGE - 1) & ~(uint64_t)(KR_POOL_PAGE - 1);
+}
+
+/* pool_segment.c (keeper side) */
+int kr_keeper_seg_init(struct kr_keeper *k);
+/* The keeper's own ring operations: 0 / -ENOBUFS (full) ; 0 / -ENOENT (empty). */
+int kr_keeper_ring_put(struct kr_keeper *k, uint64_t ring_off, uint32_t idx);
+int kr_keeper_ring_get(struct kr_keeper *k, uint64_t ring_off, uint32_t *idx);
+
+/* pool_tenant.c */
+int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t);
+void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/* The tenant index for uid (binding a free slot); -ENOSPC when none. */
+int kr_keeper_tenant_of_uid(struct kr_keeper *k, uid_t uid);
+/* Repost receive buffers on the DCT's SRQ for what its CQ reports. */
+void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t);
+
+/* pool_dci.c */
+int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
+int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
+/* Reset a DCI to RTS: 2RST, drain its CQ, RST->RTS. 0 or the command's error. */
+int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
+void kr_keeper_qp_destroy(struct kr_keeper_qp *q);
+
+/* pool_heap.c */
+int kr_keeper_heap_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t j);
+/* Zero the heap and give it a fresh MKEY (old keys die). */
+int kr_keeper_heap_scrub(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t j);
+void kr_keeper_heap_destroy(struct kr_keeper_heap *h);
+
+/* pool_lease.c */
+int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
+			  struct kr_msg_reply *rep);
+int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
+			    uint32_t index, uint32_t gen);
+/* Take back everything job j owns (detach or death). Returns leases taken. */
+uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t job);
+/* Background: reset DIRTY slots, scrub DIRTY jobs. Returns work left (> 0) or 0. */
+int kr_keeper_refill(struct kr_keeper *k, uint32_t budget);
+
+/* pool_server.c */
+int kr_keeper_lock(struct kr_keeper *k);
+int kr_keeper_listen(struct kr_keeper *k);
+void kr_keeper_unlisten(struct kr_keeper *k);
+void kr_keeper_accept(struct kr_keeper *k);
+/* Serve one readable connection (request, EOF or error). */
+void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot);
+/* Close connections that never attached within KR_POOL_HELLO_MS. */
+void kr_keeper_conn_expire(struct kr_keeper *k);
+void kr_keeper_conn_close(struct kr_keeper *k, uint32_t slot, bool died);
+
+/* pool_keeper.c */
+/*
+ * kr_keeper_run() - start the keeper with cfg and serve until SIGTERM/SIGINT.
+ * Returns 0 after a clean stop, -EADDRINUSE (another keeper serves the
+ * socket), -ENOMEM (hugepages), -ENODEV, or the error that stopped start-up.
+ */
+int kr_keeper_run(const struct kr_pool_cfg *cfg);
+uint64_t kr_pool_now_ns(void);
+
+/* ================= job side ================= */
+
+struct kr_arena; /* pool_arena.c */
+
+/* A job's view of a leased DCI (built from the tenant zone descriptor). */
+struct kr_job_dci {
+	struct kr_devx_qp qp;
+	struct kr_devx_cq cq;
+	struct kr_lease lease;
+	bool used;
+};
+
+#define KR_JOB_MAX_DCIS 64u
+
+struct kr_mr {
+	struct kr_ctx *ctx;
+	uint32_t id; /* keeper's MR id, 0 = the heap MR itself */
+	struct kr_mr_key key;
+};
+
+/*
+ * A job's attachment. lock serialises socket calls and the DCI table; the
+ * data path on a leased DCI is the caller's (one thread per DCI).
+ */
+struct kr_ctx {
+	pthread_mutex_t lock;
+	int sock;
+	bool dead; /* the keeper went away: every call returns -ENOTCONN */
+	uint32_t seq;
+	uint32_t tenant;
+	uint32_t job;
+	uint32_t job_gen;
+	uint64_t keeper_gen;
+	const struct kr_pool_seg *seg;
+	uint64_t seg_len;
+	struct kr_zone_hdr *zone;
+	uint64_t zone_len;
+	void *heap;
+	uint64_t heap_len;
+	uint32_t heap_lkey, heap_rkey;
+	struct kr_devx_ctx *dev; /* doorbell-only device view */
+	struct kr_devx_uar *uar; /* the tenant's UAR, imported at the first DCI lease */
+	struct kr_arena *arena;
+	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
+	uint32_t nregions;
+	struct kr_job_dci dci[KR_JOB_MAX_DCIS];
+	bool observer;
+};
+
+/* pool_arena.c */
+/* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */
+int kr_arena_create(void *base, size_t len, struct kr_arena **arena);
+void kr_arena_destroy(struct kr_arena *arena);
+void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);
+void kr_arena_free(struct kr_arena *arena, void *p);
+
+/* pool_attach.c: observer attach for krctl (segment only, read-only). */
+struct kr_ctx *kr_pool_observe(const char *socket_path);
+/* ctx->lock held: true (and ctx->dead set) once the keeper's end is gone. */
+bool kr_pool_keeper_gone(struct kr_ctx *ctx);
+
+/* pool_job.c: the posting view of a leased DCI and the tenant's own DCT. */
+/*
+ * kr_pool_dci_qp() - the QP and send CQ a job posts to for a DCI lease. The
+ * QP starts empty (the keeper reset it); one thread at a time. Returns 0,
+ * -EINVAL (not a DCI lease of this ctx), -ENOTCONN.
+ */
+int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
+		   struct kr_devx_cq **cq);
+/* The address vector of the tenant's DCT at this keeper. 0 or -ENOTCONN. */
+int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av);
+/* lkey of the heap MR (covers every kr_malloc byte). */
+uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx);
+
+#endif /* KR_POOL_H */

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Attach, job side: connect to the keeper, receive the page fds, map them at
+ * the keeper's addresses, check what was mapped, open a doorbell-only view of
+ * the device and create the heap arena. No rte_eal_init, no firmware command.
+ *
+ * Mapping: every region is one hugepage, mapped MAP_SHARED|MAP_FIXED_NOREPLACE
+ * at the keeper's address, so offsets in the shared tables mean the same in
+ * both processes and WQEs can carry plain addresses. The pool segment is
+ * read-only here. One attach per process: the addresses are fixed.
+ *
+ * krctl's observer attach maps only the pool segment, read-only, anywhere
+ * (a PROT_NONE reservation with the pages placed in it).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+static pthread_mutex_t attach_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct kr_ctx *attached; /* guarded by attach_mtx */
+
+/* ---- checks of what the keeper mapped for us ---- */
+
+int kr_pool_seg_check(const struct kr_pool_seg *s, uint64_t mapped_len)
+{
+	uint64_t T, end;
+
+	if (mapped_len < sizeof(*s) || s->magic != KR_POOL_SEG_MAGIC ||
+	    s->version != KR_POOL_VERSION || s->size > mapped_len)
+		return -EPROTO;
+	T = s->ntenants;
+	if (!T || T > KR_POOL_MAX_TENANTS || s->dcis > KR_POOL_MAX_DCIS ||
+	    s->rc_spares > KR_POOL_MAX_RC || s->vqps > KR_POOL_MAX_VQPS || !s->jobs ||
+	    s->jobs > KR_POOL_MAX_JOBS)
+		return -EPROTO;
+	end = s->size;
+	if (s->tenants_off > end || T * sizeof(struct kr_pool_tenant) > end - s->tenants_off ||
+	    s->dci_off > end || T * s->dcis * sizeof(struct kr_pool_slot) > end - s->dci_off ||
+	    s->rc_off > end || T * s->rc_spares * sizeof(struct kr_pool_slot) > end - s->rc_off ||
+	    s->vqp_off > end || T * s->vqps * sizeof(struct kr_pool_slot) > end - s->vqp_off ||
+	    s->jobs_off > end || T * s->jobs * sizeof(struct kr_pool_job) > end - s->jobs_off)
+		return -EPROTO;
+	return 0;
+}
+
+int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_t tenant)
+{
+	if (mapped_len < sizeof(*z) || z->magic != KR_POOL_ZONE_MAGIC || z->tenant != tenant ||
+	    z->size > mapped_len || z->ndci > KR_POOL_MAX_DCIS || z->dci_off > z->size ||
+	    (uint64_t)z->ndci * sizeof(struct kr_zone_dci) > z->size - z->dci_off)
+		return -EPROTO;
+	return 0;
+}
+
+/* ---- mapping ---- */
+
+static void ctx_unmap(struct kr_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nregions; i++)
+		munmap((void *)(uintptr_t)ctx->region[i].va, ctx->region[i].len);
+	ctx->nregions = 0;
+}
+
+static bool region_ok(const struct kr_msg_region *r, unsigned int nfds)
+{
+	return r->fd_index < nfds && r->len == KR_POOL_PAGE && !(r->va & (KR_POOL_PAGE - 1)) &&
+	       !(r->off & (KR_POOL_PAGE - 1)) &&
+	       (r->prot == PROT_READ || r->prot == (PROT_READ | PROT_WRITE));
+}
+
+/* Map every region at its address; the mapped ones are recorded in ctx. */
+static int ctx_map_fixed(struct kr_ctx *ctx, const struct kr_msg_attach_reply *rep, const int *fds)
+{
+	for (uint32_t i = 0; i < rep->nregions; i++) {
+		const struct kr_msg_region *r = &rep->region[i];
+		void *va = (void *)(uintptr_t)r->va;
+		void *p;
+
+		p = mmap(va, r->len, (int)r->prot, MAP_SHARED | MAP_FIXED_NOREPLACE,
+			 fds[r->fd_index], (off_t)r->off);
+		if (p == MAP_FAILED) {
+			int e = errno;
+
+			KR_ERR("pool", "cannot map the keeper's page at %p: %s", va, strerror(e));
+			return e == EEXIST ? -EADDRINUSE : -e;
+		}
+		if (p != va) { /* a kernel without MAP_FIXED_NOREPLACE placed it elsewhere */
+			munmap(p, r->len);
+			return -EADDRINUSE;
+		}
+		ctx->region[ctx->nregions++] = *r;
+	}
+	return 0;
+}
+
+/* The range of role's regions: lowest va, total length, all contiguous. */
+static int reply_range(const struct kr_msg_attach_reply *rep, uint8_t role, uint64_t va,
+		       uint64_t len)
+{
+	uint64_t got = 0;
+
+	for (uint32_t i = 0; i < rep->nregions; i++) {
+		const struct kr_msg_region *r = &rep->region[i];
+
+		if (rep->region_role[i] != role)
+			continue;
+		if (r->va < va || r->va - va + r->len > len)
+			return -EPROTO;
+		got += r->len;
+	}
+	return got == len ? 0 : -EPROTO;
+}
+
+static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds, bool observer)
+{
+	if (rep->status)
+		return rep->status < 0 && rep->status > -4096 ? rep->status : -EPROTO;
+	if (rep->nfds != nfds || !nfds || rep->nregions > KR_ATTACH_MAX_REGIONS ||
+	    rep->dev_fd_index >= nfds || !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
+		return -EPROTO;
+	for (uint32_t i = 0; i < rep->nregions; i++)
+		if (!region_ok(&rep->region[i], nfds) ||
+		    rep->region[i].fd_index == rep->dev_fd_index)
+			return -EPROTO;
+	if (reply_range(rep, KR_REGION_SEG, rep->seg_va, rep->seg_len))
+		return -EPROTO;
+	if (observer)
+		return 0;
+	if (reply_range(rep, KR_REGION_ZONE, rep->zone_va, rep->zone_len) ||
+	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len)
+		return -EPROTO;
+	return 0;
+}
+
+static void close_fds(int *fds, unsigned int n, int keep)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if ((int)i != keep && fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* Connect and run the ATTACH call; on success rep and fds are filled. */
+static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
+		       struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
+{
+	struct kr_msg_attach req = {.flags = flags};
+	int rc;
+
+	ctx->sock = kr_msg_connect(path);
+	if (ctx->sock < 0)
+		return ctx->sock;
+	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), ++ctx->seq);
+	rc = kr_msg_call(ctx->sock, &req, sizeof(req), rep, sizeof(*rep), fds,
+			 KR_ATTACH_MAX_REGIONS + 1, nfds);
+	if (rc)
+		return rc == -EMSGSIZE ? -EPROTO : rc;
+	if (rep->hdr.len != sizeof(*rep)) {
+		close_fds(fds, *nfds, -1);
+		return -EPROTO;
+	}
+	rc = reply_check(rep, *nfds, flags & KR_ATTACH_F_OBSERVE);
+	if (rc)
+		close_fds(fds, *nfds, -1);
+	return rc;
+}
+
+static struct kr_ctx *ctx_new(void)
+{
+	struct kr_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx)
+		return NULL;
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->sock = -1;
+	return ctx;
+}
+
+static void ctx_free(struct kr_ctx *ctx)
+{
+	if (ctx->sock >= 0)
+		close(ctx->sock);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
+{
+	struct kr_msg_attach_reply *rep = NULL;
+	int fds[KR_ATTACH_MAX_REGIONS + 1];
+	unsigned int nfds = 0;
+	struct kr_ctx *ctx;
+	int rc;
+
+	if (opts && opts->flags) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&attach_mtx);
+	if (attached) {
+		pthread_mutex_unlock(&attach_mtx);
+		errno = EALREADY;
+		return NULL;
+	}
+	ctx = ctx_new();
+	rep = malloc(sizeof(*rep));
+	if (!ctx || !rep) {
+		rc = -ENOMEM;
+		goto err_free;
+	}
+	rc = attach_call(ctx,
+			 opts && opts->socket_path ? opts->socket_path : kr_pool_socket_default(),
+			 0, rep, fds, &nfds);
+	if (rc)
+		goto err_free;
+	rc = ctx_map_fixed(ctx, rep, fds);
+	close_fds(fds, nfds, (int)rep->dev_fd_index);
+	if (rc)
+		goto err_unmap;
+
+	ctx->seg = (const struct kr_pool_seg *)(uintptr_t)rep->seg_va;
+	ctx->seg_len = rep->seg_len;
+	ctx->zone = (struct kr_zone_hdr *)(uintptr_t)rep->zone_va;
+	ctx->zone_len = rep->zone_len;
+	ctx->heap = (void *)(uintptr_t)rep->heap_va;
+	ctx->heap_len = rep->heap_len;
+	ctx->heap_lkey = rep->heap_lkey;
+	ctx->heap_rkey = rep->heap_rkey;
+	ctx->tenant = rep->tenant;
+	ctx->job = rep->job;
+	ctx->job_gen = rep->job_gen;
+	ctx->keeper_gen = rep->keeper_gen;
+	rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
+	if (!rc &&
+	    (ctx->tenant >= ctx->seg->ntenants || ctx->job >= ctx->seg->ntenants * ctx->seg->jobs))
+		rc = -EPROTO;
+	if (!rc)
+		rc = kr_pool_zone_check(ctx->zone, ctx->zone_len, ctx->tenant);
+	if (rc)
+		goto err_unmap;
+
+	rc = kr_devx_import(rep->dev_name, fds[rep->dev_fd_index], rep->dev_is_sim, &ctx->dev);
+	if (rc)
+		goto err_unmap;
+	rep->dev_fd_index = ~0u; /* the view owns it now */
+	rc = kr_arena_create(ctx->heap, ctx->heap_len, &ctx->arena);
+	if (rc)
+		goto err_close_dev;
+
+	attached = ctx;
+	pthread_mutex_unlock(&attach_mtx);
+	free(rep);
+	return ctx;
+
+err_close_dev:
+	kr_devx_close(ctx->dev);
+err_unmap:
+	if (rep->dev_fd_index < nfds)
+		close(fds[rep->dev_fd_index]);
+	ctx_unmap(ctx);
+err_free:
+	if (ctx)
+		ctx_free(ctx);
+	free(rep);
+	pthread_mutex_unlock(&attach_mtx);
+	errno = -rc;
+	return NULL;
+}
+
+int kr_detach(struct kr_ctx *ctx)
+{
+	struct kr_msg_hdr req;
+	struct kr_msg_reply rep;
+	bool was_dead;
+
+	if (!ctx)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	was_dead = ctx->dead;
+	if (!ctx->dead && !ctx->observer) {
+		kr_msg_init(&req, KR_MSG_DETACH, sizeof(req), ++ctx->seq);
+		if (kr_msg_call(ctx->sock, &req, sizeof(req), &rep, sizeof(rep), NULL, 0, NULL))
+			was_dead = true;
+	}
+	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++) {
+		if (!ctx->dci[i].used)
+			continue;
+		kr_devx_rsc_free(ctx->dev, ctx->dci[i].qp.user_index);
+		free(ctx->dci[i].qp.sq_wrid);
+		free(ctx->dci[i].qp.sq_wqe_next);
+		ctx->dci[i].used = false;
+	}
+	kr_arena_destroy(ctx->arena);
+	if (ctx->uar)
+		kr_devx_uar_unimport(ctx->uar);
+	if (ctx->dev)
+		kr_devx_close(ctx->dev);
+	ctx_unmap(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+
+	pthread_mutex_lock(&attach_mtx);
+	if (attached == ctx)
+		attached = NULL;
+	pthread_mutex_unlock(&attach_mtx);
+	ctx_free(ctx);
+	return was_dead ? -ENOTCONN : 0;
+}
+
+/* ---- observer (krctl) ---- */
+
+/*
+ * kr_pool_observe() - map the pool segment read-only, anywhere, for
+ * inspection. NULL + errno as kr_attach(). Release with kr_detach().
+ */
+struct kr_ctx *kr_pool_observe(const char *socket_path)
+{
+	struct kr_msg_attach_reply *rep;
+	int fds[KR_ATTACH_MAX_REGIONS + 1];
+	unsigned int nfds = 0;
+	struct kr_ctx *ctx;
+	uint8_t *base;
+	int rc;
+
+	ctx = ctx_new();
+	rep = malloc(sizeof(*rep));
+	if (!ctx || !rep) {
+		rc = -ENOMEM;
+		goto err_free;
+	}
+	ctx->observer = true;
+	rc = attach_call(ctx, socket_path ? socket_path : kr_pool_socket_default(),
+			 KR_ATTACH_F_OBSERVE, rep, fds, &nfds);
+	if (rc)
+		goto err_free;
+	base =
+	    mmap(NULL, rep->seg_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
+		rc = -errno;
+		close_fds(fds, nfds, -1);
+		goto err_free;
+	}
+	ctx->region[0] = (struct kr_msg_region){.va = (uintptr_t)base, .len = rep->seg_len};
+	ctx->nregions = 1;
+	for (uint32_t i = 0; i < rep->nregions && !rc; i++) {
+		const struct kr_msg_region *r = &rep->region[i];
+
+		if (rep->region_role[i] != KR_REGION_SEG)
+			continue;
+		if (mmap(base + (r->va - rep->seg_va), r->len, PROT_READ, MAP_SHARED | MAP_FIXED,
+			 fds[r->fd_index], (off_t)r->off) == MAP_FAILED)
+			rc = -errno;
+	}
+	close_fds(fds, nfds, -1);
+	ctx->seg = (const struct kr_pool_seg *)base;
+	ctx->seg_len = rep->seg_len;
+	ctx->keeper_gen = rep->keeper_gen;
+	if (!rc)
+		rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
+	if (rc) {
+		ctx_unmap(ctx);
+		goto err_free;
+	}
+	free(rep);
+	return ctx;
+
+err_free:
+	if (ctx)
+		ctx_free(ctx);
+	free(rep);
+	errno = -rc;
+	return NULL;
+}
+
+/* ---- liveness ---- */
+
+/* True when the keeper's end of the socket is gone (one non-blocking poll). */
+bool kr_pool_keeper_gone(struct kr_ctx *ctx)
+{
+	struct pollfd p = {.fd = ctx->sock, .events = POLLIN | POLLRDHUP};
+
+	if (ctx->dead)
+		return true;
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+		ctx->dead = true;
+	return ctx->dead;
+}
+
+int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
+{
+	uint32_t n = 0;
+	bool gone;
+
+	if (!ctx || !attr)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	gone = kr_pool_keeper_gone(ctx);
+	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++)
+		n += ctx->dci[i].used;
+	attr->tenant = ctx->tenant;
+	attr->job = ctx->job;
+	attr->keeper_pid = ctx->seg ? ctx->seg->keeper_pid : 0;
+	attr->dci_leases = n;
+	attr->heap_len = ctx->heap_len;
+	pthread_mutex_unlock(&ctx->lock);
+	return gone ? -ENOTCONN : 0;
+}

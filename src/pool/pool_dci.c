@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The keeper's QPs: DCIs (each with its own send CQ, rings in the tenant's
+ * job-visible zone) and spare RC QPs (keeper zone, parked in INIT until a
+ * peer is known), their reset to RTS for release, reclaim and recovery.
+ *
+ * Reset of a DCI a job held (it may have died mid-post, left CQEs unread or
+ * put the QP in error): 2RST first (the device stops; no CQE for this QP is
+ * written after the command returns; the software rings and doorbell record
+ * are zeroed, so nothing stale runs again), then drain whatever the old
+ * holder left in the CQ, then RST->INIT->RTR->RTS. The next holder starts at
+ * sq_pi 0 and at the CQ consumer index recorded in the zone descriptor.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "kr_barrier.h"
+#include "kr_log.h"
+#include "pool.h"
+
+static void dci_conn(struct kr_devx_qp_conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->port = 1;
+	c->mtu = KR_MTU_1K;
+	c->hop_limit = 64;
+	c->ack_timeout = 12;
+	c->retry_count = 7;
+	c->rnr_retry = 7;
+	c->min_rnr_nak = 12;
+	c->log_sra_max = 4;
+	c->log_rra_max = 4;
+}
+
+static int keeper_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q,
+			    enum kr_devx_qp_type type, uint8_t *qbuf, uint8_t *cqbuf)
+{
+	struct kr_devx_cq_attr ca = {.ncqe = KR_POOL_DCI_CQE, .uar = t->uar};
+	struct kr_devx_qp_attr qa;
+	int rc;
+
+	ca.buf = cqbuf;
+	ca.buf_len = kr_devx_cq_buf_size(ca.ncqe);
+	rc = kr_devx_cq_create(k->ctx, &ca, &q->cq);
+	if (rc)
+		return rc;
+	memset(&qa, 0, sizeof(qa));
+	qa.type = type;
+	qa.pdn = t->pd.pdn;
+	qa.send_cq = &q->cq;
+	qa.uar = t->uar;
+	qa.sq_wqebb = KR_POOL_DCI_WQEBB;
+	if (type == KR_DEVX_QP_RC) {
+		qa.recv_cq = &q->cq;
+		qa.rq_wqe = KR_POOL_RC_RQ_WQE;
+		qa.max_recv_sge = 1;
+	}
+	qa.buf = qbuf;
+	qa.buf_len = kr_devx_qp_buf_size(&qa);
+	rc = kr_devx_qp_create(k->ctx, &qa, &q->qp);
+	if (rc)
+		goto err_destroy_cq;
+	q->tenant = t->idx;
+	q->built = true;
+	return 0;
+
+err_destroy_cq:
+	kr_devx_cq_destroy(&q->cq);
+	return rc;
+}
+
+/* Publish DCI i's descriptor in the tenant zone (offsets from the zone start). */
+static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
+{
+	struct kr_zone_dci *d = kr_zone_dci_at((struct kr_zone_hdr *)t->zone, i);
+	struct kr_keeper_qp *q = &t->dci[i];
+	uintptr_t base = (uintptr_t)t->zone;
+
+	d->qpn = q->qp.qpn;
+	d->user_index = q->qp.user_index;
+	d->cqn = q->cq.cqn;
+	d->uar_page = t->uar->page_id;
+	d->sq_wqebb_cnt = q->qp.sq_wqebb_cnt;
+	d->ncqe = q->cq.ncqe;
+	d->sq_off = (uintptr_t)q->qp.sq_buf - base;
+	d->dbrec_off = (uintptr_t)q->qp.dbrec - base;
+	d->cqe_off = (uintptr_t)q->cq.cqes - base;
+	d->cq_dbrec_off = (uintptr_t)q->cq.dbrec - base;
+	d->cq_ci = q->cq.cons_index;
+}
+
+/*
+ * kr_keeper_dci_build() - DCI i of tenant t, in RTS, described in the zone
+ * and marked FREE in the segment (the caller puts it in the free ring).
+ * Returns 0 or the devx error.
+ */
+int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
+{
+	struct kr_keeper_qp *q = &t->dci[i];
+	struct kr_pool_slot *s = kr_seg_dci(k->seg, t->idx, i);
+	struct kr_devx_qp_conn c;
+	int rc;
+
+	q->index = i;
+	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, t->zone + kr_pool_zone_dci_qp_off(i),
+			      t->zone + kr_pool_zone_dci_cq_off(i));
+	if (rc)
+		return rc;
+	dci_conn(&c);
+	rc = kr_devx_qp_connect(&q->qp, &c);
+	if (rc) {
+		kr_keeper_qp_destroy(q);
+		s->state = KR_SLOT_BROKEN;
+		return rc;
+	}
+	dci_describe(t, i);
+	s->qpn = q->qp.qpn;
+	s->state = KR_SLOT_FREE;
+	return 0;
+}
+
+/* kr_keeper_rc_build() - spare RC QP i, parked in INIT. 0 or the devx error. */
+int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
+{
+	struct kr_keeper_qp *q = &t->rc[i];
+	struct kr_pool_slot *s = kr_seg_rc(k->seg, t->idx, i);
+	uint64_t kz_dct = k->cfg.rc_spares
+			      ? kr_pool_kzone_size(&k->cfg) -
+				    (uint64_t)k->cfg.rc_spares * kr_pool_kzone_rc_bytes()
+			      : 0;
+	uint8_t *base = t->kzone + kz_dct + (uint64_t)i * kr_pool_kzone_rc_bytes();
+	struct kr_devx_qp_attr qa = {.type = KR_DEVX_QP_RC,
+				     .sq_wqebb = KR_POOL_DCI_WQEBB,
+				     .rq_wqe = KR_POOL_RC_RQ_WQE,
+				     .max_recv_sge = 1};
+	struct kr_devx_qp_conn c;
+	int rc;
+
+	q->index = i;
+	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_RC, base,
+			      base + ((kr_devx_qp_buf_size(&qa) + 4095) & ~(size_t)4095));
+	if (rc)
+		return rc;
+	dci_conn(&c);
+	c.access = KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC;
+	rc = kr_devx_qp_modify(&q->qp, KR_QP_RST2INIT, &c);
+	if (rc) {
+		kr_keeper_qp_destroy(q);
+		s->state = KR_SLOT_BROKEN;
+		return rc;
+	}
+	s->qpn = q->qp.qpn;
+	s->state = KR_SLOT_FREE;
+	return 0;
+}
+
+/*
+ * Skip every CQE the old holder left: the CQ consumer index continues from
+ * what the holder published in the doorbell record (24 bits) on top of the
+ * value the keeper handed out.
+ */
+static uint32_t dci_cq_drain(struct kr_devx_cq *cq, uint32_t handed_ci)
+{
+	uint32_t pub = be32toh(cq->dbrec[0]) & 0xffffff;
+	uint32_t ci = handed_ci + ((pub - handed_ci) & 0xffffff);
+	uint32_t n = 0;
+
+	/* a holder cannot have consumed more than one ring ahead of the device */
+	if (ci - handed_ci > 2 * cq->ncqe)
+		ci = handed_ci;
+	for (;;) {
+		struct mlx5_cqe64 *cqe = &cq->cqes[ci & (cq->ncqe - 1)];
+		uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+		if ((op_own >> 4) == MLX5_CQE_INVALID ||
+		    (op_own & MLX5_CQE_OWNER_MASK) != ((ci >> cq->log_ncqe) & 1))
+			break;
+		ci++;
+		if (++n > cq->ncqe)
+			break;
+	}
+	cq->cons_index = ci;
+	/* CQE reads done before the record hands the slots back to the device */
+	kr_wmb_before_dbrec();
+	cq->dbrec[0] = htobe32(ci & 0xffffff);
+	return n;
+}
+
+/*
+ * kr_keeper_dci_reset() - bring a DCI the keeper took back to RTS, empty.
+ * Returns 0, or the command error (the caller marks the slot BROKEN).
+ */
+int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
+{
+	struct kr_keeper_tenant *t = &k->tenant[q->tenant];
+	struct kr_devx_qp_conn c;
+	uint32_t left;
+	int rc;
+
+	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
+	if (rc)
+		return rc;
+	left = dci_cq_drain(&q->cq, q->cq.cons_index);
+	dci_conn(&c);
+	rc = kr_devx_qp_connect(&q->qp, &c);
+	if (rc)
+		return rc;
+	dci_describe(t, q->index);
+	k->seg->resets++;
+	KR_DBG("pool", "tenant %u DCI %u (qpn 0x%x) reset, %u CQEs drained", q->tenant, q->index,
+	       q->qp.qpn, left);
+	return 0;
+}
+
+void kr_keeper_qp_destroy(struct kr_keeper_qp *q)
+{
+	if (!q->built)
+		return;
+	kr_devx_qp_destroy(&q->qp);
+	kr_devx_cq_destroy(&q->cq);
+	q->built = false;
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Job side of everything after attach: calls to the keeper (leases, MRs),
+ * kr_malloc/kr_free, and the posting view of a leased DCI built from its
+ * descriptor in the tenant zone.
+ *
+ * A call to a keeper that went away returns -ENOTCONN (EOF or reset) or
+ * -EPIPE (write to a closed socket) and marks the context dead: every later
+ * call returns -ENOTCONN at once, nothing blocks on a dead keeper.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+/* ctx->lock held. One request/reply; a transport error kills the context. */
+static int job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep)
+{
+	int rc;
+
+	if (ctx->dead || ctx->observer)
+		return ctx->dead ? -ENOTCONN : -EPERM;
+	((struct kr_msg_hdr *)req)->seq = ++ctx->seq;
+	rc = kr_msg_call(ctx->sock, req, len, rep, sizeof(*rep), NULL, 0, NULL);
+	if (rc == -ENOTCONN || rc == -EPIPE || rc == -ECONNRESET) {
+		ctx->dead = true;
+		return rc == -EPIPE ? -EPIPE : -ENOTCONN;
+	}
+	if (rc)
+		return rc;
+	if (rep->hdr.len != sizeof(*rep))
+		return -EPROTO;
+	return rep->status;
+}
+
+/* ---- DCIs ---- */
+
+/* ctx->lock held: the posting view of DCI lease l (descriptor checked). */
+static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_job_dci *jd)
+{
+	const struct kr_zone_dci *d;
+	uint8_t *z = (uint8_t *)ctx->zone;
+	uint64_t sq_len, cq_len;
+	int rc;
+
+	if (l->index >= ctx->zone->ndci)
+		return -EPROTO;
+	d = kr_zone_dci_at(ctx->zone, l->index);
+	sq_len = (uint64_t)d->sq_wqebb_cnt * 64u;
+	cq_len = (uint64_t)d->ncqe * sizeof(struct mlx5_cqe64);
+	if (d->gen != l->gen || d->qpn != l->qpn || !d->sq_wqebb_cnt ||
+	    (d->sq_wqebb_cnt & (d->sq_wqebb_cnt - 1)) || !d->ncqe || (d->ncqe & (d->ncqe - 1)) ||
+	    d->sq_off > ctx->zone_len || sq_len > ctx->zone_len - d->sq_off ||
+	    d->dbrec_off > ctx->zone_len - 8 || d->cqe_off > ctx->zone_len ||
+	    cq_len > ctx->zone_len - d->cqe_off || d->cq_dbrec_off > ctx->zone_len - 8)
+		return -EPROTO;
+	if (!ctx->uar) {
+		rc = kr_devx_uar_import(ctx->dev, d->uar_page, &ctx->uar);
+		if (rc)
+			return rc;
+	} else if (ctx->uar->page_id != d->uar_page) {
+		return -EPROTO;
+	}
+
+	memset(jd, 0, sizeof(*jd));
+	jd->cq.ctx = ctx->dev;
+	jd->cq.cqn = d->cqn;
+	jd->cq.cqes = (struct mlx5_cqe64 *)(z + d->cqe_off);
+	jd->cq.ncqe = d->ncqe;
+	jd->cq.log_ncqe = (uint32_t)__builtin_ctz(d->ncqe);
+	jd->cq.cons_index = d->cq_ci;
+	jd->cq.dbrec = (volatile uint32_t *)(z + d->cq_dbrec_off);
+	jd->cq.uar = ctx->uar;
+
+	jd->qp.ctx = ctx->dev;
+	jd->qp.type = KR_DEVX_QP_DCI;
+	jd->qp.qpn = d->qpn;
+	jd->qp.user_index = d->user_index;
+	jd->qp.send_cq = &jd->cq;
+	jd->qp.uar = ctx->uar;
+	jd->qp.dbrec = (volatile uint32_t *)(z + d->dbrec_off);
+	jd->qp.sq_buf = z + d->sq_off;
+	jd->qp.sq_wqebb_cnt = d->sq_wqebb_cnt;
+	jd->qp.sq_wrid = calloc(d->sq_wqebb_cnt, sizeof(*jd->qp.sq_wrid));
+	jd->qp.sq_wqe_next = calloc(d->sq_wqebb_cnt, sizeof(*jd->qp.sq_wqe_next));
+	if (!jd->qp.sq_wrid || !jd->qp.sq_wqe_next) {
+		rc = -ENOMEM;
+		goto err_free;
+	}
+	rc = kr_devx_rsc_set(ctx->dev, d->user_index, KR_DEVX_RSC_QP, &jd->qp);
+	if (rc)
+		goto err_free;
+	jd->lease = *l;
+	jd->used = true;
+	return 0;
+
+err_free:
+	free(jd->qp.sq_wrid);
+	free(jd->qp.sq_wqe_next);
+	return rc;
+}
+
+static struct kr_job_dci *job_dci_find(struct kr_ctx *ctx, const struct kr_lease *l)
+{
+	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++) {
+		struct kr_job_dci *jd = &ctx->dci[i];
+
+		if (jd->used && jd->lease.index == l->index && jd->lease.gen == l->gen)
+			return jd;
+	}
+	return NULL;
+}
+
+static void job_dci_drop(struct kr_ctx *ctx, struct kr_job_dci *jd)
+{
+	kr_devx_rsc_free(ctx->dev, jd->qp.user_index);
+	free(jd->qp.sq_wrid);
+	free(jd->qp.sq_wqe_next);
+	jd->used = false;
+}
+
+int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
+{
+	struct kr_msg_lease req = {.kind = kind};
+	struct kr_msg_reply rep;
+	struct kr_job_dci *slot = NULL;
+	int rc;
+
+	if (!ctx || !lease || (kind != KR_LEASE_DCI && kind != KR_LEASE_VQP))
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (kind == KR_LEASE_DCI) {
+		for (uint32_t i = 0; i < KR_JOB_MAX_DCIS && !slot; i++)
+			if (!ctx->dci[i].used)
+				slot = &ctx->dci[i];
+		if (!slot) {
+			rc = -EMFILE;
+			goto out;
+		}
+	}
+	kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
+	rc = job_call(ctx, &req, sizeof(req), &rep);
+	if (rc)
+		goto out;
+	*lease =
+	    (struct kr_lease){.kind = kind, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
+	if (kind == KR_LEASE_DCI) {
+		rc = job_dci_view(ctx, lease, slot);
+		if (rc) {
+			/* give it back: we cannot post on it */
+			struct kr_msg_lease rel = {
+			    .kind = kind, .index = rep.index, .gen = rep.gen};
+
+			kr_msg_init(&rel.hdr, KR_MSG_RELEASE, sizeof(rel), 0);
+			job_call(ctx, &rel, sizeof(rel), &rep);
+		}
+	}
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease)
+{
+	struct kr_msg_lease req;
+	struct kr_msg_reply rep;
+	struct kr_job_dci *jd = NULL;
+	int rc;
+
+	if (!ctx || !lease || (lease->kind != KR_LEASE_DCI && lease->kind != KR_LEASE_VQP))
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (lease->kind == KR_LEASE_DCI) {
+		jd = job_dci_find(ctx, lease);
+		if (!jd) {
+			rc = -EINVAL;
+			goto out;
+		}
+		/* the view goes first: the keeper resets the QP under it */
+		job_dci_drop(ctx, jd);
+	}
+	req = (struct kr_msg_lease){.kind = lease->kind, .index = lease->index, .gen = lease->gen};
+	kr_msg_init(&req.hdr, KR_MSG_RELEASE, sizeof(req), 0);
+	rc = job_call(ctx, &req, sizeof(req), &rep);
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
+		   struct kr_devx_cq **cq)
+{
+	struct kr_job_dci *jd;
+	int rc = 0;
+
+	if (!ctx || !lease || !qp || !cq || lease->kind != KR_LEASE_DCI)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	jd = job_dci_find(ctx, lease);
+	if (!jd)
+		rc = -EINVAL;
+	else if (ctx->dead)
+		rc = -ENOTCONN;
+	else {
+		*qp = &jd->qp;
+		*cq = &jd->cq;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)
+{
+	if (!ctx || !av || !ctx->zone)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	av->dctn = ctx->zone->dctn;
+	av->dc_key = ctx->zone->dc_key;
+	memcpy(av->rgid, ctx->zone->gid, sizeof(av->rgid));
+	av->hop_limit = 64;
+	return ctx->dead ? -ENOTCONN : 0;
+}
+
+uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
+{
+	return ctx->heap_lkey;
+}
+
+/* ---- heap ---- */
+
+void *kr_malloc(struct kr_ctx *ctx, size_t len)
+{
+	if (!ctx || !len || !ctx->arena) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (__atomic_load_n(&ctx->dead, __ATOMIC_RELAXED)) {
+		errno = ENOTCONN;
+		return NULL;
+	}
+	return kr_arena_alloc(ctx->arena, len, 16);
+}
+
+void kr_free(struct kr_ctx *ctx, void *p)
+{
+	if (!ctx || !p || !ctx->arena)
+		return;
+	kr_arena_free(ctx->arena, p);
+}
+
+/* ---- memory regions ---- */
+
+struct kr_mr *kr_reg_mr(struct kr_ctx *ctx, void *addr, size_t len, uint32_t access)
+{
+	struct kr_msg_mr req;
+	struct kr_msg_reply rep;
+	uintptr_t a = (uintptr_t)addr, h;
+	struct kr_mr *mr;
+	int rc;
+
+	if (!ctx || !addr || !len || (access & ~0xfu)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	h = (uintptr_t)ctx->heap;
+	if (a < h || len > ctx->heap_len || a - h > ctx->heap_len - len) {
+		errno = EINVAL; /* the keeper can reach only this job's heap */
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	req = (struct kr_msg_mr){.addr = a, .len = len, .access = access};
+	kr_msg_init(&req.hdr, KR_MSG_REG_MR, sizeof(req), 0);
+	pthread_mutex_lock(&ctx->lock);
+	rc = job_call(ctx, &req, sizeof(req), &rep);
+	pthread_mutex_unlock(&ctx->lock);
+	if (rc) {
+		free(mr);
+		errno = -rc;
+		return NULL;
+	}
+	mr->ctx = ctx;
+	mr->id = rep.index;
+	mr->key = (struct kr_mr_key){.addr = a, .len = len, .lkey = rep.lkey, .rkey = rep.rkey};
+	return mr;
+}
+
+int kr_dereg_mr(struct kr_mr *mr)
+{
+	struct kr_msg_mr req;
+	struct kr_msg_reply rep;
+	int rc;
+
+	if (!mr)
+		return -EINVAL;
+	req = (struct kr_msg_mr){.id = mr->id};
+	kr_msg_init(&req.hdr, KR_MSG_DEREG_MR, sizeof(req), 0);
+	pthread_mutex_lock(&mr->ctx->lock);
+	rc = job_call(mr->ctx, &req, sizeof(req), &rep);
+	pthread_mutex_unlock(&mr->ctx->lock);
+	free(mr);
+	return rc;
+}
+
+int kr_mr_key(const struct kr_mr *mr, struct kr_mr_key *key)
+{
+	if (!mr || !key)
+		return -EINVAL;
+	*key = mr->key;
+	return 0;
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The keeper's life: start-up (lock the socket, EAL, device, pool segment,
+ * every tenant warm, then the socket), one event loop, and shutdown.
+ *
+ * The loop is single-threaded (the sim's engine thread, when the device is
+ * the sim, is the only other thread that matters): socket events first;
+ * background work (DCI resets, rebuilds, heap scrubs) in small budgets
+ * between them, so no attach or lease waits behind a firmware command for
+ * more than one budget; a 10 ms tick for the heartbeat, idle connections and
+ * the DCTs' receive queues.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_memzone.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+#define KR_EV_LISTEN	 0ull
+#define KR_EV_SIGNAL	 1ull
+#define KR_EV_TIMER	 2ull
+#define KR_EV_CONN	 3ull
+#define KR_TICK_NS	 10000000ll
+#define KR_REFILL_BUDGET 4u
+
+uint64_t kr_pool_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* systemd Type=notify: one datagram to $NOTIFY_SOCKET; nothing when unset. */
+static void keeper_sd_notify(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	socklen_t len;
+	int fd;
+
+	if (!path || !*path || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0'; /* abstract namespace */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		KR_WARN("pool", "sd_notify(%s): %s", state, strerror(errno));
+	close(fd);
+}
+
+static void keeper_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The device named in cfg, else the first mlx5 device, else a sim host. */
+static int keeper_open_device(struct kr_keeper *k)
+{
+	struct kr_devx_dev_info info[4];
+	const char *name = k->cfg.device;
+	int rc;
+
+	if (!*name) {
+		name = kr_devx_hw_list(info, 4) > 0 ? info[0].name : "sim:krpoold";
+		snprintf(k->cfg.device, sizeof(k->cfg.device), "%s", name);
+	}
+	rc = kr_devx_open(name, &k->ctx);
+	if (rc) {
+		KR_ERR("pool", "cannot open device %s: %s", name, strerror(-rc));
+		return rc;
+	}
+	rc = kr_devx_export(k->ctx, &k->dev_fd);
+	if (rc) {
+		KR_ERR("pool", "device %s cannot be shared with jobs: %s", name, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static int keeper_events(struct kr_keeper *k)
+{
+	struct itimerspec its = {.it_interval = {0, KR_TICK_NS}, .it_value = {0, KR_TICK_NS}};
+	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t set;
+
+	k->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (k->epoll_fd < 0)
+		return -errno;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	k->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	k->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (k->signal_fd < 0 || k->timer_fd < 0 || timerfd_settime(k->timer_fd, 0, &its, NULL))
+		return -errno;
+	ev.data.u64 = KR_EV_SIGNAL << 32;
+	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->signal_fd, &ev))
+		return -errno;
+	ev.data.u64 = KR_EV_TIMER << 32;
+	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->timer_fd, &ev))
+		return -errno;
+	return 0;
+}
+
+static uint32_t keeper_dirty_dcis(struct kr_keeper *k)
+{
+	uint32_t n = 0;
+
+	for (uint32_t t = 0; t < k->cfg.tenants; t++)
+		for (uint32_t i = 0; i < k->cfg.dcis; i++)
+			n += kr_seg_dci(k->seg, t, i)->state == KR_SLOT_DIRTY;
+	return n;
+}
+
+/* A tenant slot no job of its uid uses any more goes back to the free slots. */
+static void keeper_unbind_idle(struct kr_keeper *k)
+{
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
+		bool busy = tr->pinned || !tr->uid_plus1 || tr->jobs_attached;
+
+		for (uint32_t j = 0; !busy && j < k->cfg.jobs; j++)
+			busy = kr_seg_job(k->seg, t * k->cfg.jobs + j)->state != KR_JOB_FREE;
+		for (uint32_t i = 0; !busy && i < k->cfg.dcis; i++)
+			busy = kr_seg_dci(k->seg, t, i)->state == KR_SLOT_DIRTY;
+		if (!busy)
+			tr->uid_plus1 = 0;
+	}
+}
+
+static void keeper_tick(struct kr_keeper *k)
+{
+	uint64_t ticks;
+
+	if (read(k->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		KR_ERR_RATELIMITED("pool", "timerfd: %s", strerror(errno));
+	k->seg->heartbeat_ns = kr_pool_now_ns();
+	kr_keeper_conn_expire(k);
+	for (uint32_t t = 0; t < k->cfg.tenants; t++)
+		kr_keeper_tenant_poll_dct(k, &k->tenant[t]);
+	keeper_unbind_idle(k);
+}
+
+static void keeper_loop(struct kr_keeper *k)
+{
+	struct epoll_event ev[64];
+	int work = 0;
+
+	while (!k->stop) {
+		int n = epoll_wait(k->epoll_fd, ev, 64, work ? 0 : 100);
+
+		if (n < 0 && errno != EINTR) {
+			KR_ERR("pool", "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t kind = ev[i].data.u64 >> 32;
+			uint32_t slot = (uint32_t)ev[i].data.u64;
+
+			if (kind == KR_EV_LISTEN) {
+				kr_keeper_accept(k);
+			} else if (kind == KR_EV_SIGNAL) {
+				struct signalfd_siginfo si;
+
+				if (read(k->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+					KR_INFO("pool", "signal %u: stopping", si.ssi_signo);
+					k->stop = 1;
+				}
+			} else if (kind == KR_EV_TIMER) {
+				keeper_tick(k);
+			} else if (k->conn[slot]) {
+				kr_keeper_conn_serve(k, slot);
+			}
+		}
+		work = kr_keeper_refill(k, KR_REFILL_BUDGET);
+		if (k->reclaim_t0 && !keeper_dirty_dcis(k)) {
+			k->seg->last_reclaim_ns = kr_pool_now_ns() - k->reclaim_t0;
+			k->reclaim_t0 = 0;
+		}
+	}
+}
+
+static void keeper_shutdown(struct kr_keeper *k)
+{
+	kr_keeper_unlisten(k);
+	if (k->tenant) {
+		for (uint32_t t = 0; t < k->cfg.tenants; t++)
+			kr_keeper_tenant_destroy(k, &k->tenant[t]);
+		free(k->tenant);
+	}
+	if (k->ctx)
+		kr_devx_close(k->ctx);
+	if (k->seg_mz)
+		rte_memzone_free(k->seg_mz);
+	kr_keeper_eal_stop(k);
+	if (k->timer_fd >= 0)
+		close(k->timer_fd);
+	if (k->signal_fd >= 0)
+		close(k->signal_fd);
+	if (k->epoll_fd >= 0)
+		close(k->epoll_fd);
+	free(k->conn);
+}
+
+int kr_keeper_run(const struct kr_pool_cfg *cfg)
+{
+	struct kr_keeper *k;
+	uint64_t t0 = kr_pool_now_ns();
+	sigset_t set;
+	int rc;
+
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->cfg = *cfg;
+	k->listen_fd = k->lock_fd = k->epoll_fd = k->signal_fd = k->timer_fd = k->dev_fd = -1;
+	keeper_raise_nofile();
+	/* before any thread exists, so the EAL's and the sim's threads inherit it */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = kr_keeper_lock(k);
+	if (rc)
+		goto out;
+	rc = kr_keeper_eal_start(k);
+	if (rc)
+		goto out;
+	rc = keeper_open_device(k);
+	if (rc)
+		goto out;
+	rc = kr_keeper_seg_init(k);
+	if (rc)
+		goto out;
+	k->seg->keeper_pid = getpid();
+	k->seg->start_ns = kr_pool_now_ns();
+	if (getrandom(&k->seg->keeper_gen, sizeof(k->seg->keeper_gen), 0) < 0)
+		k->seg->keeper_gen = k->seg->start_ns;
+	k->tenant = calloc(k->cfg.tenants, sizeof(*k->tenant));
+	k->conn = calloc(KR_POOL_MAX_CONNS, sizeof(*k->conn));
+	if (!k->tenant || !k->conn) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		k->tenant[t].idx = t;
+		rc = kr_keeper_tenant_build(k, &k->tenant[t]);
+		if (rc) {
+			KR_ERR("pool", "tenant %u: %s", t, strerror(-rc));
+			goto out;
+		}
+	}
+	rc = keeper_events(k);
+	if (!rc)
+		rc = kr_keeper_listen(k);
+	if (rc)
+		goto out;
+	k->seg->heartbeat_ns = kr_pool_now_ns();
+	KR_INFO("pool", "ready on %s: device %s, %u tenants x (%u DCIs, %u RC, %u jobs), %.1f ms",
+		k->cfg.socket, k->ctx->name, k->cfg.tenants, k->cfg.dcis, k->cfg.rc_spares,
+		k->cfg.jobs, (double)(kr_pool_now_ns() - t0) / 1e6);
+	keeper_sd_notify("READY=1");
+	if (k->cfg.ready_fd >= 0) {
+		if (write(k->cfg.ready_fd, "R", 1) != 1)
+			KR_WARN("pool", "cannot report readiness: %s", strerror(errno));
+		close(k->cfg.ready_fd);
+		k->cfg.ready_fd = -1;
+	}
+	keeper_loop(k);
+	keeper_sd_notify("STOPPING=1");
+out:
+	keeper_shutdown(k);
+	free(k);
+	return rc;
+}

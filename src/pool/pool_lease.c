@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Leases, keeper side: grant from a tenant's free ring, release, reclaim
+ * from a job that detached or died, and the background work that puts
+ * things back (reset DIRTY QPs, rebuild BROKEN ones, scrub heaps).
+ *
+ * A lease is recorded in its slot of the pool segment: owner job, owner pid
+ * (SO_PEERCRED) and a generation bumped at every grant. A release must name
+ * the generation it was granted with, so a stale or forged release of a slot
+ * someone else holds now is refused.
+ *
+ * Nothing here runs a firmware command on the grant path: DCIs in the free
+ * ring are already in RTS. Resets happen in kr_keeper_refill(), between
+ * socket events.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+struct lease_kind {
+	uint32_t count;
+	uint64_t ring_off;
+};
+
+static bool lease_kind_of(struct kr_keeper *k, uint32_t tenant, uint32_t kind,
+			  struct lease_kind *lk)
+{
+	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, tenant);
+
+	switch (kind) {
+	case KR_SLOT_DCI:
+		*lk = (struct lease_kind){k->cfg.dcis, tr->dci_ring_off};
+		return true;
+	case KR_SLOT_VQP:
+		*lk = (struct lease_kind){k->cfg.vqps, tr->vqp_ring_off};
+		return lk->count > 0;
+	default:
+		return false;
+	}
+}
+
+static struct kr_pool_slot *lease_slot(struct kr_keeper *k, uint32_t tenant, uint32_t kind,
+				       uint32_t index)
+{
+	return kind == KR_SLOT_DCI ? kr_seg_dci(k->seg, tenant, index)
+				   : kr_seg_vqp(k->seg, tenant, index);
+}
+
+/*
+ * kr_keeper_lease_grant() - lease one object of kind to the job on c.
+ * Returns 0 (rep filled), -EINVAL (unknown kind), -ENOSPC (none free),
+ * -EMFILE (the job holds KR_JOB_MAX_DCIS DCIs already), -EPERM (not attached).
+ */
+int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
+			  struct kr_msg_reply *rep)
+{
+	struct kr_pool_job *job;
+	struct kr_pool_slot *s;
+	struct lease_kind lk;
+	uint32_t idx;
+
+	if (!c->job_plus1)
+		return -EPERM;
+	job = kr_seg_job(k->seg, c->job_plus1 - 1);
+	if (!lease_kind_of(k, job->tenant, kind, &lk))
+		return -EINVAL;
+	if (kind == KR_SLOT_DCI && job->dci_leases >= KR_JOB_MAX_DCIS)
+		return -EMFILE;
+	if (kr_keeper_ring_get(k, lk.ring_off, &idx))
+		return -ENOSPC;
+	if (idx >= lk.count) {
+		KR_ERR("pool", "tenant %u: free ring returned slot %u of %u", job->tenant, idx,
+		       lk.count);
+		return -EIO;
+	}
+	s = lease_slot(k, job->tenant, kind, idx);
+	s->gen++;
+	s->owner_job = c->job_plus1;
+	s->owner_pid = c->pid;
+	s->state = KR_SLOT_LEASED;
+	if (kind == KR_SLOT_DCI) {
+		struct kr_zone_hdr *z = (struct kr_zone_hdr *)k->tenant[job->tenant].zone;
+
+		kr_zone_dci_at(z, idx)->gen = s->gen;
+		job->dci_leases++;
+	} else {
+		job->vqp_leases++;
+	}
+	rep->index = idx;
+	rep->gen = s->gen;
+	rep->qpn = s->qpn;
+	return 0;
+}
+
+/* The slot is taken from its holder: DCIs to DIRTY (reset later), vQPs free now. */
+static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off)
+{
+	s->owner_job = 0;
+	s->owner_pid = 0;
+	if (s->kind == KR_SLOT_VQP) {
+		s->state = KR_SLOT_FREE;
+		kr_keeper_ring_put(k, ring_off, s->index);
+	} else {
+		s->state = KR_SLOT_DIRTY;
+	}
+}
+
+/*
+ * kr_keeper_lease_release() - the job on c gives back slot index of kind.
+ * Returns 0, -EINVAL (unknown kind or index, not this job's, stale gen),
+ * -EPERM (not attached).
+ */
+int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
+			    uint32_t index, uint32_t gen)
+{
+	struct kr_pool_job *job;
+	struct kr_pool_slot *s;
+	struct lease_kind lk;
+
+	if (!c->job_plus1)
+		return -EPERM;
+	job = kr_seg_job(k->seg, c->job_plus1 - 1);
+	if (!lease_kind_of(k, job->tenant, kind, &lk) || index >= lk.count)
+		return -EINVAL;
+	s = lease_slot(k, job->tenant, kind, index);
+	if (s->state != KR_SLOT_LEASED || s->owner_job != c->job_plus1 || s->gen != gen)
+		return -EINVAL;
+	if (kind == KR_SLOT_DCI)
+		job->dci_leases--;
+	else
+		job->vqp_leases--;
+	lease_take_back(k, s, lk.ring_off);
+	return 0;
+}
+
+/*
+ * kr_keeper_lease_reclaim() - take back every lease job j holds. Returns how
+ * many. DCIs go DIRTY: kr_keeper_refill() resets them.
+ */
+uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
+{
+	struct kr_pool_job *job = kr_seg_job(k->seg, j);
+	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, job->tenant);
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < k->cfg.dcis; i++) {
+		struct kr_pool_slot *s = kr_seg_dci(k->seg, job->tenant, i);
+
+		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
+			lease_take_back(k, s, tr->dci_ring_off);
+			n++;
+		}
+	}
+	for (uint32_t i = 0; i < k->cfg.vqps; i++) {
+		struct kr_pool_slot *s = kr_seg_vqp(k->seg, job->tenant, i);
+
+		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
+			lease_take_back(k, s, tr->vqp_ring_off);
+			n++;
+		}
+	}
+	job->dci_leases = 0;
+	job->vqp_leases = 0;
+	k->seg->reclaims += n;
+	return n;
+}
+
+/* Reset or rebuild one DCI that is DIRTY or BROKEN; FREE it on success. */
+static int refill_dci(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
+{
+	struct kr_pool_slot *s = kr_seg_dci(k->seg, t->idx, i);
+	struct kr_keeper_qp *q = &t->dci[i];
+	int rc;
+
+	if (s->state == KR_SLOT_DIRTY && q->built) {
+		rc = kr_keeper_dci_reset(k, q);
+		if (!rc) {
+			s->resets++;
+			s->state = KR_SLOT_FREE;
+			return kr_keeper_ring_put(k, kr_seg_tenant(k->seg, t->idx)->dci_ring_off,
+						  i);
+		}
+		KR_WARN("pool", "tenant %u DCI %u: reset failed (%s); rebuilding", t->idx, i,
+			strerror(-rc));
+	}
+	/* BROKEN, or a failed reset: build it again from scratch */
+	kr_keeper_qp_destroy(q);
+	rc = kr_keeper_dci_build(k, t, i);
+	if (rc) {
+		s->state = KR_SLOT_BROKEN;
+		return rc;
+	}
+	s->resets++;
+	return kr_keeper_ring_put(k, kr_seg_tenant(k->seg, t->idx)->dci_ring_off, i);
+}
+
+/*
+ * kr_keeper_refill() - up to budget units of background work: reset DIRTY
+ * DCIs, rebuild BROKEN ones (one per call while the tenant has low_water free
+ * DCIs or more, so a failing device does not starve the socket; every one the
+ * budget allows when it has fewer), scrub the heaps of jobs that left.
+ * Returns > 0 when resets or scrubs are left, 0 when none.
+ */
+int kr_keeper_refill(struct kr_keeper *k, uint32_t budget)
+{
+	bool rebuilt = false;
+	int left = 0;
+
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_keeper_tenant *kt = &k->tenant[t];
+		bool starved =
+		    kr_pool_seg_ring_count(k->seg, kr_seg_tenant(k->seg, t)->dci_ring_off) <
+		    k->cfg.low_water;
+
+		for (uint32_t i = 0; i < k->cfg.dcis; i++) {
+			struct kr_pool_slot *s = kr_seg_dci(k->seg, t, i);
+
+			if (s->state != KR_SLOT_DIRTY && s->state != KR_SLOT_BROKEN)
+				continue;
+			if (!budget || (s->state == KR_SLOT_BROKEN && rebuilt && !starved)) {
+				left += s->state == KR_SLOT_DIRTY;
+				continue;
+			}
+			rebuilt |= s->state == KR_SLOT_BROKEN;
+			refill_dci(k, kt, i);
+			budget--;
+		}
+	}
+	for (uint32_t j = 0; j < k->cfg.tenants * k->cfg.jobs; j++) {
+		struct kr_pool_job *job = kr_seg_job(k->seg, j);
+		uint32_t t = j / k->cfg.jobs;
+
+		if (job->state != KR_JOB_DIRTY)
+			continue;
+		if (!budget) {
+			left++;
+			continue;
+		}
+		budget--;
+		if (kr_keeper_heap_scrub(k, &k->tenant[t], j % k->cfg.jobs))
+			continue; /* stays DIRTY, out of the pool; retried next time */
+		job->pid = 0;
+		job->uid = 0;
+		job->mrs = 0;
+		job->attach_ns = 0;
+		kr_keeper_ring_put(k, kr_seg_tenant(k->seg, t)->job_ring_off, j);
+	}
+	return left;
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hugepage memory of the keeper: the DPDK EAL (primary, no PCI, no shared
+ * config: jobs never run rte_eal_init, they map pages from fds), memzones,
+ * and the per-page fds a job is sent to map a range at the keeper's address.
+ *
+ * EAL arguments and why:
+ *   --file-prefix krp<hash of the socket path>  keepers on other sockets coexist
+ *   --no-shconf --huge-unlink   no files left behind by a killed keeper; the
+ *                               page fds stay valid for passing (not --in-memory:
+ *                               it would still work, but keeps no hugetlbfs files
+ *                               we can name in errors)
+ *   one file per page (no --single-file-segments): a job receives the fds of
+ *                               exactly the pages it may map, not the whole heap
+ *   --base-virtaddr             an address range free in ASan and non-ASan
+ *                               processes alike, so any job can map there
+ *   --socket-limit              the --hugepages budget
+ *   -l 0 --no-telemetry         one lcore, no extra sockets; the keeper's threads
+ *                               get their CPU affinity back after init
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+#include <rte_memory.h>
+#include <rte_memzone.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * kr_keeper_eal_start() - rte_eal_init() as a primary with the arguments
+ * above. Returns 0, -ENOMEM (no hugepages: the message says how to get
+ * some), -EALREADY (EAL already up in this process), or -EIO.
+ */
+int kr_keeper_eal_start(struct kr_keeper *k)
+{
+	char base[32], limit[32], loglvl[40];
+	char *argv[16];
+	cpu_set_t cpus;
+	bool have_cpus;
+	int argc = 0, rc;
+
+	snprintf(k->eal_prefix, sizeof(k->eal_prefix), "krp%08x", fnv1a(k->cfg.socket));
+	snprintf(base, sizeof(base), "--base-virtaddr=0x%llx", (unsigned long long)k->cfg.base_va);
+	snprintf(limit, sizeof(limit), "--socket-limit=%u", k->cfg.hugepages_mb);
+	snprintf(loglvl, sizeof(loglvl), "--log-level=%s", k->cfg.verbose ? "*:info" : "*:error");
+	argv[argc++] = "krpoold";
+	argv[argc++] = "-l";
+	argv[argc++] = "0";
+	argv[argc++] = "--no-pci";
+	argv[argc++] = "--no-shconf";
+	argv[argc++] = "--huge-unlink";
+	argv[argc++] = "--no-telemetry";
+	argv[argc++] = "--file-prefix";
+	argv[argc++] = k->eal_prefix;
+	argv[argc++] = base;
+	argv[argc++] = limit;
+	argv[argc++] = loglvl;
+	argv[argc] = NULL;
+
+	have_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		int e = rte_errno;
+
+		if (e == EALREADY)
+			return -EALREADY;
+		KR_ERR("pool", "rte_eal_init failed: %s", rte_strerror(e));
+		return -EIO;
+	}
+	k->eal_up = true;
+	if (have_cpus)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	return 0;
+}
+
+void kr_keeper_eal_stop(struct kr_keeper *k)
+{
+	char dir[128];
+
+	if (!k->eal_up)
+		return;
+	rte_eal_cleanup();
+	k->eal_up = false;
+	/* --no-shconf still creates an empty runtime directory */
+	snprintf(dir, sizeof(dir), "/var/run/dpdk/%s", k->eal_prefix);
+	rmdir(dir);
+}
+
+/*
+ * kr_keeper_zone_reserve() - a memzone of whole 2 MB pages, 2 MB aligned,
+ * zeroed. NULL with errno ENOMEM (no hugepages left in the budget), EEXIST
+ * (name taken), EINVAL.
+ */
+const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len)
+{
+	const struct rte_memzone *mz;
+
+	len = kr_pool_pages_len(len);
+	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, RTE_MEMZONE_2MB, KR_POOL_PAGE);
+	if (!mz) {
+		errno = rte_errno == ENOSPC ? ENOMEM : rte_errno;
+		KR_ERR("pool",
+		       "memzone %s (%llu MB of 2 MB hugepages): %s; free hugepages: "
+		       "echo N > /proc/sys/vm/nr_hugepages",
+		       name, (unsigned long long)(len >> 20), rte_strerror(rte_errno));
+		return NULL;
+	}
+	memset(mz->addr, 0, mz->len);
+	return mz;
+}
+
+int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t role,
+			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
+{
+	const uint8_t *p = addr;
+
+	if (((uintptr_t)addr | len) & (KR_POOL_PAGE - 1))
+		return -EINVAL;
+	for (uint64_t off = 0; off < len; off += KR_POOL_PAGE) {
+		struct rte_memseg *ms = rte_mem_virt2memseg(p + off, NULL);
+		struct kr_msg_region *r;
+		size_t fd_off = 0;
+		int fd;
+
+		if (!ms)
+			return -ENOENT;
+		fd = rte_memseg_get_fd_thread_unsafe(ms);
+		if (fd < 0 || rte_memseg_get_fd_offset_thread_unsafe(ms, &fd_off))
+			return -ENOENT;
+		if (rep->nregions >= KR_ATTACH_MAX_REGIONS || *nfds >= KR_ATTACH_MAX_REGIONS + 1)
+			return -E2BIG;
+		r = &rep->region[rep->nregions];
+		r->va = (uintptr_t)(p + off);
+		r->len = KR_POOL_PAGE;
+		/* the page may start inside its memseg when memsegs are bigger */
+		r->off = fd_off + (uint64_t)((uintptr_t)(p + off) - (uintptr_t)ms->addr);
+		r->fd_index = *nfds;
+		r->prot = prot;
+		rep->region_role[rep->nregions] = role;
+		fds[(*nfds)++] = fd;
+		rep->nregions++;
+	}
+	return 0;
+}

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The keeper's UNIX socket: one keeper per socket (a lock file next to it),
+ * accept, peer identity from SO_PEERCRED (never from what the peer says),
+ * requests and replies, and the end of a connection: a job that closes its
+ * socket without a detach died, and everything it held is taken back.
+ *
+ * Every request is checked before it touches anything: size exact for its
+ * type, known type, flags, and for leases/MRs that the connection owns what
+ * it names. A malformed message gets an error reply and the connection is
+ * closed (an attached job is then reclaimed as if it had died).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+#define KR_EV_CONN 3ull
+
+_Static_assert((int)KR_MR_LOCAL_WRITE == (int)KR_ACCESS_LOCAL_WRITE &&
+		   (int)KR_MR_REMOTE_WRITE == (int)KR_ACCESS_REMOTE_WRITE &&
+		   (int)KR_MR_REMOTE_READ == (int)KR_ACCESS_REMOTE_READ &&
+		   (int)KR_MR_REMOTE_ATOMIC == (int)KR_ACCESS_REMOTE_ATOMIC,
+	       "public access bits are the devx ones");
+
+/*
+ * kr_keeper_lock() - take <socket>.lock (flock, held for the keeper's life)
+ * and make sure no keeper answers on the socket. Returns 0, -EADDRINUSE
+ * (another keeper: logged with its pid), -errno (directory, lock file).
+ */
+int kr_keeper_lock(struct kr_keeper *k)
+{
+	char lock[sizeof(k->cfg.socket) + 8], dir[sizeof(k->cfg.socket)], pid[32];
+	int fd, other;
+
+	snprintf(dir, sizeof(dir), "%s", k->cfg.socket);
+	if (mkdir(dirname(dir), 0755) && errno != EEXIST) {
+		KR_ERR("pool", "cannot create the socket directory for %s: %s", k->cfg.socket,
+		       strerror(errno));
+		return -errno;
+	}
+	snprintf(lock, sizeof(lock), "%s.lock", k->cfg.socket);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		KR_ERR("pool", "%s: %s", lock, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+
+		pid[n > 0 ? n : 0] = '\0';
+		KR_ERR("pool", "another keeper (pid %s) is serving %s; refusing to start",
+		       n > 0 ? strtok(pid, "\n") : "?", k->cfg.socket);
+		close(fd);
+		return -EADDRINUSE;
+	}
+	/* a keeper without our lock file (older build, other prefix) still answering? */
+	other = kr_msg_connect(k->cfg.socket);
+	if (other >= 0) {
+		close(other);
+		KR_ERR("pool", "a keeper is answering on %s; refusing to start", k->cfg.socket);
+		close(fd);
+		return -EADDRINUSE;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0)
+		KR_WARN("pool", "%s: cannot record our pid", lock);
+	k->lock_fd = fd;
+	return 0;
+}
+
+/*
+ * kr_keeper_listen() - bind the socket (a stale one from a dead keeper is
+ * replaced: we hold the lock), mode 0666 (tenants are told apart by uid).
+ * Returns 0 or -errno.
+ */
+int kr_keeper_listen(struct kr_keeper *k)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
+	int fd, rc;
+
+	memcpy(sa.sun_path, k->cfg.socket, strlen(k->cfg.socket) + 1);
+	unlink(k->cfg.socket);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(k->cfg.socket, 0666) ||
+	    listen(fd, SOMAXCONN)) {
+		rc = -errno;
+		KR_ERR("pool", "%s: %s", k->cfg.socket, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	k->listen_fd = fd;
+	return 0;
+}
+
+void kr_keeper_unlisten(struct kr_keeper *k)
+{
+	char lock[sizeof(k->cfg.socket) + 8];
+
+	for (uint32_t i = 0; k->conn && i < KR_POOL_MAX_CONNS; i++)
+		if (k->conn[i])
+			kr_keeper_conn_close(k, i, false);
+	if (k->listen_fd >= 0) {
+		close(k->listen_fd);
+		unlink(k->cfg.socket);
+		k->listen_fd = -1;
+	}
+	if (k->lock_fd >= 0) {
+		snprintf(lock, sizeof(lock), "%s.lock", k->cfg.socket);
+		unlink(lock);
+		close(k->lock_fd);
+		k->lock_fd = -1;
+	}
+}
+
+void kr_keeper_accept(struct kr_keeper *k)
+{
+	for (;;) {
+		struct kr_keeper_conn *c;
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP};
+		uint32_t slot;
+		int fd;
+
+		fd = accept4(k->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				KR_ERR_RATELIMITED("pool", "accept: %s", strerror(errno));
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0) {
+			KR_WARN("pool", "connection without peer credentials; closed");
+			close(fd);
+			continue;
+		}
+		for (slot = 0; slot < KR_POOL_MAX_CONNS && k->conn[slot]; slot++)
+			;
+		c = slot < KR_POOL_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+		if (!c) {
+			KR_ERR_RATELIMITED("pool", "too many connections (%u); refusing pid %d",
+					   k->nconn, (int)cred.pid);
+			k->seg->refused++;
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+		c->accept_ns = kr_pool_now_ns();
+		ev.data.u64 = (KR_EV_CONN << 32) | slot;
+		if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		k->conn[slot] = c;
+		k->nconn++;
+	}
+}
+
+/* ---- requests ---- */
+
+static void reply_init(struct kr_msg_reply *rep, const struct kr_msg_hdr *req, int status)
+{
+	memset(rep, 0, sizeof(*rep));
+	kr_msg_init(&rep->hdr, KR_MSG_REPLY | req->type, sizeof(*rep), req->seq);
+	rep->status = status;
+}
+
+static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
+			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
+{
+	const struct kr_pool_seg *s = k->seg;
+	int rc;
+
+	fds[(*nfds)++] = k->dev_fd;
+	rep->dev_fd_index = 0;
+	rep->dev_is_sim = k->ctx->is_sim;
+	snprintf(rep->dev_name, sizeof(rep->dev_name), "%s", k->ctx->name);
+	rep->keeper_gen = s->keeper_gen;
+	rep->seg_va = (uintptr_t)s;
+	rep->seg_len = kr_pool_pages_len(s->size);
+	rc = kr_keeper_mem_regions(s, rep->seg_len, 1 /* PROT_READ */, KR_REGION_SEG, rep, fds,
+				   nfds);
+	if (rc || c->observer)
+		return rc;
+	{
+		struct kr_pool_job *job = kr_seg_job(s, c->job_plus1 - 1);
+		struct kr_keeper_tenant *t = &k->tenant[job->tenant];
+		struct kr_keeper_heap *h = &t->heap[(c->job_plus1 - 1) % k->cfg.jobs];
+
+		rep->tenant = job->tenant;
+		rep->job = c->job_plus1 - 1;
+		rep->job_gen = job->gen;
+		rep->zone_va = (uintptr_t)t->zone;
+		rep->zone_len = t->zone_len;
+		rep->heap_va = (uintptr_t)h->addr;
+		rep->heap_len = h->len;
+		rep->heap_lkey = h->mr.lkey;
+		rep->heap_rkey = h->mr.rkey;
+		rc = kr_keeper_mem_regions(t->zone, t->zone_len, 3, KR_REGION_ZONE, rep, fds, nfds);
+		if (!rc)
+			rc = kr_keeper_mem_regions(h->addr, h->len, 3, KR_REGION_HEAP, rep, fds,
+						   nfds);
+	}
+	return rc;
+}
+
+/* Bind the connection to a job slot of its uid's tenant. 0, -ENOSPC. */
+static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c)
+{
+	struct kr_pool_tenant *tr;
+	struct kr_pool_job *job;
+	uint32_t j;
+	int t;
+
+	t = kr_keeper_tenant_of_uid(k, c->uid);
+	if (t < 0)
+		return t;
+	tr = kr_seg_tenant(k->seg, (uint32_t)t);
+	if (kr_keeper_ring_get(k, tr->job_ring_off, &j))
+		return -ENOSPC;
+	job = kr_seg_job(k->seg, j);
+	job->gen++;
+	job->pid = c->pid;
+	job->uid = c->uid;
+	job->dci_leases = 0;
+	job->vqp_leases = 0;
+	job->mrs = 0;
+	job->attach_ns = kr_pool_now_ns();
+	job->state = KR_JOB_ATTACHED;
+	tr->jobs_attached++;
+	c->job_plus1 = j + 1;
+	return 0;
+}
+
+static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died)
+{
+	struct kr_pool_job *job = kr_seg_job(k->seg, c->job_plus1 - 1);
+	uint32_t n;
+
+	for (uint32_t i = 0; i < KR_POOL_MAX_JOB_MRS; i++)
+		if (c->mrs[i].used) {
+			kr_devx_mr_dereg(&c->mrs[i].mr);
+			c->mrs[i].used = false;
+		}
+	n = kr_keeper_lease_reclaim(k, c->job_plus1 - 1);
+	if (n && !k->reclaim_t0)
+		k->reclaim_t0 = kr_pool_now_ns();
+	job->state = KR_JOB_DIRTY;
+	kr_seg_tenant(k->seg, job->tenant)->jobs_attached--;
+	if (died) {
+		k->seg->deaths++;
+		KR_INFO("pool", "job %u (pid %d) died holding %u leases; reclaimed",
+			c->job_plus1 - 1, (int)c->pid, n);
+	} else {
+		k->seg->detaches++;
+	}
+	c->job_plus1 = 0;
+}
+
+static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg_attach *req)
+{
+	struct kr_keeper_conn *c = k->conn[slot];
+	struct kr_msg_attach_reply *rep;
+	int fds[KR_ATTACH_MAX_REGIONS + 1];
+	unsigned int nfds = 0;
+	int rc = 0;
+
+	rep = calloc(1, sizeof(*rep));
+	if (!rep) {
+		kr_keeper_conn_close(k, slot, false);
+		return;
+	}
+	if (c->job_plus1 || c->observer)
+		rc = -EALREADY;
+	else if (req->flags & ~(uint32_t)KR_ATTACH_F_OBSERVE || req->rsvd)
+		rc = -EINVAL;
+	else if (req->flags & KR_ATTACH_F_OBSERVE)
+		c->observer = true;
+	else
+		rc = attach_job(k, c);
+	if (!rc)
+		rc = attach_regions(k, c, rep, fds, &nfds);
+	if (rc) {
+		if (c->job_plus1)
+			release_job(k, c, false);
+		c->observer = false;
+		nfds = 0;
+		memset(rep, 0, sizeof(*rep));
+		k->seg->refused++;
+	} else if (!c->observer) {
+		k->seg->attaches++;
+	}
+	kr_msg_init(&rep->hdr, KR_MSG_REPLY | KR_MSG_ATTACH, sizeof(*rep), req->hdr.seq);
+	rep->status = rc;
+	rep->nfds = nfds;
+	rc = kr_msg_send(c->fd, rep, sizeof(*rep), fds, nfds);
+	if (rc && c->job_plus1)
+		release_job(k, c, true);
+	free(rep);
+}
+
+static int serve_reg_mr(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_msg_mr *req,
+			struct kr_msg_reply *rep)
+{
+	struct kr_pool_job *job;
+	struct kr_keeper_tenant *t;
+	struct kr_keeper_heap *h;
+	uint32_t i;
+	int rc;
+
+	if (!c->job_plus1)
+		return -EPERM;
+	job = kr_seg_job(k->seg, c->job_plus1 - 1);
+	t = &k->tenant[job->tenant];
+	h = &t->heap[(c->job_plus1 - 1) % k->cfg.jobs];
+	if (!req->len || req->addr < (uintptr_t)h->addr || req->len > h->len ||
+	    req->addr - (uintptr_t)h->addr > h->len - req->len || (req->access & ~0xfu) || req->id)
+		return -EINVAL;
+	for (i = 0; i < KR_POOL_MAX_JOB_MRS && c->mrs[i].used; i++)
+		;
+	if (i == KR_POOL_MAX_JOB_MRS)
+		return -ENOSPC;
+	rc = kr_devx_mr_reg(k->ctx, &t->pd, (void *)(uintptr_t)req->addr, req->len, req->access,
+			    &c->mrs[i].mr);
+	if (rc)
+		return rc;
+	c->mrs[i].used = true;
+	job->mrs++;
+	rep->index = i + 1;
+	rep->lkey = c->mrs[i].mr.lkey;
+	rep->rkey = c->mrs[i].mr.rkey;
+	return 0;
+}
+
+static int serve_dereg_mr(struct kr_keeper *k, struct kr_keeper_conn *c,
+			  const struct kr_msg_mr *req)
+{
+	struct kr_keeper_mr *m;
+	int rc;
+
+	if (!c->job_plus1)
+		return -EPERM;
+	if (!req->id || req->id > KR_POOL_MAX_JOB_MRS || !c->mrs[req->id - 1].used)
+		return -EINVAL;
+	m = &c->mrs[req->id - 1];
+	rc = kr_devx_mr_dereg(&m->mr);
+	if (rc)
+		return rc;
+	m->used = false;
+	kr_seg_job(k->seg, c->job_plus1 - 1)->mrs--;
+	return 0;
+}
+
+/* Expected size of each request type; 0 = not a request. */
+static size_t req_size(uint16_t type)
+{
+	switch (type) {
+	case KR_MSG_ATTACH:
+		return sizeof(struct kr_msg_attach);
+	case KR_MSG_DETACH:
+		return sizeof(struct kr_msg_hdr);
+	case KR_MSG_LEASE:
+	case KR_MSG_RELEASE:
+		return sizeof(struct kr_msg_lease);
+	case KR_MSG_REG_MR:
+	case KR_MSG_DEREG_MR:
+		return sizeof(struct kr_msg_mr);
+	default:
+		return 0;
+	}
+}
+
+void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
+{
+	struct kr_keeper_conn *c = k->conn[slot];
+	union {
+		struct kr_msg_hdr hdr;
+		struct kr_msg_attach attach;
+		struct kr_msg_lease lease;
+		struct kr_msg_mr mr;
+		uint8_t raw[256];
+	} req;
+	struct kr_msg_reply rep;
+	bool fatal = false;
+	ssize_t n;
+	int rc;
+
+	n = kr_msg_recv(c->fd, &req, sizeof(req), NULL, 0, NULL);
+	if (n == -EAGAIN)
+		return;
+	if (n == -ENOTCONN || n == -ECONNRESET || n == -EPIPE) {
+		kr_keeper_conn_close(k, slot, c->job_plus1 != 0);
+		return;
+	}
+	if (n < 0 || (size_t)n != req_size(req.hdr.type)) {
+		/* a reply to what we could parse, then the connection goes */
+		struct kr_msg_hdr h = {0};
+
+		if (n >= (ssize_t)sizeof(h))
+			h = req.hdr;
+		KR_WARN("pool", "pid %d: malformed request (%s, type %u, %zd bytes); closing",
+			(int)c->pid, n < 0 ? strerror((int)-n) : "bad size", h.type, n);
+		reply_init(&rep, &h, n == -EMSGSIZE ? -EMSGSIZE : -EPROTO);
+		kr_msg_send(c->fd, &rep, sizeof(rep), NULL, 0);
+		k->seg->refused += !c->job_plus1;
+		kr_keeper_conn_close(k, slot, c->job_plus1 != 0);
+		return;
+	}
+
+	reply_init(&rep, &req.hdr, 0);
+	switch (req.hdr.type) {
+	case KR_MSG_ATTACH:
+		serve_attach(k, slot, &req.attach);
+		return;
+	case KR_MSG_DETACH:
+		if (c->job_plus1)
+			release_job(k, c, false);
+		rc = 0;
+		break;
+	case KR_MSG_LEASE:
+		rc = req.lease.index || req.lease.gen || req.lease.rsvd
+			 ? -EINVAL
+			 : kr_keeper_lease_grant(k, c, req.lease.kind, &rep);
+		break;
+	case KR_MSG_RELEASE:
+		rc = req.lease.rsvd ? -EINVAL
+				    : kr_keeper_lease_release(k, c, req.lease.kind, req.lease.index,
+							      req.lease.gen);
+		break;
+	case KR_MSG_REG_MR:
+		rc = serve_reg_mr(k, c, &req.mr, &rep);
+		break;
+	default: /* KR_MSG_DEREG_MR */
+		rc = serve_dereg_mr(k, c, &req.mr);
+		break;
+	}
+	rep.status = rc;
+	if (kr_msg_send(c->fd, &rep, sizeof(rep), NULL, 0))
+		fatal = true;
+	if (fatal)
+		kr_keeper_conn_close(k, slot, c->job_plus1 != 0);
+}
+
+void kr_keeper_conn_close(struct kr_keeper *k, uint32_t slot, bool died)
+{
+	struct kr_keeper_conn *c = k->conn[slot];
+
+	if (!c)
+		return;
+	if (c->job_plus1)
+		release_job(k, c, died);
+	epoll_ctl(k->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c);
+	k->conn[slot] = NULL;
+	k->nconn--;
+}
+
+void kr_keeper_conn_expire(struct kr_keeper *k)
+{
+	uint64_t now = kr_pool_now_ns();
+
+	for (uint32_t i = 0; i < KR_POOL_MAX_CONNS; i++) {
+		struct kr_keeper_conn *c = k->conn[i];
+
+		if (c && !c->job_plus1 && !c->observer &&
+		    now - c->accept_ns > (uint64_t)KR_POOL_HELLO_MS * 1000000u) {
+			KR_INFO("pool", "pid %d connected but never attached; closed", (int)c->pid);
+			k->seg->refused++;
+			kr_keeper_conn_close(k, i, false);
+		}
+	}
+}

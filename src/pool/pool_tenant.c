@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Tenants: what the keeper builds for each at start (its hugepage memzone, a
+ * PD, a UAR, a DCT over an SRQ with its CQ and receive buffers, then its
+ * DCIs, spare RC QPs and job heaps), and the binding of a tenant slot to a
+ * Unix uid (pinned by configuration, or the first uid that attaches).
+ *
+ * Isolation: a tenant's objects live in its own PD; its DC access key is
+ * random and only in its own zone, which only its jobs map.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <rte_memzone.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+#define KR_DCT_ACCESS (KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC)
+
+static int tenant_dct_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	struct kr_devx_srq_attr sa = {.pdn = t->pd.pdn, .nwqe = KR_POOL_DCT_SRQ_WQE, .max_sge = 1};
+	struct kr_devx_cq_attr ca = {.ncqe = KR_POOL_DCT_SRQ_WQE, .uar = t->uar};
+	struct kr_devx_dct_attr da;
+	uint8_t *p = t->kzone, *recv;
+	uint64_t dc_key;
+	int rc;
+
+	ca.buf = p;
+	ca.buf_len = kr_devx_cq_buf_size(ca.ncqe);
+	p += (ca.buf_len + 4095) & ~(size_t)4095;
+	rc = kr_devx_cq_create(k->ctx, &ca, &t->dct_cq);
+	if (rc)
+		return rc;
+	sa.buf = p;
+	sa.buf_len = kr_devx_srq_buf_size(&sa);
+	p += (sa.buf_len + 4095) & ~(size_t)4095;
+	rc = kr_devx_srq_create(k->ctx, &sa, &t->srq);
+	if (rc)
+		goto err_destroy_cq;
+	recv = p;
+	rc =
+	    kr_devx_mr_reg(k->ctx, &t->pd, recv, (size_t)KR_POOL_DCT_SRQ_WQE * KR_POOL_DCT_RECV_LEN,
+			   KR_ACCESS_LOCAL_WRITE, &t->recv_mr);
+	if (rc)
+		goto err_destroy_srq;
+	for (uint32_t i = 0; i < KR_POOL_DCT_SRQ_WQE; i++) {
+		struct kr_devx_sge sge = {.addr =
+					      (uintptr_t)(recv + (size_t)i * KR_POOL_DCT_RECV_LEN),
+					  .length = KR_POOL_DCT_RECV_LEN,
+					  .lkey = t->recv_mr.lkey};
+
+		rc = kr_devx_srq_post_recv(&t->srq, &sge, 1, i);
+		if (rc)
+			goto err_dereg_mr;
+	}
+
+	if (getrandom(&dc_key, sizeof(dc_key), 0) != sizeof(dc_key)) {
+		rc = -EIO;
+		goto err_dereg_mr;
+	}
+	memset(&da, 0, sizeof(da));
+	da.pdn = t->pd.pdn;
+	da.cq = &t->dct_cq;
+	da.srq = &t->srq;
+	da.dc_key = dc_key;
+	da.access = KR_DCT_ACCESS;
+	da.port = 1;
+	da.mtu = KR_MTU_1K;
+	da.min_rnr_nak = 12;
+	da.hop_limit = 64;
+	rc = kr_devx_dct_create(k->ctx, &da, &t->dct);
+	if (rc)
+		goto err_dereg_mr;
+	t->dct_ok = true;
+	return 0;
+
+err_dereg_mr:
+	kr_devx_mr_dereg(&t->recv_mr);
+err_destroy_srq:
+	kr_devx_srq_destroy(&t->srq);
+err_destroy_cq:
+	kr_devx_cq_destroy(&t->dct_cq);
+	return rc;
+}
+
+static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	struct kr_zone_hdr *z = (struct kr_zone_hdr *)t->zone;
+	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t->idx);
+	int rc;
+
+	z->magic = KR_POOL_ZONE_MAGIC;
+	z->tenant = t->idx;
+	z->size = t->zone_len;
+	z->dctn = t->dct.dctn;
+	z->ndci = k->cfg.dcis;
+	z->dc_key = t->dct.dc_key;
+	z->dci_off = sizeof(*z);
+	rc = k->ctx->ops->query_gid(k->ctx, 1, 0, z->gid);
+	if (rc)
+		return rc;
+	tr->pdn = t->pd.pdn;
+	tr->dctn = t->dct.dctn;
+	tr->zone_va = (uintptr_t)t->zone;
+	tr->zone_len = t->zone_len;
+	return 0;
+}
+
+/*
+ * kr_keeper_tenant_build() - everything tenant t needs, warm. Returns 0 or
+ * the first error (-ENOMEM for hugepages, -EREMOTEIO for a refused command);
+ * on error the caller destroys the tenant (what was built is recorded in t).
+ */
+int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	const struct kr_pool_cfg *cfg = &k->cfg;
+	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t->idx);
+	uint64_t heap_len = kr_pool_pages_len((uint64_t)cfg->heap_mb << 20);
+	char name[32];
+	int rc;
+
+	t->zone_len = kr_pool_pages_len(kr_pool_zone_size(cfg));
+	t->kzone_len = kr_pool_pages_len(kr_pool_kzone_size(cfg));
+	snprintf(name, sizeof(name), "kr_t%u", t->idx);
+	t->mz = kr_keeper_zone_reserve(name, t->zone_len + t->kzone_len + cfg->jobs * heap_len);
+	if (!t->mz)
+		return -ENOMEM;
+	t->zone = t->mz->addr;
+	t->kzone = t->zone + t->zone_len;
+
+	t->dci = calloc(cfg->dcis, sizeof(*t->dci));
+	t->rc = calloc(cfg->rc_spares ? cfg->rc_spares : 1, sizeof(*t->rc));
+	t->heap = calloc(cfg->jobs, sizeof(*t->heap));
+	if (!t->dci || !t->rc || !t->heap)
+		return -ENOMEM;
+
+	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
+	if (rc)
+		return rc;
+	t->pd_ok = true;
+	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
+	if (rc)
+		return rc;
+	rc = tenant_dct_build(k, t);
+	if (rc)
+		return rc;
+	rc = tenant_zone_init(k, t);
+	if (rc)
+		return rc;
+
+	for (uint32_t i = 0; i < cfg->dcis; i++) {
+		rc = kr_keeper_dci_build(k, t, i);
+		if (rc)
+			return rc;
+		rc = kr_keeper_ring_put(k, tr->dci_ring_off, i);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t i = 0; i < cfg->rc_spares; i++) {
+		rc = kr_keeper_rc_build(k, t, i);
+		if (rc)
+			return rc;
+		rc = kr_keeper_ring_put(k, tr->rc_ring_off, i);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t j = 0; j < cfg->jobs; j++) {
+		t->heap[j].addr = t->kzone + t->kzone_len + j * heap_len;
+		t->heap[j].len = heap_len;
+		rc = kr_keeper_heap_build(k, t, j);
+		if (rc)
+			return rc;
+		rc = kr_keeper_ring_put(k, tr->job_ring_off, t->idx * cfg->jobs + j);
+		if (rc)
+			return rc;
+	}
+	KR_INFO("pool", "tenant %u: pd %u, dct 0x%x, %u DCIs, %u RC spares, %u heaps of %u MB",
+		t->idx, t->pd.pdn, t->dct.dctn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb);
+	return 0;
+}
+
+/* Tear down in reverse; tolerates a partly built tenant. */
+void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
+		kr_keeper_heap_destroy(&t->heap[j]);
+	for (uint32_t i = 0; t->rc && i < k->cfg.rc_spares; i++)
+		kr_keeper_qp_destroy(&t->rc[i]);
+	for (uint32_t i = 0; t->dci && i < k->cfg.dcis; i++)
+		kr_keeper_qp_destroy(&t->dci[i]);
+	if (t->dct_ok) {
+		kr_devx_dct_destroy(&t->dct);
+		kr_devx_mr_dereg(&t->recv_mr);
+		kr_devx_srq_destroy(&t->srq);
+		kr_devx_cq_destroy(&t->dct_cq);
+		t->dct_ok = false;
+	}
+	if (t->uar) {
+		k->ctx->ops->free_uar(t->uar);
+		t->uar = NULL;
+	}
+	if (t->pd_ok) {
+		kr_devx_pd_free(&t->pd);
+		t->pd_ok = false;
+	}
+	free(t->heap);
+	free(t->rc);
+	free(t->dci);
+	t->heap = NULL;
+	t->rc = NULL;
+	t->dci = NULL;
+	if (t->mz) {
+		rte_memzone_free(t->mz);
+		t->mz = NULL;
+	}
+}
+
+/*
+ * kr_keeper_tenant_of_uid() - the tenant serving uid: the one pinned or bound
+ * to it, else the first free unpinned slot (bound now). -ENOSPC when every
+ * slot belongs to another uid.
+ */
+int kr_keeper_tenant_of_uid(struct kr_keeper *k, uid_t uid)
+{
+	int free_slot = -1;
+
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
+
+		if (tr->uid_plus1 == (uint32_t)uid + 1)
+			return (int)t;
+		if (!tr->uid_plus1 && free_slot < 0)
+			free_slot = (int)t;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	kr_seg_tenant(k->seg, (uint32_t)free_slot)->uid_plus1 = (uint32_t)uid + 1;
+	KR_INFO("pool", "tenant %d bound to uid %u", free_slot, (unsigned int)uid);
+	return free_slot;
+}
+
+/* Hand receive buffers the DCT consumed back to its SRQ (SENDs to the keeper). */
+void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	struct kr_devx_wc wc[16];
+	int n;
+
+	if (!t->dct_ok)
+		return;
+	while ((n = kr_devx_cq_poll(&t->dct_cq, wc, 16)) > 0) {
+		for (int i = 0; i < n; i++) {
+			uint64_t slot = wc[i].wr_id % KR_POOL_DCT_SRQ_WQE;
+			struct kr_devx_sge sge = {.addr = (uintptr_t)t->recv_mr.addr +
+							  slot * KR_POOL_DCT_RECV_LEN,
+						  .length = KR_POOL_DCT_RECV_LEN,
+						  .lkey = t->recv_mr.lkey};
+
+			kr_seg_tenant(k->seg, t->idx)->dct_recvs++;
+			if (kr_devx_srq_post_recv(&t->srq, &sge, 1, slot))
+				KR_ERR_RATELIMITED("pool", "tenant %u: DCT receive repost failed",
+						   t->idx);
+		}
+	}
+}

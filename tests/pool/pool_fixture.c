@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "pool_fixture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kr_test.h"
+
+double kp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+void kp_require_hugepages(unsigned int pages)
+{
+	char line[256];
+	unsigned long free_pages = 0;
+	bool mounted = false;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			sscanf(line, "HugePages_Free: %lu", &free_pages);
+		fclose(f);
+	}
+	f = fopen("/proc/mounts", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, " hugetlbfs "))
+				mounted = true;
+		fclose(f);
+	}
+	if (!mounted)
+		KR_SKIP("no hugetlbfs mount (mount -t hugetlbfs nodev /dev/hugepages)");
+	if (free_pages < pages)
+		KR_SKIP("%lu free 2 MB hugepages, need %u (echo 512 > /proc/sys/vm/nr_hugepages)",
+			free_pages, pages);
+}
+
+const char *kp_tool(const char *env)
+{
+	const char *p = getenv(env);
+
+	if (!p || access(p, X_OK))
+		KR_SKIP("$%s does not name a built tool (run through meson test)", env);
+	return p;
+}
+
+void kp_keeper_init(struct kp_keeper *k)
+{
+	memset(k, 0, sizeof(*k));
+	snprintf(k->dir, sizeof(k->dir), "/tmp/krpool.XXXXXX");
+	CHECK(mkdtemp(k->dir) != NULL);
+	snprintf(k->sock, sizeof(k->sock), "%s/krpoold.sock", k->dir);
+	snprintf(k->log, sizeof(k->log), "%s/krpoold.log", k->dir);
+}
+
+int kp_keeper_start(struct kp_keeper *k, const char *const *extra)
+{
+	const char *argv[48];
+	int argc = 0, status;
+	pid_t pid;
+
+	argv[argc++] = kp_tool("KRPOOLD");
+	argv[argc++] = "--foreground";
+	argv[argc++] = "--socket";
+	argv[argc++] = k->sock;
+	for (; extra && *extra && argc < 46; extra++)
+		argv[argc++] = *extra;
+	argv[argc] = NULL;
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int fd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	k->pid = pid;
+	for (double t0 = kp_now_ms(); kp_now_ms() - t0 < 20000;) {
+		int fd;
+
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			k->pid = 0;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		fd = kr_msg_connect(k->sock);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		sleep_ms(10);
+	}
+	return -ETIMEDOUT;
+}
+
+int kp_keeper_stop(struct kp_keeper *k, int sig)
+{
+	int status = 0;
+
+	if (k->pid <= 0)
+		return 0;
+	kill(k->pid, sig);
+	waitpid(k->pid, &status, 0);
+	k->pid = 0;
+	return status;
+}
+
+void kp_keeper_fini(struct kp_keeper *k)
+{
+	char path[160];
+
+	if (k->pid > 0)
+		kp_keeper_stop(k, SIGKILL);
+	if (getenv("KP_KEEP_LOG")) {
+		fprintf(stderr, "keeper log: %s\n", k->log);
+		return;
+	}
+	unlink(k->log);
+	unlink(k->sock);
+	snprintf(path, sizeof(path), "%s.lock", k->sock);
+	unlink(path);
+	rmdir(k->dir);
+}
+
+int kp_run(const char *const *argv, char *out, size_t cap, int timeout_s)
+{
+	int pfd[2], status;
+	size_t len = 0;
+	double t0 = kp_now_ms();
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+		ssize_t n;
+
+		if (kp_now_ms() - t0 > timeout_s * 1000.0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(pfd[0], out + len, cap - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == cap - 1)
+			break;
+	}
+	out[len] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms)
+{
+	struct kr_attach_opts o = {.socket_path = k->sock};
+	double t0 = kp_now_ms();
+	struct kr_ctx *ctx;
+
+	for (;;) {
+		ctx = kr_attach(&o);
+		if (ctx || (errno != ENOSPC && errno != ECONNREFUSED && errno != ENOENT) ||
+		    kp_now_ms() - t0 > timeout_ms)
+			return ctx;
+		sleep_ms(5);
+	}
+}
+
+static int poll_one(struct kr_devx_cq *cq, struct kr_devx_wc *wc, struct kr_ctx *ctx)
+{
+	double t0 = kp_now_ms();
+	struct kr_ctx_attr attr;
+	int n;
+
+	while ((n = kr_devx_cq_poll(cq, wc, 1)) == 0) {
+		if (kp_now_ms() - t0 > 5000)
+			return kr_ctx_query(ctx, &attr) ? -ENOTCONN : -ETIMEDOUT;
+	}
+	return n < 0 ? n : 0;
+}
+
+int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src, uint8_t *dst,
+		      uint8_t *chk, uint32_t len, int n, uint64_t wr_base)
+{
+	struct kr_devx_dc_av av;
+	struct kr_devx_qp *qp;
+	struct kr_devx_cq *cq;
+	struct kr_devx_wc wc;
+	int rc;
+
+	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
+	if (!rc)
+		rc = kr_pool_tenant_av(ctx, &av);
+	if (rc)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		struct kr_devx_sge s = {
+		    .addr = (uintptr_t)src, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
+		struct kr_devx_wr wr = {.wr_id = wr_base + (uint64_t)i,
+					.opcode = KR_WR_RDMA_WRITE,
+					.flags = KR_WR_SIGNALED,
+					.sge = &s,
+					.num_sge = 1,
+					.remote_addr = (uintptr_t)dst,
+					.rkey = ctx->heap_rkey,
+					.av = &av};
+
+		for (uint32_t b = 0; b < len; b++)
+			src[b] = (uint8_t)(wr_base * 31 + (uint64_t)i * 7 + b);
+		rc = kr_devx_qp_post_send(qp, &wr);
+		if (rc)
+			return rc;
+		kr_devx_qp_ring(qp);
+		rc = poll_one(cq, &wc, ctx);
+		if (rc)
+			return rc;
+		if (wc.status != KR_WC_SUCCESS || wc.wr_id != wr.wr_id || wc.qpn != l->qpn)
+			return -EIO;
+		if (memcmp(src, dst, len))
+			return -EIO;
+	}
+	{
+		struct kr_devx_sge s = {
+		    .addr = (uintptr_t)chk, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
+		struct kr_devx_wr wr = {.wr_id = wr_base + 0x100000u,
+					.opcode = KR_WR_RDMA_READ,
+					.flags = KR_WR_SIGNALED,
+					.sge = &s,
+					.num_sge = 1,
+					.remote_addr = (uintptr_t)dst,
+					.rkey = ctx->heap_rkey,
+					.av = &av};
+
+		memset(chk, 0, len);
+		rc = kr_devx_qp_post_send(qp, &wr);
+		if (rc)
+			return rc;
+		kr_devx_qp_ring(qp);
+		rc = poll_one(cq, &wc, ctx);
+		if (rc)
+			return rc;
+		if (wc.status != KR_WC_SUCCESS || wc.byte_len != len || memcmp(chk, dst, len))
+			return -EIO;
+	}
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Pool test fixture: start a keeper (the built krpoold, path in $KRPOOLD) on
+ * the sim with its socket in a fresh temporary directory, wait until it
+ * answers, stop it; run a tool and capture its output; skip (77) when the
+ * machine has no free hugepages.
+ */
+#ifndef KR_POOL_FIXTURE_H
+#define KR_POOL_FIXTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <krcore/krcore.h>
+
+#include "pool.h"
+
+struct kp_keeper {
+	pid_t pid;
+	char dir[64];
+	char sock[128];
+	char log[128]; /* the keeper's stderr */
+};
+
+/* Exit 77 unless at least pages free 2 MB hugepages and a hugetlbfs mount exist. */
+void kp_require_hugepages(unsigned int pages);
+/* Create the temporary directory and socket path (no keeper yet). */
+void kp_keeper_init(struct kp_keeper *k);
+/*
+ * Start krpoold --foreground on k's socket with the sim and extra arguments
+ * (NULL-terminated). Waits until an attach connection succeeds. Returns 0,
+ * or the keeper's exit status (> 0) if it stopped, or -ETIMEDOUT.
+ */
+int kp_keeper_start(struct kp_keeper *k, const char *const *extra);
+/* Signal the keeper and reap it; returns its wait status. */
+int kp_keeper_stop(struct kp_keeper *k, int sig);
+/* Remove the temporary directory. */
+void kp_keeper_fini(struct kp_keeper *k);
+/* Run argv[0] (a path), stdout into out (NUL-terminated); returns the exit status or -1. */
+int kp_run(const char *const *argv, char *out, size_t cap, int timeout_s);
+/* The path of a built tool from the environment (KRPOOLD, KRCTL, KRBENCH), or exit 77. */
+const char *kp_tool(const char *env);
+/* Milliseconds on CLOCK_MONOTONIC. */
+double kp_now_ms(void);
+/* Attach to k, retrying on ENOSPC/ECONNREFUSED for up to timeout_ms. NULL + errno. */
+struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms);
+/*
+ * Post n signaled RDMA WRITEs of len bytes from src to dst (both in the heap)
+ * through a leased DCI to the tenant's DCT and wait for each completion; then
+ * READ dst back into chk and compare. 0, or a negative errno / -EIO on a bad
+ * completion or payload.
+ */
+int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src, uint8_t *dst,
+		      uint8_t *chk, uint32_t len, int n, uint64_t wr_base);
+
+#endif /* KR_POOL_FIXTURE_H */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Bad input at the keeper's socket and through the API: malformed,
+ * truncated, oversized and fd-carrying messages get an error reply and the
+ * connection is closed; a client that connects and sends nothing does not
+ * stop anyone else and is dropped; 1,000 concurrent attaches all get an
+ * answer (success or -ENOSPC, never a hang) and the keeper serves normally
+ * afterwards; exhausted pools say -ENOSPC; bad API arguments say -EINVAL.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kr_test.h"
+#include "pool_fixture.h"
+
+#define CONCURRENT 1000
+
+/* Send raw bytes (and optionally one fd); expect a reply with status want, then EOF. */
+static void expect_refused(const struct kp_keeper *k, const void *msg, size_t len, int send_fd,
+			   int want)
+{
+	struct kr_msg_reply rep;
+	int fd = kr_msg_connect(k->sock);
+	struct pollfd p;
+	ssize_t n;
+
+	CHECK(fd >= 0);
+	CHECK_OK(kr_msg_send(fd, msg, len, send_fd >= 0 ? &send_fd : NULL, send_fd >= 0));
+	p = (struct pollfd){.fd = fd, .events = POLLIN};
+	CHECK_EQ(poll(&p, 1, 5000), 1);
+	n = recv(fd, &rep, sizeof(rep), 0);
+	CHECK_EQ(n, sizeof(rep));
+	CHECK_EQ(rep.hdr.magic, KR_PROTO_MAGIC);
+	CHECK_EQ(rep.status, want);
+	CHECK_EQ(poll(&p, 1, 5000), 1);
+	CHECK_EQ(recv(fd, &rep, sizeof(rep), 0), 0); /* closed by the keeper */
+	close(fd);
+}
+
+static void raw_messages(const struct kp_keeper *k)
+{
+	struct kr_msg_attach a = {0};
+	uint8_t big[300] = {0};
+	int devnull;
+
+	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
+	a.hdr.magic = 0xdeadbeef; /* malformed */
+	expect_refused(k, &a, sizeof(a), -1, -EPROTO);
+	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
+	expect_refused(k, &a, 8, -1, -EPROTO);		   /* truncated: shorter than a header */
+	expect_refused(k, &a, sizeof(a) - 4, -1, -EPROTO); /* truncated body */
+	a.hdr.len = sizeof(a) + 4;
+	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* length field lies */
+	kr_msg_init(&a.hdr, 99, sizeof(a), 1);
+	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* unknown type */
+	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
+	a.hdr.version = 7;
+	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* other protocol version */
+	kr_msg_init((struct kr_msg_hdr *)big, KR_MSG_ATTACH, sizeof(big), 1);
+	expect_refused(k, big, sizeof(big), -1, -EMSGSIZE); /* oversized */
+	devnull = open("/dev/null", O_RDONLY);
+	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
+	expect_refused(k, &a, sizeof(a), devnull, -EMSGSIZE); /* descriptors to the keeper */
+	close(devnull);
+
+	/* well formed but not allowed: lease before attach, unknown attach flags */
+	{
+		struct kr_msg_lease l = {.kind = KR_SLOT_DCI};
+		struct kr_msg_reply rep;
+		int fd = kr_msg_connect(k->sock);
+
+		CHECK(fd >= 0);
+		kr_msg_init(&l.hdr, KR_MSG_LEASE, sizeof(l), 5);
+		CHECK_OK(kr_msg_call(fd, &l, sizeof(l), &rep, sizeof(rep), NULL, 0, NULL));
+		CHECK_EQ(rep.status, -EPERM);
+		kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 6);
+		a.flags = 0x80;
+		{
+			struct kr_msg_attach_reply *ar = calloc(1, sizeof(*ar));
+
+			CHECK(ar != NULL);
+			CHECK_OK(kr_msg_call(fd, &a, sizeof(a), ar, sizeof(*ar), NULL, 0, NULL));
+			CHECK_EQ(ar->status, -EINVAL);
+			CHECK_EQ(ar->nfds, 0);
+			free(ar);
+		}
+		a.flags = 0;
+		close(fd);
+	}
+}
+
+/* CONCURRENT raw attaches in flight at once; every one answered. */
+static void many_attaches(const struct kp_keeper *k, uint32_t capacity)
+{
+	static int fds[CONCURRENT];
+	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
+	struct rlimit rl;
+	int ok = 0, full = 0;
+
+	CHECK(rep != NULL);
+	CHECK_OK(getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < CONCURRENT + 200)
+		KR_SKIP("RLIMIT_NOFILE hard limit %lu below %d", (unsigned long)rl.rlim_max,
+			CONCURRENT + 200);
+	rl.rlim_cur = rl.rlim_max;
+	CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
+	for (int i = 0; i < CONCURRENT; i++) {
+		struct kr_msg_attach a = {0};
+
+		fds[i] = kr_msg_connect(k->sock);
+		if (fds[i] < 0)
+			KR_FAIL("connect %d: %s", i, strerror(-fds[i]));
+		kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), (uint32_t)i);
+		CHECK_OK(kr_msg_send(fds[i], &a, sizeof(a), NULL, 0));
+	}
+	for (int i = 0; i < CONCURRENT; i++) {
+		struct pollfd p = {.fd = fds[i], .events = POLLIN};
+		int got[KR_ATTACH_MAX_REGIONS + 1];
+		unsigned int n = 0;
+		ssize_t len;
+
+		if (poll(&p, 1, 10000) != 1)
+			KR_FAIL("attach %d: no answer in 10 s", i);
+		len = kr_msg_recv(fds[i], rep, sizeof(*rep), got, KR_ATTACH_MAX_REGIONS + 1, &n);
+		CHECK_EQ(len, sizeof(*rep));
+		CHECK_EQ(rep->hdr.seq, (uint32_t)i);
+		for (unsigned int j = 0; j < n; j++)
+			close(got[j]);
+		if (rep->status == 0) {
+			ok++;
+			CHECK(n > 0);
+		} else {
+			CHECK_EQ(rep->status, -ENOSPC);
+			CHECK_EQ(n, 0);
+			full++;
+		}
+	}
+	CHECK_EQ(ok, capacity);
+	CHECK_EQ(full, CONCURRENT - (int)capacity);
+	for (int i = 0; i < CONCURRENT; i++)
+		close(fds[i]);
+	free(rep);
+}
+
+int main(void)
+{
+	static const char *const args[] = {"--tenants", "1", "--dcis",	    "4",  "--jobs", "2",
+					   "--heap-mb", "2", "--hugepages", "64", NULL};
+	struct kr_attach_opts bad = {.flags = 1};
+	struct kr_lease l[5];
+	struct kp_keeper k;
+	struct kr_ctx *ctx;
+	struct kr_mr *mr;
+	struct kr_mr_key key;
+	struct pollfd p;
+	uint8_t *buf;
+	int idle;
+
+	kp_require_hugepages(16);
+	kp_keeper_init(&k);
+	CHECK_OK(kp_keeper_start(&k, args));
+
+	/* API arguments */
+	CHECK(kr_attach(&bad) == NULL && errno == EINVAL);
+	{
+		struct kr_attach_opts none = {.socket_path = "/nonexistent/krpoold.sock"};
+
+		CHECK(kr_attach(&none) == NULL && errno == ENOENT);
+	}
+
+	raw_messages(&k);
+
+	/* a client that connects and sends nothing: others are served, it is dropped */
+	idle = kr_msg_connect(k.sock);
+	CHECK(idle >= 0);
+	ctx = kp_attach(&k, 5000);
+	CHECK(ctx != NULL);
+	CHECK(kr_attach(NULL) == NULL && errno == EALREADY);
+
+	/* exhausted pools and bad leases */
+	for (int i = 0; i < 4; i++)
+		CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l[i]));
+	CHECK_ERR(kr_lease_alloc(ctx, KR_LEASE_DCI, &l[4]), -ENOSPC);
+	CHECK_ERR(kr_lease_alloc(ctx, 2 /* RC: not leased to jobs */, &l[4]), -EINVAL);
+	CHECK_ERR(kr_lease_alloc(ctx, 77, &l[4]), -EINVAL);
+	CHECK_ERR(kr_lease_alloc(NULL, KR_LEASE_DCI, &l[4]), -EINVAL);
+	l[4] = l[0];
+	l[4].index = 1000;
+	CHECK_ERR(kr_lease_free(ctx, &l[4]), -EINVAL);
+	for (int i = 0; i < 4; i++)
+		CHECK_OK(kr_lease_free(ctx, &l[i]));
+	CHECK_ERR(kr_lease_free(ctx, &l[0]), -EINVAL); /* twice */
+
+	/* MRs: only over this job's heap, exactly the range asked */
+	buf = kr_malloc(ctx, 8192);
+	CHECK(buf != NULL);
+	CHECK(kr_malloc(ctx, 0) == NULL && errno == EINVAL);
+	CHECK(kr_malloc(ctx, 64u << 20) == NULL && errno == ENOMEM);
+	CHECK(kr_reg_mr(ctx, &bad, 16, KR_MR_REMOTE_READ) == NULL && errno == EINVAL);
+	CHECK(kr_reg_mr(ctx, buf, 0, KR_MR_REMOTE_READ) == NULL && errno == EINVAL);
+	CHECK(kr_reg_mr(ctx, buf, 8192, 0x100) == NULL && errno == EINVAL);
+	mr = kr_reg_mr(ctx, buf, 8192, KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ);
+	CHECK(mr != NULL);
+	CHECK_OK(kr_mr_key(mr, &key));
+	CHECK_EQ(key.addr, (uintptr_t)buf);
+	CHECK_EQ(key.len, 8192);
+	CHECK(key.rkey != ctx->heap_rkey);
+	CHECK_EQ(kr_seg_job(ctx->seg, ctx->job)->mrs, 1);
+	CHECK_OK(kr_dereg_mr(mr));
+	kr_free(ctx, buf);
+
+	/* the idle connection is dropped by the keeper */
+	p = (struct pollfd){.fd = idle, .events = POLLIN};
+	CHECK_EQ(poll(&p, 1, 10000), 1);
+	{
+		char c;
+
+		CHECK_EQ(recv(idle, &c, 1, 0), 0);
+	}
+	close(idle);
+	CHECK_OK(kr_detach(ctx));
+
+	/* 1,000 concurrent attaches on a pool of 2 job slots */
+	many_attaches(&k, 2);
+	ctx = kp_attach(&k, 5000);
+	if (!ctx)
+		KR_FAIL("attach after the storm: %s", strerror(errno));
+	CHECK_OK(kr_detach(ctx));
+
+	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);
+	kp_keeper_fini(&k);
+	KR_PASS("pool_bad_input");
+}

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * krctl: what the keeper holds, read from its pool segment (mapped read-only
+ * through an observer attach: no job slot, no heap).
+ *   krctl [-s SOCKET] [--json] status|pool|leases|jobs
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+static const char *slot_state(uint32_t s)
+{
+	static const char *const names[] = {"empty", "free", "leased", "dirty", "broken"};
+
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static const char *job_state(uint32_t s)
+{
+	static const char *const names[] = {"free", "attached", "scrubbing"};
+
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static const char *kind_name(uint32_t k)
+{
+	return k == KR_SLOT_DCI ? "dci" : k == KR_SLOT_RC ? "rc" : k == KR_SLOT_VQP ? "vqp" : "?";
+}
+
+static void show_status(const struct kr_pool_seg *s, bool json)
+{
+	uint64_t now = kr_pool_now_ns();
+	double up = (double)(now - s->start_ns) / 1e9;
+	double hb = (double)(now - s->heartbeat_ns) / 1e6;
+
+	if (json) {
+		printf(
+		    "{\"keeper_pid\": %d, \"device\": \"%s\", \"uptime_s\": %.3f, "
+		    "\"heartbeat_age_ms\": %.1f, \"tenants\": %u, \"dcis_per_tenant\": %u, "
+		    "\"rc_spares_per_tenant\": %u, \"jobs_per_tenant\": %u, "
+		    "\"vqps_per_tenant\": %u, \"heap_bytes\": %llu, \"attaches\": %llu, "
+		    "\"detaches\": %llu, \"deaths\": %llu, \"reclaims\": %llu, \"resets\": %llu, "
+		    "\"refused\": %llu, \"last_reclaim_us\": %.1f}\n",
+		    s->keeper_pid, s->device, up, hb, s->ntenants, s->dcis, s->rc_spares, s->jobs,
+		    s->vqps, (unsigned long long)s->heap_len, (unsigned long long)s->attaches,
+		    (unsigned long long)s->detaches, (unsigned long long)s->deaths,
+		    (unsigned long long)s->reclaims, (unsigned long long)s->resets,
+		    (unsigned long long)s->refused, (double)s->last_reclaim_ns / 1e3);
+		return;
+	}
+	printf("keeper pid %d on %s, up %.1f s, heartbeat %.1f ms ago\n", s->keeper_pid, s->device,
+	       up, hb);
+	printf("pool: %u tenants x (%u DCIs, %u RC spares, %u vQPs, %u jobs with %llu MB heaps)\n",
+	       s->ntenants, s->dcis, s->rc_spares, s->vqps, s->jobs,
+	       (unsigned long long)(s->heap_len >> 20));
+	printf("attaches %llu, detaches %llu, deaths %llu, leases reclaimed %llu, QP resets %llu, "
+	       "refused %llu, last reclaim %.1f us\n",
+	       (unsigned long long)s->attaches, (unsigned long long)s->detaches,
+	       (unsigned long long)s->deaths, (unsigned long long)s->reclaims,
+	       (unsigned long long)s->resets, (unsigned long long)s->refused,
+	       (double)s->last_reclaim_ns / 1e3);
+}
+
+struct counts {
+	uint32_t st[5];
+};
+
+static void count_slots(const struct kr_pool_slot *first, uint32_t n, struct counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (uint32_t i = 0; i < n; i++)
+		if (first[i].state < 5)
+			c->st[first[i].state]++;
+}
+
+static void show_pool(const struct kr_pool_seg *s, bool json)
+{
+	if (json)
+		printf("{\"tenants\": [");
+	else
+		printf("%-6s %-6s %-5s %-7s %-22s %-14s %-14s %-9s\n", "TENANT", "UID", "PD", "DCT",
+		       "DCI free/leased/dirty", "RC free/leased", "VQP free/leased", "JOBS");
+	for (uint32_t t = 0; t < s->ntenants; t++) {
+		const struct kr_pool_tenant *tr = kr_seg_tenant(s, t);
+		struct counts d, r, v;
+		char uid[16];
+
+		count_slots(kr_seg_dci(s, t, 0), s->dcis, &d);
+		count_slots(kr_seg_rc(s, t, 0), s->rc_spares, &r);
+		count_slots(kr_seg_vqp(s, t, 0), s->vqps, &v);
+		if (tr->uid_plus1)
+			snprintf(uid, sizeof(uid), "%u", tr->uid_plus1 - 1);
+		else
+			snprintf(uid, sizeof(uid), "-");
+		if (json) {
+			printf(
+			    "%s{\"tenant\": %u, \"uid\": %s, \"pinned\": %s, \"pdn\": %u, "
+			    "\"dctn\": %u, \"dci\": {\"free\": %u, \"leased\": %u, \"dirty\": %u, "
+			    "\"broken\": %u, \"free_ring\": %u}, \"rc\": {\"free\": %u, "
+			    "\"leased\": %u}, \"vqp\": {\"free\": %u, \"leased\": %u}, "
+			    "\"jobs_attached\": %u, \"jobs_free\": %u, \"dct_recvs\": %llu}",
+			    t ? ", " : "", t, tr->uid_plus1 ? uid : "null",
+			    tr->pinned ? "true" : "false", tr->pdn, tr->dctn, d.st[KR_SLOT_FREE],
+			    d.st[KR_SLOT_LEASED], d.st[KR_SLOT_DIRTY], d.st[KR_SLOT_BROKEN],
+			    kr_pool_seg_ring_count(s, tr->dci_ring_off), r.st[KR_SLOT_FREE],
+			    r.st[KR_SLOT_LEASED], v.st[KR_SLOT_FREE], v.st[KR_SLOT_LEASED],
+			    tr->jobs_attached, kr_pool_seg_ring_count(s, tr->job_ring_off),
+			    (unsigned long long)tr->dct_recvs);
+		} else {
+			char dci[32], rc[24], vqp[24], jobs[16];
+
+			snprintf(dci, sizeof(dci), "%u/%u/%u", d.st[KR_SLOT_FREE],
+				 d.st[KR_SLOT_LEASED], d.st[KR_SLOT_DIRTY]);
+			snprintf(rc, sizeof(rc), "%u/%u", r.st[KR_SLOT_FREE], r.st[KR_SLOT_LEASED]);
+			snprintf(vqp, sizeof(vqp), "%u/%u", v.st[KR_SLOT_FREE],
+				 v.st[KR_SLOT_LEASED]);
+			snprintf(jobs, sizeof(jobs), "%u/%u", tr->jobs_attached, s->jobs);
+			printf("%-6u %-6s %-5u 0x%-5x %-22s %-14s %-14s %-9s\n", t, uid, tr->pdn,
+			       tr->dctn, dci, rc, vqp, jobs);
+		}
+	}
+	if (json)
+		printf("]}\n");
+}
+
+static void show_leases(const struct kr_pool_seg *s, bool json)
+{
+	bool first = true;
+	uint32_t n = 0;
+
+	if (json)
+		printf("{\"leases\": [");
+	else
+		printf("%-6s %-4s %-5s %-8s %-7s %-8s %-6s %-6s\n", "TENANT", "KIND", "SLOT", "QPN",
+		       "JOB", "PID", "GEN", "STATE");
+	for (uint32_t t = 0; t < s->ntenants; t++) {
+		for (uint32_t kind = KR_SLOT_DCI; kind <= KR_SLOT_VQP; kind++) {
+			uint32_t cnt = kind == KR_SLOT_DCI  ? s->dcis
+				       : kind == KR_SLOT_RC ? s->rc_spares
+							    : s->vqps;
+
+			for (uint32_t i = 0; i < cnt; i++) {
+				const struct kr_pool_slot *sl =
+				    kind == KR_SLOT_DCI	 ? kr_seg_dci(s, t, i)
+				    : kind == KR_SLOT_RC ? kr_seg_rc(s, t, i)
+							 : kr_seg_vqp(s, t, i);
+
+				if (sl->state != KR_SLOT_LEASED)
+					continue;
+				n++;
+				if (json)
+					printf(
+					    "%s{\"tenant\": %u, \"kind\": \"%s\", \"slot\": %u, "
+					    "\"qpn\": %u, \"job\": %u, \"pid\": %d, \"gen\": %u}",
+					    first ? "" : ", ", t, kind_name(kind), i, sl->qpn,
+					    sl->owner_job - 1, sl->owner_pid, sl->gen);
+				else
+					printf("%-6u %-4s %-5u 0x%-6x %-7u %-8d %-6u %-6s\n", t,
+					       kind_name(kind), i, sl->qpn, sl->owner_job - 1,
+					       sl->owner_pid, sl->gen, slot_state(sl->state));
+				first = false;
+			}
+		}
+	}
+	if (json)
+		printf("], \"count\": %u}\n", n);
+	else
+		printf("%u leases held\n", n);
+}
+
+static void show_jobs(const struct kr_pool_seg *s, bool json)
+{
+	uint64_t now = kr_pool_now_ns();
+	bool first = true;
+
+	if (json)
+		printf("{\"jobs\": [");
+	else
+		printf("%-5s %-6s %-10s %-8s %-6s %-6s %-5s %-5s %-4s %-9s\n", "JOB", "TENANT",
+		       "STATE", "PID", "UID", "GEN", "DCIS", "VQPS", "MRS", "AGE_S");
+	for (uint32_t j = 0; j < s->ntenants * s->jobs; j++) {
+		const struct kr_pool_job *jb = kr_seg_job(s, j);
+		double age = jb->attach_ns ? (double)(now - jb->attach_ns) / 1e9 : 0;
+
+		if (jb->state == KR_JOB_FREE)
+			continue;
+		if (json)
+			printf("%s{\"job\": %u, \"tenant\": %u, \"state\": \"%s\", \"pid\": %d, "
+			       "\"uid\": %u, \"gen\": %u, \"dci_leases\": %u, \"vqp_leases\": %u, "
+			       "\"mrs\": %u, \"age_s\": %.3f}",
+			       first ? "" : ", ", j, jb->tenant, job_state(jb->state), jb->pid,
+			       jb->uid, jb->gen, jb->dci_leases, jb->vqp_leases, jb->mrs, age);
+		else
+			printf("%-5u %-6u %-10s %-8d %-6u %-6u %-5u %-5u %-4u %-9.1f\n", j,
+			       jb->tenant, job_state(jb->state), jb->pid, jb->uid, jb->gen,
+			       jb->dci_leases, jb->vqp_leases, jb->mrs, age);
+		first = false;
+	}
+	if (json)
+		printf("]}\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: krctl [-s SOCKET] [--json] status|pool|leases|jobs\n"
+		"  -s, --socket PATH  keeper socket (default $KR_KEEPER_SOCKET or %s)\n"
+		"  -j, --json         JSON instead of tables\n",
+		KR_POOL_DEFAULT_SOCKET);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"socket", required_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *sock = NULL, *cmd;
+	struct kr_ctx *ctx;
+	bool json = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			sock = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[optind];
+	if (strcmp(cmd, "status") && strcmp(cmd, "pool") && strcmp(cmd, "leases") &&
+	    strcmp(cmd, "jobs")) {
+		fprintf(stderr, "krctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return 2;
+	}
+	ctx = kr_pool_observe(sock);
+	if (!ctx) {
+		fprintf(stderr, "krctl: cannot reach the keeper at %s: %s\n",
+			sock ? sock : kr_pool_socket_default(), strerror(errno));
+		return 1;
+	}
+	if (!strcmp(cmd, "status"))
+		show_status(ctx->seg, json);
+	else if (!strcmp(cmd, "pool"))
+		show_pool(ctx->seg, json);
+	else if (!strcmp(cmd, "leases"))
+		show_leases(ctx->seg, json);
+	else
+		show_jobs(ctx->seg, json);
+	kr_detach(ctx);
+	return 0;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * krpoold: the pool keeper. Owns the device, keeps DCIs, DCTs and RC QPs
+ * warm in hugepage shared memory, and serves attach requests on a UNIX
+ * socket. The logic is in src/pool/; this is flags, the config file and
+ * daemonising.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pool.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: krpoold [options]\n"
+		"  -c, --config FILE     read key = value settings (keys as the long options)\n"
+		"  -d, --device NAME     mlx5_<n> or sim:<name> (default: first mlx5, else sim)\n"
+		"      --tenants N       tenant slots: a PD, a DCT and pools each (default 2)\n"
+		"      --dcis N          DCIs per tenant (default 8)\n"
+		"      --rc-spares N     spare RC QPs per tenant (default 2)\n"
+		"      --jobs N          attached jobs per tenant, each with a heap (default 8)\n"
+		"      --vqps N          vQP slots per tenant (default 64)\n"
+		"      --heap-mb N       heap per job in MB, even (default 4)\n"
+		"      --hugepages MB    hugepage budget (default 256)\n"
+		"      --low-water N     rebuild DCIs when fewer are free (default 2)\n"
+		"  -s, --socket PATH     UNIX socket (default $KR_KEEPER_SOCKET or %s)\n"
+		"      --base-virtaddr A where the hugepages are mapped (default 0x%llx)\n"
+		"  -f, --foreground      do not daemonise (systemd Type=notify uses this)\n"
+		"  -v, --verbose         log at info level\n"
+		"  -h, --help\n",
+		KR_POOL_DEFAULT_SOCKET, (unsigned long long)KR_POOL_BASE_VA);
+}
+
+static const struct option long_opts[] = {
+    {"config", required_argument, NULL, 'c'},  {"device", required_argument, NULL, 'd'},
+    {"tenants", required_argument, NULL, 1},   {"dcis", required_argument, NULL, 1},
+    {"rc-spares", required_argument, NULL, 1}, {"jobs", required_argument, NULL, 1},
+    {"vqps", required_argument, NULL, 1},      {"heap-mb", required_argument, NULL, 1},
+    {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
+    {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
+    {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
+};
+
+/* Fork; the parent returns only to exit with the child's start-up verdict. */
+static int daemonise(struct kr_pool_cfg *cfg)
+{
+	int pfd[2], status;
+	pid_t pid;
+	char c;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(pfd[0]);
+		setsid();
+		if (chdir("/"))
+			_exit(1);
+		cfg->ready_fd = pfd[1];
+		return 0;
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) == 1)
+		exit(0);
+	waitpid(pid, &status, 0);
+	exit(WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1);
+}
+
+int main(int argc, char **argv)
+{
+	struct kr_pool_cfg cfg;
+	char err[256];
+	int opt, idx, rc;
+
+	kr_pool_cfg_default(&cfg);
+	/* the file first, so flags override it */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "c:d:s:fvh", long_opts, &idx)) != -1) {
+		if (opt == 'c' && kr_pool_cfg_load(&cfg, optarg, err, sizeof(err))) {
+			fprintf(stderr, "krpoold: %s\n", err);
+			return 2;
+		}
+	}
+	optind = 1;
+	opterr = 1;
+	while ((opt = getopt_long(argc, argv, "c:d:s:fvh", long_opts, &idx)) != -1) {
+		rc = 0;
+		switch (opt) {
+		case 'c':
+			break;
+		case 'd':
+			rc = kr_pool_cfg_set(&cfg, "device", optarg, err, sizeof(err));
+			break;
+		case 's':
+			rc = kr_pool_cfg_set(&cfg, "socket", optarg, err, sizeof(err));
+			break;
+		case 'f':
+			cfg.foreground = true;
+			break;
+		case 'v':
+			cfg.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 1:
+			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (rc) {
+			fprintf(stderr, "krpoold: --%s\n", err);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "krpoold: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (kr_pool_cfg_check(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "krpoold: --%s\n", err);
+		return 2;
+	}
+	if (cfg.verbose)
+		setenv("KR_LOG", "info", 0);
+	if (!cfg.foreground) {
+		rc = daemonise(&cfg);
+		if (rc) {
+			fprintf(stderr, "krpoold: cannot daemonise: %s\n", strerror(-rc));
+			return 1;
+		}
+	}
+	rc = kr_keeper_run(&cfg);
+	if (rc == -EADDRINUSE)
+		return 3;
+	return rc ? 1 : 0;
+}
