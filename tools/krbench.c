@@ -5,6 +5,15 @@
  * times kr_attach() and kr_detach() over CYCLES attach/detach cycles. Without
  * --socket it starts a keeper on the sim in a temporary directory (krpoold
  * next to this binary, or --krpoold) and stops it at the end.
+ *   krbench read [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]
+ * sync 8-byte RDMA READ latency (p50/p99) and async READ rate (a window of
+ * 64 in flight) to the node's own keeper, through a vQP (kr_post_read +
+ * kr_poll: the checks, credits and dispatch) and through a raw leased DCI
+ * (devx post + ring + CQ poll) in the same run.
+ *   krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]
+ * kr_connect() latency (p50/p99) and connects/s to the node's own keeper:
+ * warm (the thread already holds its DCI: resolve + credits) and first (a
+ * thread's first connect, which leases its DCI over the keeper socket).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -175,13 +184,305 @@ static int bench_attach(int cycles, bool json, const char *sock, const char *krp
 	return rc;
 }
 
+/* ---- krbench read: vQP vs raw DCI ---- */
+
+#define RD_WINDOW 64
+
+struct rd_res {
+	double p50, p99, mops;
+};
+
+struct rd_raw {
+	struct kr_devx_qp *qp;
+	struct kr_devx_cq *cq;
+	struct kr_devx_dc_av av;
+	uint32_t lkey;
+};
+
+static int rd_raw_post(struct rd_raw *r, void *local, uint64_t raddr, uint32_t rkey, uint64_t id)
+{
+	struct kr_devx_sge sge = {.addr = (uintptr_t)local, .length = 8, .lkey = r->lkey};
+	struct kr_devx_wr wr = {.wr_id = id,
+				.opcode = KR_WR_RDMA_READ,
+				.flags = KR_WR_SIGNALED,
+				.sge = &sge,
+				.num_sge = 1,
+				.remote_addr = raddr,
+				.rkey = rkey,
+				.av = &r->av};
+	int rc = kr_devx_qp_post_send(r->qp, &wr);
+
+	if (!rc)
+		kr_devx_qp_ring(r->qp);
+	return rc;
+}
+
+/* Poll one completion (bounded); 1, or <= 0 on error or timeout. */
+static int rd_raw_poll(struct rd_raw *r, double t0)
+{
+	struct kr_devx_wc wc;
+
+	for (;;) {
+		int n = kr_devx_cq_poll(r->cq, &wc, 1);
+
+		if (n)
+			return n == 1 && wc.status == KR_WC_SUCCESS ? 1 : -EIO;
+		if (now_us() - t0 > 10e6)
+			return -ETIMEDOUT;
+	}
+}
+
+static int rd_vqp_poll(struct kr_vqp *v, double t0)
+{
+	struct kr_wc wc;
+
+	for (;;) {
+		int n = kr_poll(v, &wc, 1);
+
+		if (n)
+			return n == 1 && wc.status == KR_WC_SUCCESS ? 1 : (n < 0 ? n : -EIO);
+		if (now_us() - t0 > 10e6)
+			return -ETIMEDOUT;
+	}
+}
+
+/* One side of the comparison: raw DCI when v is NULL. */
+static int rd_run(struct kr_vqp *v, struct rd_raw *raw, uint8_t *local, uint64_t raddr,
+		  uint32_t rkey, int iters, double *lat, struct rd_res *res)
+{
+	double t0;
+	int rc, done = 0, posted = 0;
+
+	for (int i = 0; i < iters; i++) {
+		t0 = now_us();
+		rc = v ? kr_post_read(v, local, 8, raddr, rkey, (uint64_t)i, 0)
+		       : rd_raw_post(raw, local, raddr, rkey, (uint64_t)i);
+		if (rc)
+			return rc;
+		rc = v ? rd_vqp_poll(v, t0) : rd_raw_poll(raw, t0);
+		if (rc < 0)
+			return rc;
+		lat[i] = now_us() - t0;
+	}
+	qsort(lat, (size_t)iters, sizeof(*lat), cmp_double);
+	res->p50 = pct(lat, iters, 50);
+	res->p99 = pct(lat, iters, 99);
+
+	t0 = now_us();
+	while (done < iters) {
+		while (posted < iters && posted - done < RD_WINDOW) {
+			uint8_t *l = local + 8 * (posted % RD_WINDOW);
+
+			rc = v ? kr_post_read(v, l, 8, raddr, rkey, (uint64_t)posted, 0)
+			       : rd_raw_post(raw, l, raddr, rkey, (uint64_t)posted);
+			if (rc)
+				return rc;
+			posted++;
+		}
+		rc = v ? rd_vqp_poll(v, t0) : rd_raw_poll(raw, t0);
+		if (rc < 0)
+			return rc;
+		done++;
+	}
+	res->mops = iters / (now_us() - t0);
+	return 0;
+}
+
+static int bench_read(int iters, bool json, const char *sock, const char *krpoold)
+{
+	struct kr_connect_opts co = {.credits = 2 * RD_WINDOW};
+	struct kr_attach_opts o;
+	struct keeper k = {0};
+	struct rd_res rv, rr;
+	struct rd_raw raw;
+	struct kr_lease l;
+	struct kr_mr_key key;
+	struct kr_ctx *ctx;
+	struct kr_vqp *v;
+	struct kr_mr *mr = NULL;
+	uint8_t *local, *remote;
+	double *lat;
+	int rc = 1;
+
+	lat = calloc((size_t)iters, sizeof(*lat));
+	if (!lat)
+		return 1;
+	if (!sock) {
+		rc = keeper_start(&k, krpoold);
+		if (rc) {
+			fprintf(stderr, "krbench: cannot start a keeper: %s\n", strerror(-rc));
+			keeper_stop(&k);
+			free(lat);
+			return 1;
+		}
+		sock = k.sock;
+	}
+	rc = 1;
+	o = (struct kr_attach_opts){.socket_path = sock};
+	ctx = kr_attach(&o);
+	if (!ctx) {
+		fprintf(stderr, "krbench: attach: %s\n", strerror(errno));
+		goto out_keeper;
+	}
+	local = kr_malloc(ctx, 8 * RD_WINDOW);
+	remote = kr_malloc(ctx, 4096);
+	mr = remote ? kr_reg_mr(ctx, remote, 4096, KR_MR_REMOTE_READ) : NULL;
+	if (!local || !mr || kr_mr_key(mr, &key)) {
+		fprintf(stderr, "krbench: memory: %s\n", strerror(errno));
+		goto out_detach;
+	}
+	v = kr_connect(ctx, KR_NODE_SELF, &co);
+	if (!v) {
+		fprintf(stderr, "krbench: kr_connect: %s\n", strerror(errno));
+		goto out_detach;
+	}
+	memset(&raw, 0, sizeof(raw));
+	raw.lkey = kr_pool_heap_lkey(ctx);
+	if (kr_lease_alloc(ctx, KR_LEASE_DCI, &l) || kr_pool_dci_qp(ctx, &l, &raw.qp, &raw.cq) ||
+	    kr_pool_tenant_av(ctx, &raw.av)) {
+		fprintf(stderr, "krbench: raw DCI lease failed\n");
+		goto out_vqp;
+	}
+	rc = rd_run(v, NULL, local, (uintptr_t)remote, key.rkey, iters, lat, &rv);
+	if (!rc)
+		rc = rd_run(NULL, &raw, local, (uintptr_t)remote, key.rkey, iters, lat, &rr);
+	if (rc) {
+		fprintf(stderr, "krbench: read: %s\n", strerror(-rc));
+		rc = 1;
+	} else if (json) {
+		printf("{\"bench\": \"read\", \"iters\": %d, \"bytes\": 8, \"window\": %d, "
+		       "\"vqp\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
+		       "\"raw_dci\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}}\n",
+		       iters, RD_WINDOW, rv.p50, rv.p99, rv.mops, rr.p50, rr.p99, rr.mops);
+	} else {
+		printf("8-byte READ to this node's keeper, %d iterations (async window %d)\n",
+		       iters, RD_WINDOW);
+		printf("%-10s %10s %10s %12s\n", "path", "p50 us", "p99 us", "async Mop/s");
+		printf("%-10s %10.2f %10.2f %12.3f\n", "vqp", rv.p50, rv.p99, rv.mops);
+		printf("%-10s %10.2f %10.2f %12.3f\n", "raw_dci", rr.p50, rr.p99, rr.mops);
+	}
+	kr_lease_free(ctx, &l);
+out_vqp:
+	kr_disconnect(v);
+out_detach:
+	if (mr)
+		kr_dereg_mr(mr);
+	kr_detach(ctx);
+out_keeper:
+	if (k.dir[0])
+		keeper_stop(&k);
+	free(lat);
+	return rc;
+}
+
+/* ---- krbench connect ---- */
+
+static int bench_connect(int iters, bool json, const char *sock, const char *krpoold)
+{
+	struct kr_connect_opts one = {.credits = 2};
+	struct kr_attach_opts o;
+	struct keeper k = {0};
+	double *lat, t0, total, w50, w99, f50, f99;
+	int nfirst = iters < 200 ? iters : 200, rc = 1;
+	struct kr_vqp *hold, *v;
+	struct kr_ctx *ctx;
+
+	lat = calloc((size_t)iters, sizeof(*lat));
+	if (!lat)
+		return 1;
+	if (!sock) {
+		rc = keeper_start(&k, krpoold);
+		if (rc) {
+			fprintf(stderr, "krbench: cannot start a keeper: %s\n", strerror(-rc));
+			keeper_stop(&k);
+			free(lat);
+			return 1;
+		}
+		sock = k.sock;
+	}
+	rc = 1;
+	o = (struct kr_attach_opts){.socket_path = sock};
+	ctx = kr_attach(&o);
+	if (!ctx) {
+		fprintf(stderr, "krbench: attach: %s\n", strerror(errno));
+		goto out_keeper;
+	}
+	/* warm: a vQP held open keeps the thread's DCI leased */
+	hold = kr_connect(ctx, KR_NODE_SELF, &one);
+	if (!hold) {
+		fprintf(stderr, "krbench: kr_connect: %s\n", strerror(errno));
+		goto out_detach;
+	}
+	total = now_us();
+	for (int i = 0; i < iters; i++) {
+		t0 = now_us();
+		v = kr_connect(ctx, KR_NODE_SELF, NULL);
+		lat[i] = now_us() - t0;
+		if (!v || kr_disconnect(v)) {
+			fprintf(stderr, "krbench: kr_connect: %s\n", strerror(errno));
+			kr_disconnect(hold);
+			goto out_detach;
+		}
+	}
+	total = now_us() - total;
+	qsort(lat, (size_t)iters, sizeof(*lat), cmp_double);
+	w50 = pct(lat, iters, 50);
+	w99 = pct(lat, iters, 99);
+	kr_disconnect(hold);
+
+	/* first connect of a thread: leases the DCI (given back at disconnect) */
+	for (int i = 0; i < nfirst; i++) {
+		for (double tw = now_us();;) {
+			t0 = now_us();
+			v = kr_connect(ctx, KR_NODE_SELF, NULL);
+			if (v || errno != ENOSPC || now_us() - tw > 5e6)
+				break;
+			usleep(100); /* the keeper still resets the DCIs given back */
+		}
+		lat[i] = now_us() - t0;
+		if (!v) {
+			fprintf(stderr, "krbench: first kr_connect: %s\n", strerror(errno));
+			goto out_detach;
+		}
+		kr_disconnect(v);
+	}
+	qsort(lat, (size_t)nfirst, sizeof(*lat), cmp_double);
+	f50 = pct(lat, nfirst, 50);
+	f99 = pct(lat, nfirst, 99);
+	if (json) {
+		printf("{\"bench\": \"connect\", \"iters\": %d, \"p50_us\": %.3f, "
+		       "\"p99_us\": %.3f, \"connects_per_s\": %.0f, \"first\": {\"iters\": %d, "
+		       "\"p50_us\": %.1f, \"p99_us\": %.1f}}\n",
+		       iters, w50, w99, iters / total * 1e6, nfirst, f50, f99);
+	} else {
+		printf("kr_connect to this node (KR_NODE_SELF), %d iterations\n", iters);
+		printf("%-28s %10s %10s %14s\n", "case", "p50 us", "p99 us", "connects/s");
+		printf("%-28s %10.3f %10.3f %14.0f\n", "warm (DCI held)", w50, w99,
+		       iters / total * 1e6);
+		printf("%-28s %10.1f %10.1f %14s\n", "first (leases the DCI)", f50, f99, "-");
+		printf("(connects/s: connect + disconnect pairs, one thread)\n");
+	}
+	rc = 0;
+out_detach:
+	kr_detach(ctx);
+out_keeper:
+	if (k.dir[0])
+		keeper_stop(&k);
+	free(lat);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: krbench attach [-n CYCLES] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  -n, --cycles N    attach/detach cycles (default 1000)\n"
 		   "  -j, --json        one JSON object (p50_us, p99_us, ...)\n"
 		   "  -s, --socket PATH an existing keeper (default: start one on the sim)\n"
-		   "      --krpoold P   the keeper binary to start (default: next to krbench)\n");
+		   "      --krpoold P   the keeper binary to start (default: next to krbench)\n"
+		   "       krbench read [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
+		   "  8-byte READ latency and rate, vQP vs raw DCI (default 10000 iterations)\n"
+		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
+		   "  kr_connect latency and connects/s, warm and first (default 10000)\n");
 }
 
 int main(int argc, char **argv)
@@ -193,12 +494,13 @@ int main(int argc, char **argv)
 	};
 	const char *sock = NULL, *krpoold = NULL;
 	int cycles = 1000, opt;
-	bool json = false;
+	bool json = false, n_set = false;
 
 	while ((opt = getopt_long(argc, argv, "n:js:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			cycles = atoi(optarg);
+			n_set = true;
 			break;
 		case 'j':
 			json = true;
@@ -217,6 +519,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (optind == argc - 1 && !strcmp(argv[optind], "connect") && cycles >= 1 &&
+	    cycles <= 1000000)
+		return bench_connect(n_set ? cycles : 10000, json, sock, krpoold);
+	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 && cycles <= 1000000)
+		return bench_read(n_set ? cycles : 10000, json, sock, krpoold);
 	if (optind != argc - 1 || strcmp(argv[optind], "attach") || cycles < 1 ||
 	    cycles > 1000000) {
 		usage(stderr);

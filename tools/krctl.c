@@ -100,15 +100,20 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 			printf(
 			    "%s{\"tenant\": %u, \"uid\": %s, \"pinned\": %s, \"pdn\": %u, "
 			    "\"dctn\": %u, \"dci\": {\"free\": %u, \"leased\": %u, \"dirty\": %u, "
-			    "\"broken\": %u, \"free_ring\": %u}, \"rc\": {\"free\": %u, "
-			    "\"leased\": %u}, \"vqp\": {\"free\": %u, \"leased\": %u}, "
-			    "\"jobs_attached\": %u, \"jobs_free\": %u, \"dct_recvs\": %llu}",
+			    "\"broken\": %u, \"free_ring\": %u, \"built\": %u, \"max\": %u}, "
+			    "\"rc\": {\"free\": %u, \"leased\": %u, \"dirty\": %u, \"built\": %u, "
+			    "\"max\": %u}, \"vqp\": {\"free\": %u, \"leased\": %u}, "
+			    "\"growing\": %s, \"jobs_attached\": %u, \"jobs_free\": %u, "
+			    "\"dct_recvs\": %llu}",
 			    t ? ", " : "", t, tr->uid_plus1 ? uid : "null",
 			    tr->pinned ? "true" : "false", tr->pdn, tr->dctn, d.st[KR_SLOT_FREE],
 			    d.st[KR_SLOT_LEASED], d.st[KR_SLOT_DIRTY], d.st[KR_SLOT_BROKEN],
-			    kr_pool_seg_ring_count(s, tr->dci_ring_off), r.st[KR_SLOT_FREE],
-			    r.st[KR_SLOT_LEASED], v.st[KR_SLOT_FREE], v.st[KR_SLOT_LEASED],
-			    tr->jobs_attached, kr_pool_seg_ring_count(s, tr->job_ring_off),
+			    kr_pool_seg_ring_count(s, tr->dci_ring_off),
+			    s->dcis - d.st[KR_SLOT_EMPTY], s->dcis, r.st[KR_SLOT_FREE],
+			    r.st[KR_SLOT_LEASED], r.st[KR_SLOT_DIRTY],
+			    s->rc_spares - r.st[KR_SLOT_EMPTY], s->rc_spares, v.st[KR_SLOT_FREE],
+			    v.st[KR_SLOT_LEASED], tr->growing ? "true" : "false", tr->jobs_attached,
+			    kr_pool_seg_ring_count(s, tr->job_ring_off),
 			    (unsigned long long)tr->dct_recvs);
 		} else {
 			char dci[32], rc[24], vqp[24], jobs[16];

@@ -29,9 +29,17 @@ static void usage(FILE *f)
 		"      --vqps N          vQP slots per tenant (default 64)\n"
 		"      --heap-mb N       heap per job in MB, even (default 4)\n"
 		"      --hugepages MB    hugepage budget (default 256)\n"
-		"      --low-water N     rebuild DCIs when fewer are free (default 2)\n"
+		"      --low-water N     grow the pool when fewer DCIs are free (default 2)\n"
+		"      --dcis-max N      DCIs per tenant the pool may grow to (default: dcis)\n"
+		"      --rc-max N        RC QPs per tenant it may grow to (default: rc-spares)\n"
 		"  -s, --socket PATH     UNIX socket (default $KR_KEEPER_SOCKET or %s)\n"
 		"      --base-virtaddr A where the hugepages are mapped (default 0x%llx)\n"
+		"      --node-id N       this node's id (default: GID's IPv4 low 16 bits, else 1)\n"
+		"      --peers FILE      static peers: <node_id> <gid> <dctn> <dc_key>...\n"
+		"      --metaserver      keep the cluster's DCT slot table (one slot per node)\n"
+		"      --max-nodes N     MetaServer slots: node ids 1..N-1 (default 16384)\n"
+		"      --meta-listen A   MetaServer registration socket, IPv4:port (loopback)\n"
+		"      --metaserver-addr A[,A...]  MetaServers to register with, lookup order\n"
 		"  -f, --foreground      do not daemonise (systemd Type=notify uses this)\n"
 		"  -v, --verbose         log at info level\n"
 		"  -h, --help\n",
@@ -46,7 +54,15 @@ static const struct option long_opts[] = {
     {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
     {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
     {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    /* src/dct: node identity and metadata */
+    {"node-id", required_argument, NULL, 1},   {"peers", required_argument, NULL, 1},
+    {"metaserver", no_argument, NULL, 2},      {"max-nodes", required_argument, NULL, 1},
+    {"meta-listen", required_argument, NULL, 1},
+    {"metaserver-addr", required_argument, NULL, 1},
+    /* growth (src/pool/pool_grow.c) */
+    {"dcis-max", required_argument, NULL, 1},  {"rc-max", required_argument, NULL, 1},
+    {NULL, 0, NULL, 0},
 };
 
 /* Fork; the parent returns only to exit with the child's start-up verdict. */
@@ -115,6 +131,9 @@ int main(int argc, char **argv)
 			return 0;
 		case 1:
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
+			break;
+		case 2: /* src/dct: --metaserver, a flag */
+			rc = kr_pool_cfg_set(&cfg, "metaserver", "true", err, sizeof(err));
 			break;
 		default:
 			usage(stderr);

@@ -11,8 +11,8 @@
  * (enum kr_wc_status) with a string for each.
  *
  * This header grows with the project: the completion status vocabulary
- * shared by every layer, and attach to the keeper (heap, MRs, leases). The
- * connect/post API of ../shared/API.md lands with the virtual QP work.
+ * shared by every layer, attach to the keeper (heap, MRs, leases), and
+ * virtual QPs (kr_connect, kr_post_*, kr_poll; see kr_connect(3)).
  */
 #ifndef KRCORE_H
 #define KRCORE_H
@@ -126,11 +126,17 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr);
  * kr_malloc() - RDMA-ready memory from the job's heap: hugepages the keeper
  * registered as this job's own MR, so no registration call is needed
  * (kr_reg_mr() still gives a key for a sub-range). 16-byte aligned.
+ * No syscall while the keeper's heartbeat in the pool segment is fresh; a
+ * heartbeat older than 100 ms leads to one non-blocking socket check (at
+ * most one per 100 ms), so a dead keeper is reported within ~100 ms.
  * Returns NULL with errno: EINVAL (NULL ctx or len 0), ENOMEM (heap full),
  * ENOTCONN (the keeper went away).
  */
 void *kr_malloc(struct kr_ctx *ctx, size_t len);
-/* kr_free() - return memory from kr_malloc(); NULL is ignored. */
+/*
+ * kr_free() - return memory from kr_malloc(); NULL is ignored. Safe after
+ * the keeper died (the heap stays mapped until kr_detach()).
+ */
 void kr_free(struct kr_ctx *ctx, void *p);
 
 /* Access rights of a memory region. */
@@ -155,7 +161,8 @@ struct kr_mr_key {
  * reach: today the job's own heap (kr_malloc memory); the key covers exactly
  * the range, so a peer given its rkey reaches nothing else.
  * Returns an MR, or NULL with errno: EINVAL (NULL ctx, len 0, unknown access
- * bits, range outside the heap), ENOSPC (too many MRs for this job),
+ * bits, remote write or atomic rights without KR_MR_LOCAL_WRITE, range
+ * outside the heap: other memory cannot be registered yet, use kr_malloc()), ENOSPC (too many MRs for this job),
  * EREMOTEIO (the device refused), ENOTCONN or EPIPE (keeper gone), ENOMEM.
  */
 struct kr_mr *kr_reg_mr(struct kr_ctx *ctx, void *addr, size_t len, uint32_t access);
@@ -172,6 +179,7 @@ int kr_mr_key(const struct kr_mr *mr, struct kr_mr_key *key);
 
 enum kr_lease_kind {
 	KR_LEASE_DCI = 1, /* a DC initiator: one per thread that posts */
+	KR_LEASE_RC = 2,  /* a spare RC QP, in INIT until the keeper connects it to a peer */
 	KR_LEASE_VQP = 3, /* a virtual QP slot */
 };
 
@@ -180,24 +188,200 @@ struct kr_lease {
 	uint32_t kind;  /* enum kr_lease_kind */
 	uint32_t index; /* slot within the tenant */
 	uint32_t gen;   /* generation of the grant */
-	uint32_t qpn;   /* DCI: its QP number; 0 otherwise */
+	uint32_t qpn;   /* DCI and RC: its QP number; 0 for a vQP slot */
 };
 
 /*
  * kr_lease_alloc() - lease one object of kind from the keeper's pool. The
  * lease is recorded in the pool segment with this process's pid and a new
  * generation. No firmware command runs: the object is already warm.
- * Returns 0, -EINVAL (NULL argument or unknown kind), -ENOSPC (none free in
+ * A KR_LEASE_RC QP stays in INIT, in keeper-only memory: the job holds it
+ * (and its QP number) for the connect the virtual QP layer asks of the
+ * keeper; the keeper resets it to INIT when it comes back (free, detach or
+ * death of the job).
+ * Returns 0, -EINVAL (NULL argument, unknown kind, or a kind the keeper
+ * was started without: --rc-spares 0 or --vqps 0), -ENOSPC (none free in
  * the tenant's pool: retry later, the keeper refills), -EMFILE (this process
  * holds the most DCIs it may), -ENOTCONN or -EPIPE (keeper gone).
  */
 int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease);
 /*
  * kr_lease_free() - give a lease back; the keeper resets the object before
- * anyone else gets it. Returns 0, -EINVAL (not a lease this job holds, or
+ * anyone else gets it (a DCI to RTS, an RC QP to INIT), in the background. Returns 0, -EINVAL (not a lease this job holds, or
  * stale generation), -ENOTCONN or -EPIPE (keeper gone).
  */
 int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease);
+
+/* ---- virtual QPs: connect and post (src/virtqp) ---- */
+
+struct kr_vqp;
+
+/* kr_connect()'s peer for "this node", whatever its node id. */
+#define KR_NODE_SELF 0xffffffffu
+
+/* Options of kr_connect(); NULL or 0 fields mean the defaults. */
+struct kr_connect_opts {
+	uint32_t credits; /* send-queue share in 64-byte WQEBBs: 0 = 32 (8 vQPs per DCI) */
+	uint32_t flags;   /* reserved, must be 0 */
+};
+
+/*
+ * kr_connect() - a virtual QP to the caller's tenant on node @peer, with RC
+ * semantics (reliable, in order per vQP) over the DC initiator leased to the
+ * calling thread: the thread's first connect leases one from the keeper
+ * (kept in thread-local storage for ctx and shared by all the thread's vQPs;
+ * given back with its last vQP). The peer's DCT comes from the node's
+ * metadata (kr_dct_resolve: cache or MetaServer); KR_NODE_SELF is this
+ * node's keeper. No firmware command and no handshake run here.
+ *
+ * The vQP posts through the DCI of the thread that created it: use it from
+ * that thread (or serialise). Disconnect every vQP before kr_detach(). A DCI switches DC targets only when idle (the
+ * hardware rule), so one thread's vQPs to different peers serialise on its
+ * DCI: each switch costs a round trip of the previous target's traffic.
+ *
+ * Returns a vQP, or NULL with errno: EINVAL (NULL ctx, bad opts), ENOSPC
+ * (the thread's DCI has fewer free credits than asked: disconnect a vQP or
+ * connect from another thread; or no DCI free in the pool: retry), ENOENT
+ * (no such node), EHOSTUNREACH/EAGAIN (metadata lookup failed, retry),
+ * EMFILE (the process holds the most DCIs it may), ENOTCONN/EPIPE (keeper
+ * gone), ENOMEM.
+ */
+struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_connect_opts *opts);
+
+/*
+ * kr_disconnect() - forget a vQP: its credits go back to the DCI, completions
+ * not yet polled are dropped (requests still in flight complete into
+ * nothing). Returns 0 or -EINVAL (NULL).
+ */
+int kr_disconnect(struct kr_vqp *vqp);
+
+/* Flags of kr_post_*(). Every request produces exactly one struct kr_wc. */
+enum kr_post_flags {
+	KR_POST_INLINE = 1u << 0, /* WRITE/SEND: copy up to KR_POST_MAX_INLINE bytes into the WQE */
+	KR_POST_FENCE = 1u << 1,  /* wait for this vQP's earlier READs/atomics first */
+};
+
+/* Largest KR_POST_INLINE payload. */
+#define KR_POST_MAX_INLINE 256u
+/* Largest message. */
+#define KR_POST_MAX_LEN (1u << 30)
+
+/*
+ * kr_post_read() / kr_post_write() / kr_post_write_imm() - one-sided RDMA
+ * between local [local, local+len) and the peer's [raddr, raddr+len) under
+ * rkey. The local buffer must be memory of this job's heap (kr_malloc), which
+ * the job's own MR covers (its kr_reg_mr regions are inside it); with
+ * KR_POST_INLINE (WRITE only) it may be any memory and is copied at once.
+ * kr_post_write_imm() also delivers imm to the peer's receive queue.
+ *
+ * Checked before anything touches the shared ring; on an error nothing is
+ * posted. Returns 0, or:
+ *   -EINVAL  NULL vqp or local, len 0 or above KR_POST_MAX_LEN, unknown
+ *            flags, KR_POST_INLINE on a READ or above KR_POST_MAX_INLINE,
+ *            local range outside the job's heap MR, remote range wrapping;
+ *   -EAGAIN  beyond the vQP's credits (poll completions first), or the shared
+ *            DCI is being recovered after another vQP's error (poll, retry);
+ *   -EIO     the vQP is in the error state (a request of it failed);
+ *   -ENOTCONN the keeper went away.
+ */
+int kr_post_read(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t raddr, uint32_t rkey,
+		 uint64_t wr_id, uint32_t flags);
+int kr_post_write(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t raddr,
+		  uint32_t rkey, uint64_t wr_id, uint32_t flags);
+int kr_post_write_imm(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t raddr,
+		      uint32_t rkey, uint32_t imm, uint64_t wr_id, uint32_t flags);
+
+/*
+ * kr_post_cas() / kr_post_faa() - 8-byte atomics on the peer's raddr: compare
+ * and swap (if *raddr == compare then *raddr = swap) or fetch and add; the
+ * old value lands in local[0..8). local and raddr must be 8-byte aligned
+ * (-EINVAL otherwise); other errors as kr_post_read().
+ */
+int kr_post_cas(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey,
+		uint64_t compare, uint64_t swap, uint64_t wr_id, uint32_t flags);
+int kr_post_faa(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey, uint64_t add,
+		uint64_t wr_id, uint32_t flags);
+
+/*
+ * kr_post_send() / kr_post_recv() - two-sided messages. Not implemented yet:
+ * the receive side (the peer keeper's DCT SRQ dispatching to the receiving
+ * vQP) is missing. The arguments are checked as kr_post_write()'s, then
+ * -EOPNOTSUPP; nothing is posted.
+ */
+int kr_post_send(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t wr_id,
+		 uint32_t flags);
+int kr_post_recv(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t wr_id);
+
+/* What a completion was for. */
+enum kr_wc_opcode {
+	KR_WC_OP_READ = 1,
+	KR_WC_OP_WRITE,
+	KR_WC_OP_WRITE_IMM,
+	KR_WC_OP_CAS,
+	KR_WC_OP_FAA,
+	KR_WC_OP_SEND,
+	KR_WC_OP_RECV,
+};
+
+enum kr_wc_flags {
+	KR_WC_F_IMM = 1u << 0,      /* imm is valid */
+	KR_WC_F_REPOSTED = 1u << 1, /* flushed by another vQP's error, posted again after recovery */
+};
+
+/* One completion. */
+struct kr_wc {
+	uint64_t wr_id;	  /* as posted */
+	uint32_t status;  /* enum kr_wc_status */
+	uint32_t opcode;  /* enum kr_wc_opcode */
+	uint32_t byte_len;
+	uint32_t imm;
+	uint32_t flags;	  /* enum kr_wc_flags */
+	uint32_t rsvd;
+};
+
+/*
+ * kr_poll() - up to n completions of vqp, in the order its requests were
+ * posted. Also reaps the shared DCI's CQ and hands every other vQP's
+ * completions to that vQP (so any vQP of a thread may be polled).
+ *
+ * An error completion (e.g. KR_WC_REM_ACCESS_ERR for a bad rkey) moves only
+ * this vQP to KR_VQP_ERR: its later requests complete with
+ * KR_WC_WR_FLUSH_ERR and new posts return -EIO. The shared DCI is given back
+ * to the keeper (which resets it: jobs issue no firmware command) and a fresh
+ * one leased; the other vQPs' requests that the hardware flushed behind the
+ * failed one had not executed (the responder stops at the failed PSN) and are
+ * posted again on the new DCI in their order: they complete normally with
+ * KR_WC_F_REPOSTED set. Until then posts return -EAGAIN.
+ *
+ * Returns the number of completions (0..n), or -EINVAL (NULL vqp or wc,
+ * n < 0), -ENOTCONN (keeper gone), -EIO (the CQ named a request never posted).
+ */
+int kr_poll(struct kr_vqp *vqp, struct kr_wc *wc, int n);
+
+enum kr_vqp_transport {
+	KR_VQP_DC = 1, /* over the thread's shared DC initiator */
+	KR_VQP_RC,     /* over a dedicated RC QP (promotion: not implemented yet) */
+};
+
+enum kr_vqp_state {
+	KR_VQP_RTS = 1, /* ready */
+	KR_VQP_ERR,     /* a request failed: disconnect */
+};
+
+/* What kr_vqp_query() reports. */
+struct kr_vqp_attr {
+	uint32_t transport; /* enum kr_vqp_transport */
+	uint32_t state;	    /* enum kr_vqp_state */
+	uint32_t peer;	    /* node id as connected */
+	uint32_t dctn;	    /* the peer's DC target */
+	uint32_t credits;   /* WQEBBs of the DCI's send queue this vQP holds */
+	uint32_t credits_used; /* held by requests whose completion was not polled yet */
+	uint32_t dci_qpn;   /* the DCI it posts through now */
+	uint32_t dci_recoveries; /* times that DCI slot was replaced after an error */
+};
+
+/* kr_vqp_query() - describe a vQP. 0 or -EINVAL (NULL argument). */
+int kr_vqp_query(const struct kr_vqp *vqp, struct kr_vqp_attr *attr);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
  *   pool_heap.c     keeper: job heaps (memzone + umem + MKEY), scrub and re-key
  *   pool_lease.c    keeper: grant, release and reclaim of leases
  *   pool_server.c   keeper: the UNIX socket, SO_PEERCRED, requests, job death
+ *   pool_grow.c     keeper: the grow thread (more DCIs/RC QPs below low-water)
  *   pool_keeper.c   keeper: start-up, event loop, warm-up/refill, shutdown
  *   pool_proto.c    both: the attach protocol (SOCK_SEQPACKET, SCM_RIGHTS)
  *   pool_attach.c   job: kr_attach/kr_detach, mapping the zones
@@ -74,7 +75,37 @@ struct kr_pool_cfg {
 	int ready_fd; /* >= 0: one byte is written here once the socket is up */
 	bool foreground;
 	bool verbose;
+	/* ---- src/dct (dct_keeper.c): node identity and metadata ---- */
+	uint32_t node_id;     /* --node-id; 0 = from the GID's IPv4 low 16 bits, else 1 */
+	char peers[256];      /* --peers FILE: static directory loaded into the node cache */
+	bool metaserver;      /* --metaserver: keep a slot table for the cluster */
+	uint32_t max_nodes;   /* --max-nodes: slots (node ids 1..max_nodes-1); 0 = 16384 */
+	char meta_listen[64]; /* --meta-listen IP:PORT: the MetaServer's registration socket */
+	char meta_addr[256];  /* --metaserver-addr IP:PORT[,IP:PORT...]: replicas, in order */
+	/* ---- growth (pool_grow.c) ---- */
+	uint32_t dcis_max; /* DCI slots per tenant the pool may grow to; 0 = dcis (no growth) */
+	uint32_t rc_max;   /* RC slots per tenant; 0 = rc-spares (no growth) */
 };
+
+/*
+ * Slots per tenant, laid out (segment tables, rings, zone buffers) for the
+ * most the pool may grow to, so growth never needs new memory: cfg->dcis and
+ * cfg->rc_spares are built at start, the rest on demand (pool_grow.c).
+ */
+static inline uint32_t kr_pool_cfg_dci_slots(const struct kr_pool_cfg *cfg)
+{
+	uint32_t n = cfg->dcis_max ? cfg->dcis_max : cfg->dcis;
+
+	n = n > KR_POOL_MAX_DCIS ? KR_POOL_MAX_DCIS : n;
+	return n < cfg->dcis ? cfg->dcis : n;
+}
+static inline uint32_t kr_pool_cfg_rc_slots(const struct kr_pool_cfg *cfg)
+{
+	uint32_t n = cfg->rc_max ? cfg->rc_max : cfg->rc_spares;
+
+	n = n > KR_POOL_MAX_RC ? KR_POOL_MAX_RC : n;
+	return n < cfg->rc_spares ? cfg->rc_spares : n;
+}
 
 /*
  * kr_pool_cfg_default() - the defaults (2 tenants, 8 DCIs, 2 RC spares, 8 jobs,
@@ -187,7 +218,7 @@ struct kr_pool_tenant {
 	uint64_t zone_len;
 	uint64_t dct_recvs; /* SENDs the tenant's DCT received */
 	uint32_t jobs_attached;
-	uint32_t rsvd;
+	uint32_t growing; /* written by the keeper's grow thread: slot + 1 it builds, 0 = idle */
 };
 _Static_assert(sizeof(struct kr_pool_tenant) == 80, "kr_pool_tenant layout");
 _Static_assert(offsetof(struct kr_pool_tenant, zone_va) == 48, "kr_pool_tenant.zone_va");
@@ -274,8 +305,9 @@ struct kr_zone_hdr {
 	uint64_t dc_key;
 	uint8_t gid[16];
 	uint64_t dci_off; /* struct kr_zone_dci[ndci] */
+	uint64_t dct_off; /* src/dct: struct kr_dct_zone (node id, cache, MetaServers); 0 = none */
 };
-_Static_assert(sizeof(struct kr_zone_hdr) == 56, "kr_zone_hdr layout");
+_Static_assert(sizeof(struct kr_zone_hdr) == 64, "kr_zone_hdr layout");
 _Static_assert(offsetof(struct kr_zone_hdr, gid) == 32, "kr_zone_hdr.gid");
 
 /* Table accessors: the segment holds offsets, these make them addresses here. */
@@ -318,6 +350,8 @@ uint64_t kr_pool_kzone_rc_bytes(void);
 /* Offset in the tenant zone of DCI i's QP buffer and CQ buffer. */
 uint64_t kr_pool_zone_dci_qp_off(uint32_t i);
 uint64_t kr_pool_zone_dci_cq_off(uint32_t i);
+/* Offset in the tenant zone of the src/dct block (after the DCIs). */
+uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg);
 /* Number of free entries in a ring of the segment (read-only view). */
 uint32_t kr_pool_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off);
 /*
@@ -475,6 +509,7 @@ struct kr_keeper_qp {
 	uint32_t tenant;
 	uint32_t index;
 	bool built;
+	bool grown; /* built by the grow thread, not yet in the free ring (atomic) */
 };
 
 struct kr_keeper_heap {
@@ -545,6 +580,19 @@ struct kr_keeper {
 	uint64_t reclaim_t0; /* when the oldest unfinished reclaim began, 0 = none */
 	volatile int stop;
 	bool eal_up;
+	/*
+	 * Growth (pool_grow.c): a thread builds QPs into EMPTY slots when a
+	 * tenant's free DCIs or RC QPs fall below the low-water mark. cmd_lock
+	 * serialises every firmware command of the keeper's device between it
+	 * and the event loop; the loop only ever try-locks it on its own
+	 * background work, so no attach or lease waits on a firmware command.
+	 */
+	pthread_mutex_t cmd_lock;
+	pthread_t grow_thread;
+	int grow_fd; /* eventfd: the grow thread wakes the loop to adopt what it built */
+	volatile int grow_stop;
+	bool grow_up;
+	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
 };
 
 /* pool_mem.c */
@@ -585,6 +633,8 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
 /* Reset a DCI to RTS: 2RST, drain its CQ, RST->RTS. 0 or the command's error. */
 int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
+/* Reset a spare RC QP to INIT: 2RST, drain its CQ, RST->INIT. 0 or the command's error. */
+int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 void kr_keeper_qp_destroy(struct kr_keeper_qp *q);
 
 /* pool_heap.c */
@@ -602,6 +652,31 @@ int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint3
 uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t job);
 /* Background: reset DIRTY slots, scrub DIRTY jobs. Returns work left (> 0) or 0. */
 int kr_keeper_refill(struct kr_keeper *k, uint32_t budget);
+
+/* src/dct/dct_keeper.c: options, and the tenant zone's dct block (node id, static peers). */
+/* One --node-id/--peers key: 0, -EINVAL (err set), -ENOENT (not a dct key). */
+int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
+		   size_t errlen);
+/* Write tenant t's dct block (zone header dct_off set by the caller). 0 or -errno. */
+int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/* Hugepage bytes the MetaServer table needs (0 without --metaserver). */
+uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
+/*
+ * kr_keeper_meta_start() - after every tenant is built, before the socket
+ * listens: the MetaServer table and its registration thread (--metaserver),
+ * then registration with every replica of --metaserver-addr and their
+ * addresses into each tenant zone. 0 or -errno (table, MR, socket).
+ */
+int kr_keeper_meta_start(struct kr_keeper *k);
+void kr_keeper_meta_stop(struct kr_keeper *k);
+
+/* pool_grow.c */
+/* Start the grow thread (after every tenant is built). 0 or -errno. */
+int kr_keeper_grow_start(struct kr_keeper *k);
+/* Stop and join it (before tenants are destroyed). */
+void kr_keeper_grow_stop(struct kr_keeper *k);
+/* Event loop: put what the grow thread built into the free rings. */
+void kr_keeper_grow_adopt(struct kr_keeper *k);
 
 /* pool_server.c */
 int kr_keeper_lock(struct kr_keeper *k);
@@ -670,7 +745,16 @@ struct kr_ctx {
 	uint32_t nregions;
 	struct kr_job_dci dci[KR_JOB_MAX_DCIS];
 	bool observer;
+	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
 };
+
+/*
+ * A heartbeat older than this makes kr_malloc() ask the socket whether the
+ * keeper is gone (one poll(), at most once per period). The keeper bumps it
+ * every 10 ms tick; a firmware command may hold it longer, so a stale
+ * heartbeat alone never declares the keeper dead.
+ */
+#define KR_POOL_STALE_NS (100ull * 1000 * 1000)
 
 /* pool_arena.c */
 /* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */

@@ -82,6 +82,9 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 
 	if (!key || !val)
 		return cfg_err(err, errlen, "missing key or value");
+	rc = kr_dct_cfg_set(cfg, key, val, err, errlen); /* src/dct keys */
+	if (rc != -ENOENT)
+		return rc;
 	if (!strcmp(key, "device")) {
 		if (strlen(val) >= sizeof(cfg->device))
 			return cfg_err(err, errlen, "device: name too long");
@@ -147,6 +150,8 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 	    {"heap-mb", offsetof(struct kr_pool_cfg, heap_mb)},
 	    {"hugepages", offsetof(struct kr_pool_cfg, hugepages_mb)},
 	    {"low-water", offsetof(struct kr_pool_cfg, low_water)},
+	    {"dcis-max", offsetof(struct kr_pool_cfg, dcis_max)},
+	    {"rc-max", offsetof(struct kr_pool_cfg, rc_max)},
 	};
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		if (strcmp(key, nums[i].key))
@@ -241,6 +246,7 @@ uint64_t kr_pool_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
 	pages += (uint64_t)cfg->tenants *
 		 (cfg_pages(kr_pool_zone_size(cfg)) + cfg_pages(kr_pool_kzone_size(cfg)) +
 		  (uint64_t)cfg->jobs * cfg_pages((uint64_t)cfg->heap_mb << 20) + 1);
+	pages += cfg_pages(kr_dct_cfg_hugepage_bytes(cfg)); /* src/dct: MetaServer table */
 	return pages * KR_POOL_PAGE;
 }
 
@@ -271,6 +277,12 @@ int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
 	if (cfg->heap_mb < 2 || cfg->heap_mb > KR_POOL_MAX_HEAP_MB || cfg->heap_mb % 2)
 		return cfg_err(err, errlen, "heap-mb: %u is not an even number in 2..%u",
 			       cfg->heap_mb, KR_POOL_MAX_HEAP_MB);
+	if (cfg->dcis_max && (cfg->dcis_max < cfg->dcis || cfg->dcis_max > KR_POOL_MAX_DCIS))
+		return cfg_err(err, errlen, "dcis-max: %u is not in dcis (%u)..%u", cfg->dcis_max,
+			       cfg->dcis, KR_POOL_MAX_DCIS);
+	if (cfg->rc_max && (cfg->rc_max < cfg->rc_spares || cfg->rc_max > KR_POOL_MAX_RC))
+		return cfg_err(err, errlen, "rc-max: %u is not in rc-spares (%u)..%u", cfg->rc_max,
+			       cfg->rc_spares, KR_POOL_MAX_RC);
 	if (cfg->low_water > cfg->dcis)
 		return cfg_err(err, errlen, "low-water: %u is above dcis (%u)", cfg->low_water,
 			       cfg->dcis);

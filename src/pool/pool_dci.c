@@ -120,21 +120,28 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 	return 0;
 }
 
+/* RST->INIT with the access a spare RC QP is parked with. */
+static int rc_park(struct kr_keeper_qp *q)
+{
+	struct kr_devx_qp_conn c;
+
+	dci_conn(&c);
+	c.access = KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC;
+	return kr_devx_qp_modify(&q->qp, KR_QP_RST2INIT, &c);
+}
+
 /* kr_keeper_rc_build() - spare RC QP i, parked in INIT. 0 or the devx error. */
 int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
 {
 	struct kr_keeper_qp *q = &t->rc[i];
 	struct kr_pool_slot *s = kr_seg_rc(k->seg, t->idx, i);
-	uint64_t kz_dct = k->cfg.rc_spares
-			      ? kr_pool_kzone_size(&k->cfg) -
-				    (uint64_t)k->cfg.rc_spares * kr_pool_kzone_rc_bytes()
-			      : 0;
+	uint64_t kz_dct = kr_pool_kzone_size(&k->cfg) -
+			  (uint64_t)kr_pool_cfg_rc_slots(&k->cfg) * kr_pool_kzone_rc_bytes();
 	uint8_t *base = t->kzone + kz_dct + (uint64_t)i * kr_pool_kzone_rc_bytes();
 	struct kr_devx_qp_attr qa = {.type = KR_DEVX_QP_RC,
 				     .sq_wqebb = KR_POOL_DCI_WQEBB,
 				     .rq_wqe = KR_POOL_RC_RQ_WQE,
 				     .max_recv_sge = 1};
-	struct kr_devx_qp_conn c;
 	int rc;
 
 	q->index = i;
@@ -142,9 +149,7 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 			      base + ((kr_devx_qp_buf_size(&qa) + 4095) & ~(size_t)4095));
 	if (rc)
 		return rc;
-	dci_conn(&c);
-	c.access = KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC;
-	rc = kr_devx_qp_modify(&q->qp, KR_QP_RST2INIT, &c);
+	rc = rc_park(q);
 	if (rc) {
 		kr_keeper_qp_destroy(q);
 		s->state = KR_SLOT_BROKEN;
@@ -210,6 +215,29 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	k->seg->resets++;
 	KR_DBG("pool", "tenant %u DCI %u (qpn 0x%x) reset, %u CQEs drained", q->tenant, q->index,
 	       q->qp.qpn, left);
+	return 0;
+}
+
+/*
+ * kr_keeper_rc_reset() - bring an RC QP a job held (in whatever state the
+ * connect left it) back to INIT, empty: 2RST, drain its CQ, RST->INIT.
+ * Returns 0, or the command error (the caller rebuilds the QP).
+ */
+int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
+{
+	uint32_t left;
+	int rc;
+
+	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
+	if (rc)
+		return rc;
+	left = dci_cq_drain(&q->cq, q->cq.cons_index);
+	rc = rc_park(q);
+	if (rc)
+		return rc;
+	k->seg->resets++;
+	KR_DBG("pool", "tenant %u RC %u (qpn 0x%x) reset to INIT, %u CQEs drained", q->tenant,
+	       q->index, q->qp.qpn, left);
 	return 0;
 }
 

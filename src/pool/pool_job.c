@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kr_log.h"
 #include "pool.h"
@@ -128,7 +129,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 	struct kr_job_dci *slot = NULL;
 	int rc;
 
-	if (!ctx || !lease || (kind != KR_LEASE_DCI && kind != KR_LEASE_VQP))
+	if (!ctx || !lease || (kind != KR_LEASE_DCI && kind != KR_LEASE_RC && kind != KR_LEASE_VQP))
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	if (kind == KR_LEASE_DCI) {
@@ -169,7 +170,9 @@ int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease)
 	struct kr_job_dci *jd = NULL;
 	int rc;
 
-	if (!ctx || !lease || (lease->kind != KR_LEASE_DCI && lease->kind != KR_LEASE_VQP))
+	if (!ctx || !lease ||
+	    (lease->kind != KR_LEASE_DCI && lease->kind != KR_LEASE_RC &&
+	     lease->kind != KR_LEASE_VQP))
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	if (lease->kind == KR_LEASE_DCI) {
@@ -230,19 +233,57 @@ uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
 
 /* ---- heap ---- */
 
+/*
+ * Is the keeper gone, seen from the data path? No syscall while the heartbeat
+ * is fresh (clock_gettime is a vDSO call): only a heartbeat older than
+ * KR_POOL_STALE_NS leads to one non-blocking socket check, at most once per
+ * period, and only if the context lock is free (never waits on a control
+ * call). A dead keeper is thus noticed within ~KR_POOL_STALE_NS.
+ */
+static bool job_keeper_gone_fast(struct kr_ctx *ctx)
+{
+	struct timespec ts;
+	uint64_t now, hb, last;
+	bool gone;
+
+	if (__atomic_load_n(&ctx->dead, __ATOMIC_RELAXED))
+		return true;
+	if (!ctx->seg)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	hb = __atomic_load_n(&ctx->seg->heartbeat_ns, __ATOMIC_RELAXED);
+	if (hb > now || now - hb < KR_POOL_STALE_NS)
+		return false;
+	last = __atomic_load_n(&ctx->stale_check_ns, __ATOMIC_RELAXED);
+	if (now - last < KR_POOL_STALE_NS ||
+	    !__atomic_compare_exchange_n(&ctx->stale_check_ns, &last, now, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return false;
+	if (pthread_mutex_trylock(&ctx->lock))
+		return false;
+	gone = kr_pool_keeper_gone(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	return gone;
+}
+
 void *kr_malloc(struct kr_ctx *ctx, size_t len)
 {
 	if (!ctx || !len || !ctx->arena) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (__atomic_load_n(&ctx->dead, __ATOMIC_RELAXED)) {
+	if (job_keeper_gone_fast(ctx)) {
 		errno = ENOTCONN;
 		return NULL;
 	}
 	return kr_arena_alloc(ctx->arena, len, 16);
 }
 
+/*
+ * The heap stays mapped until kr_detach() even when the keeper is gone, so
+ * freeing into it is safe then too.
+ */
 void kr_free(struct kr_ctx *ctx, void *p)
 {
 	if (!ctx || !p || !ctx->arena)

@@ -7,8 +7,9 @@
  * the sim, is the only other thread that matters): socket events first;
  * background work (DCI resets, rebuilds, heap scrubs) in small budgets
  * between them, so no attach or lease waits behind a firmware command for
- * more than one budget; a 10 ms tick for the heartbeat, idle connections and
- * the DCTs' receive queues.
+ * more than one budget, and none at all while the grow thread (pool_grow.c)
+ * runs a command: the loop only try-locks the device's command lock; a 10 ms tick for the
+ * heartbeat, idle connections and the DCTs' receive queues.
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -34,6 +36,7 @@
 #define KR_EV_SIGNAL	 1ull
 #define KR_EV_TIMER	 2ull
 #define KR_EV_CONN	 3ull
+#define KR_EV_GROW	 4ull
 #define KR_TICK_NS	 10000000ll
 #define KR_REFILL_BUDGET 4u
 
@@ -120,6 +123,12 @@ static int keeper_events(struct kr_keeper *k)
 	ev.data.u64 = KR_EV_SIGNAL << 32;
 	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->signal_fd, &ev))
 		return -errno;
+	k->grow_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (k->grow_fd < 0)
+		return -errno;
+	ev.data.u64 = KR_EV_GROW << 32;
+	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->grow_fd, &ev))
+		return -errno;
 	ev.data.u64 = KR_EV_TIMER << 32;
 	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->timer_fd, &ev))
 		return -errno;
@@ -131,7 +140,7 @@ static uint32_t keeper_dirty_dcis(struct kr_keeper *k)
 	uint32_t n = 0;
 
 	for (uint32_t t = 0; t < k->cfg.tenants; t++)
-		for (uint32_t i = 0; i < k->cfg.dcis; i++)
+		for (uint32_t i = 0; i < k->seg->dcis; i++)
 			n += kr_seg_dci(k->seg, t, i)->state == KR_SLOT_DIRTY;
 	return n;
 }
@@ -145,7 +154,7 @@ static void keeper_unbind_idle(struct kr_keeper *k)
 
 		for (uint32_t j = 0; !busy && j < k->cfg.jobs; j++)
 			busy = kr_seg_job(k->seg, t * k->cfg.jobs + j)->state != KR_JOB_FREE;
-		for (uint32_t i = 0; !busy && i < k->cfg.dcis; i++)
+		for (uint32_t i = 0; !busy && i < k->seg->dcis; i++)
 			busy = kr_seg_dci(k->seg, t, i)->state == KR_SLOT_DIRTY;
 		if (!busy)
 			tr->uid_plus1 = 0;
@@ -192,6 +201,8 @@ static void keeper_loop(struct kr_keeper *k)
 				}
 			} else if (kind == KR_EV_TIMER) {
 				keeper_tick(k);
+			} else if (kind == KR_EV_GROW) {
+				kr_keeper_grow_adopt(k);
 			} else if (k->conn[slot]) {
 				kr_keeper_conn_serve(k, slot);
 			}
@@ -207,6 +218,8 @@ static void keeper_loop(struct kr_keeper *k)
 static void keeper_shutdown(struct kr_keeper *k)
 {
 	kr_keeper_unlisten(k);
+	kr_keeper_grow_stop(k); /* before the QPs it builds into go */
+	kr_keeper_meta_stop(k); /* src/dct: after grow (no command runs), before the PDs go */
 	if (k->tenant) {
 		for (uint32_t t = 0; t < k->cfg.tenants; t++)
 			kr_keeper_tenant_destroy(k, &k->tenant[t]);
@@ -219,6 +232,9 @@ static void keeper_shutdown(struct kr_keeper *k)
 	kr_keeper_eal_stop(k);
 	if (k->timer_fd >= 0)
 		close(k->timer_fd);
+	if (k->grow_fd >= 0)
+		close(k->grow_fd);
+	pthread_mutex_destroy(&k->cmd_lock);
 	if (k->signal_fd >= 0)
 		close(k->signal_fd);
 	if (k->epoll_fd >= 0)
@@ -238,6 +254,8 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 		return -ENOMEM;
 	k->cfg = *cfg;
 	k->listen_fd = k->lock_fd = k->epoll_fd = k->signal_fd = k->timer_fd = k->dev_fd = -1;
+	k->grow_fd = -1;
+	pthread_mutex_init(&k->cmd_lock, NULL);
 	keeper_raise_nofile();
 	/* before any thread exists, so the EAL's and the sim's threads inherit it */
 	sigemptyset(&set);
@@ -276,9 +294,14 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 			goto out;
 		}
 	}
+	rc = kr_keeper_meta_start(k); /* src/dct: MetaServer role, registration */
+	if (rc)
+		goto out;
 	rc = keeper_events(k);
 	if (!rc)
 		rc = kr_keeper_listen(k);
+	if (!rc)
+		rc = kr_keeper_grow_start(k);
 	if (rc)
 		goto out;
 	k->seg->heartbeat_ns = kr_pool_now_ns();

@@ -31,8 +31,11 @@ static bool lease_kind_of(struct kr_keeper *k, uint32_t tenant, uint32_t kind,
 
 	switch (kind) {
 	case KR_SLOT_DCI:
-		*lk = (struct lease_kind){k->cfg.dcis, tr->dci_ring_off};
+		*lk = (struct lease_kind){k->seg->dcis, tr->dci_ring_off}; /* slots */
 		return true;
+	case KR_SLOT_RC:
+		*lk = (struct lease_kind){k->seg->rc_spares, tr->rc_ring_off}; /* slots */
+		return lk->count > 0;
 	case KR_SLOT_VQP:
 		*lk = (struct lease_kind){k->cfg.vqps, tr->vqp_ring_off};
 		return lk->count > 0;
@@ -44,8 +47,14 @@ static bool lease_kind_of(struct kr_keeper *k, uint32_t tenant, uint32_t kind,
 static struct kr_pool_slot *lease_slot(struct kr_keeper *k, uint32_t tenant, uint32_t kind,
 				       uint32_t index)
 {
-	return kind == KR_SLOT_DCI ? kr_seg_dci(k->seg, tenant, index)
-				   : kr_seg_vqp(k->seg, tenant, index);
+	switch (kind) {
+	case KR_SLOT_DCI:
+		return kr_seg_dci(k->seg, tenant, index);
+	case KR_SLOT_RC:
+		return kr_seg_rc(k->seg, tenant, index);
+	default:
+		return kr_seg_vqp(k->seg, tenant, index);
+	}
 }
 
 /*
@@ -85,16 +94,19 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 
 		kr_zone_dci_at(z, idx)->gen = s->gen;
 		job->dci_leases++;
-	} else {
+	} else if (kind == KR_SLOT_VQP) {
 		job->vqp_leases++;
-	}
+	} /* RC leases are counted by their slots only (owner_job) */
 	rep->index = idx;
 	rep->gen = s->gen;
 	rep->qpn = s->qpn;
 	return 0;
 }
 
-/* The slot is taken from its holder: DCIs to DIRTY (reset later), vQPs free now. */
+/*
+ * The slot is taken from its holder: DCIs and RC QPs to DIRTY (reset later,
+ * by kr_keeper_refill()), vQPs free now.
+ */
 static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off)
 {
 	s->owner_job = 0;
@@ -129,7 +141,7 @@ int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint3
 		return -EINVAL;
 	if (kind == KR_SLOT_DCI)
 		job->dci_leases--;
-	else
+	else if (kind == KR_SLOT_VQP)
 		job->vqp_leases--;
 	lease_take_back(k, s, lk.ring_off);
 	return 0;
@@ -137,7 +149,7 @@ int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint3
 
 /*
  * kr_keeper_lease_reclaim() - take back every lease job j holds. Returns how
- * many. DCIs go DIRTY: kr_keeper_refill() resets them.
+ * many. DCIs and RC QPs go DIRTY: kr_keeper_refill() resets them.
  */
 uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 {
@@ -145,11 +157,19 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, job->tenant);
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < k->cfg.dcis; i++) {
+	for (uint32_t i = 0; i < k->seg->dcis; i++) {
 		struct kr_pool_slot *s = kr_seg_dci(k->seg, job->tenant, i);
 
 		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
 			lease_take_back(k, s, tr->dci_ring_off);
+			n++;
+		}
+	}
+	for (uint32_t i = 0; i < k->seg->rc_spares; i++) {
+		struct kr_pool_slot *s = kr_seg_rc(k->seg, job->tenant, i);
+
+		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
+			lease_take_back(k, s, tr->rc_ring_off);
 			n++;
 		}
 	}
@@ -197,8 +217,39 @@ static int refill_dci(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t 
 }
 
 /*
+ * Reset one RC QP that is DIRTY (back to RST->INIT, parked for the next
+ * holder) or rebuild it when BROKEN or the reset failed; FREE it on success.
+ */
+static int refill_rc(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
+{
+	struct kr_pool_slot *s = kr_seg_rc(k->seg, t->idx, i);
+	struct kr_keeper_qp *q = &t->rc[i];
+	uint64_t ring_off = kr_seg_tenant(k->seg, t->idx)->rc_ring_off;
+	int rc;
+
+	if (s->state == KR_SLOT_DIRTY && q->built) {
+		rc = kr_keeper_rc_reset(k, q);
+		if (!rc) {
+			s->resets++;
+			s->state = KR_SLOT_FREE;
+			return kr_keeper_ring_put(k, ring_off, i);
+		}
+		KR_WARN("pool", "tenant %u RC %u: reset failed (%s); rebuilding", t->idx, i,
+			strerror(-rc));
+	}
+	kr_keeper_qp_destroy(q);
+	rc = kr_keeper_rc_build(k, t, i);
+	if (rc) {
+		s->state = KR_SLOT_BROKEN;
+		return rc;
+	}
+	s->resets++;
+	return kr_keeper_ring_put(k, ring_off, i);
+}
+
+/*
  * kr_keeper_refill() - up to budget units of background work: reset DIRTY
- * DCIs, rebuild BROKEN ones (one per call while the tenant has low_water free
+ * DCIs and RC QPs, rebuild BROKEN ones (one per call while the tenant has low_water free
  * DCIs or more, so a failing device does not starve the socket; every one the
  * budget allows when it has fewer), scrub the heaps of jobs that left.
  * Returns > 0 when resets or scrubs are left, 0 when none.
@@ -208,13 +259,17 @@ int kr_keeper_refill(struct kr_keeper *k, uint32_t budget)
 	bool rebuilt = false;
 	int left = 0;
 
+	/* the grow thread is running a firmware command: never wait for it */
+	if (pthread_mutex_trylock(&k->cmd_lock))
+		return 0; /* the next tick retries */
+
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
 		struct kr_keeper_tenant *kt = &k->tenant[t];
 		bool starved =
 		    kr_pool_seg_ring_count(k->seg, kr_seg_tenant(k->seg, t)->dci_ring_off) <
 		    k->cfg.low_water;
 
-		for (uint32_t i = 0; i < k->cfg.dcis; i++) {
+		for (uint32_t i = 0; i < k->seg->dcis; i++) {
 			struct kr_pool_slot *s = kr_seg_dci(k->seg, t, i);
 
 			if (s->state != KR_SLOT_DIRTY && s->state != KR_SLOT_BROKEN)
@@ -225,6 +280,20 @@ int kr_keeper_refill(struct kr_keeper *k, uint32_t budget)
 			}
 			rebuilt |= s->state == KR_SLOT_BROKEN;
 			refill_dci(k, kt, i);
+			budget--;
+		}
+		for (uint32_t i = 0; i < k->seg->rc_spares; i++) {
+			struct kr_pool_slot *s = kr_seg_rc(k->seg, t, i);
+
+			/* BROKEN RC spares are rebuilt like DCIs: one per call */
+			if (s->state != KR_SLOT_DIRTY && s->state != KR_SLOT_BROKEN)
+				continue;
+			if (!budget || (s->state == KR_SLOT_BROKEN && rebuilt)) {
+				left += s->state == KR_SLOT_DIRTY;
+				continue;
+			}
+			rebuilt |= s->state == KR_SLOT_BROKEN;
+			refill_rc(k, kt, i);
 			budget--;
 		}
 	}
@@ -247,5 +316,6 @@ int kr_keeper_refill(struct kr_keeper *k, uint32_t budget)
 		job->attach_ns = 0;
 		kr_keeper_ring_put(k, kr_seg_tenant(k->seg, t)->job_ring_off, j);
 	}
+	pthread_mutex_unlock(&k->cmd_lock);
 	return left;
 }

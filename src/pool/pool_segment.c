@@ -18,6 +18,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "dct/dct.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -42,7 +43,8 @@ static uint64_t ring_bytes(uint32_t n)
 
 static uint32_t ring_n(const struct kr_pool_cfg *cfg, uint32_t which)
 {
-	uint32_t n[KR_RINGS_PER_TENANT] = {cfg->dcis, cfg->rc_spares, cfg->vqps, cfg->jobs};
+	uint32_t n[KR_RINGS_PER_TENANT] = {kr_pool_cfg_dci_slots(cfg), kr_pool_cfg_rc_slots(cfg),
+					   cfg->vqps, cfg->jobs};
 
 	return n[which] ? n[which] : 1; /* an empty kind still gets a (never used) ring */
 }
@@ -54,18 +56,18 @@ void kr_pool_seg_layout(const struct kr_pool_cfg *cfg, struct kr_pool_seg *s)
 
 	memset(s, 0, sizeof(*s));
 	s->ntenants = T;
-	s->dcis = cfg->dcis;
-	s->rc_spares = cfg->rc_spares;
+	s->dcis = kr_pool_cfg_dci_slots(cfg);	  /* slots, built or not */
+	s->rc_spares = kr_pool_cfg_rc_slots(cfg); /* slots, built or not */
 	s->vqps = cfg->vqps;
 	s->jobs = cfg->jobs;
 	s->heap_len = (uint64_t)cfg->heap_mb << 20;
 	s->tenants_off = off;
 	off = align_up(off + (uint64_t)T * sizeof(struct kr_pool_tenant), KR_SEG_ALIGN);
 	s->dci_off = off;
-	off = align_up(off + (uint64_t)T * cfg->dcis * sizeof(struct kr_pool_slot), KR_SEG_ALIGN);
+	off = align_up(off + (uint64_t)T * s->dcis * sizeof(struct kr_pool_slot), KR_SEG_ALIGN);
 	s->rc_off = off;
-	off = align_up(off + (uint64_t)T * cfg->rc_spares * sizeof(struct kr_pool_slot),
-		       KR_SEG_ALIGN);
+	off =
+	    align_up(off + (uint64_t)T * s->rc_spares * sizeof(struct kr_pool_slot), KR_SEG_ALIGN);
 	s->vqp_off = off;
 	off = align_up(off + (uint64_t)T * cfg->vqps * sizeof(struct kr_pool_slot), KR_SEG_ALIGN);
 	s->jobs_off = off;
@@ -122,7 +124,7 @@ uint64_t kr_pool_kzone_size(const struct kr_pool_cfg *cfg)
 	return align_up(kr_devx_cq_buf_size(KR_POOL_DCT_SRQ_WQE), KR_ZONE_ALIGN) +
 	       align_up(kr_devx_srq_buf_size(&sa), KR_ZONE_ALIGN) +
 	       align_up((uint64_t)KR_POOL_DCT_SRQ_WQE * KR_POOL_DCT_RECV_LEN, KR_ZONE_ALIGN) +
-	       (uint64_t)cfg->rc_spares * kr_pool_kzone_rc_bytes();
+	       (uint64_t)kr_pool_cfg_rc_slots(cfg) * kr_pool_kzone_rc_bytes();
 }
 
 /* One spare RC QP: a QP buffer with a small RQ and one CQ for both directions. */
@@ -141,7 +143,13 @@ uint64_t kr_pool_kzone_rc_bytes(void)
 /* The zone holds the DCIs; spare RC QPs live in the keeper zone until leased. */
 uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg)
 {
-	return zone_first_off() + (uint64_t)cfg->dcis * qp_slot_bytes();
+	return kr_pool_zone_dct_off(cfg) + kr_dct_zone_bytes();
+}
+
+/* src/dct: the node cache and node identity follow the DCIs. */
+uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg)
+{
+	return zone_first_off() + (uint64_t)kr_pool_cfg_dci_slots(cfg) * qp_slot_bytes();
 }
 
 uint32_t kr_pool_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off)
@@ -215,10 +223,10 @@ int kr_keeper_seg_init(struct kr_keeper *k)
 			tr->uid_plus1 = cfg->tenant_uid[t];
 			tr->pinned = 1;
 		}
-		for (uint32_t i = 0; i < cfg->dcis; i++)
+		for (uint32_t i = 0; i < s->dcis; i++)
 			*kr_seg_dci(s, t, i) = (struct kr_pool_slot){
 			    .state = KR_SLOT_EMPTY, .kind = KR_SLOT_DCI, .tenant = t, .index = i};
-		for (uint32_t i = 0; i < cfg->rc_spares; i++)
+		for (uint32_t i = 0; i < s->rc_spares; i++)
 			*kr_seg_rc(s, t, i) = (struct kr_pool_slot){
 			    .state = KR_SLOT_EMPTY, .kind = KR_SLOT_RC, .tenant = t, .index = i};
 		for (uint32_t i = 0; i < cfg->vqps; i++) {

@@ -261,7 +261,10 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 
 	for (uint32_t i = 0; i < KR_POOL_MAX_JOB_MRS; i++)
 		if (c->mrs[i].used) {
+			/* a firmware command: waits for a grow build in flight (rare) */
+			pthread_mutex_lock(&k->cmd_lock);
 			kr_devx_mr_dereg(&c->mrs[i].mr);
+			pthread_mutex_unlock(&k->cmd_lock);
 			c->mrs[i].used = false;
 		}
 	n = kr_keeper_lease_reclaim(k, c->job_plus1 - 1);
@@ -342,8 +345,10 @@ static int serve_reg_mr(struct kr_keeper *k, struct kr_keeper_conn *c, const str
 		;
 	if (i == KR_POOL_MAX_JOB_MRS)
 		return -ENOSPC;
+	pthread_mutex_lock(&k->cmd_lock); /* serialised with the grow thread's builds */
 	rc = kr_devx_mr_reg(k->ctx, &t->pd, (void *)(uintptr_t)req->addr, req->len, req->access,
 			    &c->mrs[i].mr);
+	pthread_mutex_unlock(&k->cmd_lock);
 	if (rc)
 		return rc;
 	c->mrs[i].used = true;
@@ -365,7 +370,9 @@ static int serve_dereg_mr(struct kr_keeper *k, struct kr_keeper_conn *c,
 	if (!req->id || req->id > KR_POOL_MAX_JOB_MRS || !c->mrs[req->id - 1].used)
 		return -EINVAL;
 	m = &c->mrs[req->id - 1];
+	pthread_mutex_lock(&k->cmd_lock);
 	rc = kr_devx_mr_dereg(&m->mr);
+	pthread_mutex_unlock(&k->cmd_lock);
 	if (rc)
 		return rc;
 	m->used = false;

@@ -98,10 +98,14 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	z->tenant = t->idx;
 	z->size = t->zone_len;
 	z->dctn = t->dct.dctn;
-	z->ndci = k->cfg.dcis;
+	z->ndci = kr_pool_cfg_dci_slots(&k->cfg); /* descriptors of DCIs built later too */
 	z->dc_key = t->dct.dc_key;
 	z->dci_off = sizeof(*z);
 	rc = k->ctx->ops->query_gid(k->ctx, 1, 0, z->gid);
+	if (rc)
+		return rc;
+	z->dct_off = kr_pool_zone_dct_off(&k->cfg);
+	rc = kr_keeper_dct_init(k, t); /* src/dct: node id, node cache, static peers */
 	if (rc)
 		return rc;
 	tr->pdn = t->pd.pdn;
@@ -133,8 +137,8 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->zone = t->mz->addr;
 	t->kzone = t->zone + t->zone_len;
 
-	t->dci = calloc(cfg->dcis, sizeof(*t->dci));
-	t->rc = calloc(cfg->rc_spares ? cfg->rc_spares : 1, sizeof(*t->rc));
+	t->dci = calloc(kr_pool_cfg_dci_slots(cfg), sizeof(*t->dci));
+	t->rc = calloc(kr_pool_cfg_rc_slots(cfg) ? kr_pool_cfg_rc_slots(cfg) : 1, sizeof(*t->rc));
 	t->heap = calloc(cfg->jobs, sizeof(*t->heap));
 	if (!t->dci || !t->rc || !t->heap)
 		return -ENOMEM;
@@ -189,9 +193,9 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
 		kr_keeper_heap_destroy(&t->heap[j]);
-	for (uint32_t i = 0; t->rc && i < k->cfg.rc_spares; i++)
+	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(&t->rc[i]);
-	for (uint32_t i = 0; t->dci && i < k->cfg.dcis; i++)
+	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(&t->dci[i]);
 	if (t->dct_ok) {
 		kr_devx_dct_destroy(&t->dct);

@@ -151,8 +151,9 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity)
 
 int main(void)
 {
-	static const char *const args[] = {"--tenants", "1", "--dcis",	    "4",  "--jobs", "2",
-					   "--heap-mb", "2", "--hugepages", "64", NULL};
+	static const char *const args[] = {
+	    "--tenants", "1",		"--dcis", "4",		 "--jobs", "2", "--heap-mb",
+	    "2",	 "--hugepages", "64",	  "--rc-spares", "0",	   NULL};
 	struct kr_attach_opts bad = {.flags = 1};
 	struct kr_lease l[5];
 	struct kp_keeper k;
@@ -188,7 +189,8 @@ int main(void)
 	for (int i = 0; i < 4; i++)
 		CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l[i]));
 	CHECK_ERR(kr_lease_alloc(ctx, KR_LEASE_DCI, &l[4]), -ENOSPC);
-	CHECK_ERR(kr_lease_alloc(ctx, 2 /* RC: not leased to jobs */, &l[4]), -EINVAL);
+	/* a kind this keeper was started without (--rc-spares 0) */
+	CHECK_ERR(kr_lease_alloc(ctx, KR_LEASE_RC, &l[4]), -EINVAL);
 	CHECK_ERR(kr_lease_alloc(ctx, 77, &l[4]), -EINVAL);
 	CHECK_ERR(kr_lease_alloc(NULL, KR_LEASE_DCI, &l[4]), -EINVAL);
 	l[4] = l[0];

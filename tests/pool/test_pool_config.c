@@ -55,12 +55,31 @@ int main(void)
 	expect_bad("vqps", "5000", "vqps");
 	expect_bad("hugepages", "8", "hugepages");
 	expect_bad("low-water", "100", "low-water");
+	expect_bad("dcis-max", "4", "dcis-max"); /* below dcis (8) */
+	expect_bad("dcis-max", "257", "dcis-max");
+	expect_bad("rc-max", "1", "rc-max"); /* below rc-spares (2) */
+	expect_bad("rc-max", "65", "rc-max");
 	expect_bad("socket", "", "socket");
 	expect_bad("base-virtaddr", "0x1234", "base-virtaddr");
 	expect_bad("tenant.70.uid", "5", "tenant.");
 	expect_bad("tenant.3.uid", "5", "only 2 tenants");
 	expect_bad("colour", "blue", "unknown key");
 	expect_bad("foreground", "maybe", "foreground");
+
+	/* growth: slots for the max, counted in the hugepage budget */
+	kr_pool_cfg_default(&c);
+	CHECK_EQ(kr_pool_cfg_dci_slots(&c), c.dcis); /* no growth by default */
+	CHECK_EQ(kr_pool_cfg_rc_slots(&c), c.rc_spares);
+	{
+		uint64_t base = kr_pool_cfg_hugepage_bytes(&c);
+
+		CHECK_OK(kr_pool_cfg_set(&c, "dcis-max", "256", err, sizeof(err)));
+		CHECK_OK(kr_pool_cfg_set(&c, "rc-max", "8", err, sizeof(err)));
+		CHECK_OK(kr_pool_cfg_check(&c, err, sizeof(err)));
+		CHECK_EQ(kr_pool_cfg_dci_slots(&c), 256);
+		CHECK_EQ(kr_pool_cfg_rc_slots(&c), 8);
+		CHECK(kr_pool_cfg_hugepage_bytes(&c) > base);
+	}
 
 	/* 64 DCIs over 4 tenants fits the default budget */
 	kr_pool_cfg_default(&c);

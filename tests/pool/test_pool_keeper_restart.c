@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The keeper is SIGKILLed while a job is attached and holds a DCI: the
- * job's next calls return -ENOTCONN or -EPIPE (bounded: the test fails on a
- * hang), never crash; kr_detach still releases everything; after a new
+ * The keeper is SIGKILLed while a job is attached and holds a DCI, an RC QP
+ * and an MR: kr_malloc alone notices (stale heartbeat, then one socket
+ * check) and returns ENOTCONN; every control call returns -ENOTCONN or
+ * -EPIPE (bounded: the test fails on a hang), kr_free of heap memory and
+ * kr_mr_key still work locally, nothing crashes; kr_detach still releases everything; after a new
  * keeper starts on the same socket, the same process attaches again, leases
  * and posts. A second keeper on a live socket is refused with a message.
  */
@@ -25,7 +27,8 @@ static bool is_gone(int rc)
 
 static int job(struct kp_keeper *k, int to_parent, int from_parent)
 {
-	struct kr_lease l, l2;
+	struct kr_lease l, l2, rcl;
+	struct kr_mr *mr;
 	struct kr_ctx_attr attr;
 	struct kr_ctx *ctx;
 	uint8_t *src, *dst, *chk;
@@ -39,17 +42,47 @@ static int job(struct kp_keeper *k, int to_parent, int from_parent)
 	chk = kr_malloc(ctx, 1024);
 	CHECK(src && dst && chk);
 	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l));
+	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_RC, &rcl));
+	mr = kr_reg_mr(ctx, dst, 512, KR_MR_LOCAL_WRITE | KR_MR_REMOTE_WRITE);
+	if (!mr)
+		KR_FAIL("kr_reg_mr on the heap: %s", strerror(errno));
 	CHECK_OK(kp_dci_write_read(ctx, &l, src, dst, chk, 1024, 4, 1));
 	/* the keeper dies now */
 	CHECK_EQ(write(to_parent, "1", 1), 1);
 	CHECK_EQ(read(from_parent, &c, 1), 1);
 
+	/*
+	 * kr_malloc notices on its own, before any control call: the keeper's
+	 * heartbeat goes stale and one socket check confirms (bounded wait).
+	 */
+	{
+		double t0 = kp_now_ms();
+		void *p;
+
+		while ((p = kr_malloc(ctx, 64)) != NULL && kp_now_ms() - t0 < 5000) {
+			kr_free(ctx, p);
+			usleep(1000);
+		}
+		CHECK(p == NULL && errno == ENOTCONN);
+	}
+	kr_free(ctx, chk); /* heap memory is still mapped: freeing it is fine */
+	chk = NULL;
 	CHECK_ERR(kr_ctx_query(ctx, &attr), -ENOTCONN);
 	rc = kr_lease_alloc(ctx, KR_LEASE_DCI, &l2);
 	if (!is_gone(rc))
 		KR_FAIL("lease after keeper death returned %d", rc);
 	rc = kr_lease_free(ctx, &l);
 	CHECK(is_gone(rc) || rc == -EINVAL); /* the view was dropped first, then -ENOTCONN */
+	CHECK(is_gone(kr_lease_alloc(ctx, KR_LEASE_RC, &l2)));
+	CHECK(is_gone(kr_lease_free(ctx, &rcl)));
+	{
+		struct kr_mr_key key;
+		struct kr_devx_dc_av av;
+
+		CHECK_OK(kr_mr_key(mr, &key)); /* local: still answers */
+		CHECK(is_gone(kr_dereg_mr(mr)));
+		CHECK(is_gone(kr_pool_tenant_av(ctx, &av)));
+	}
 	CHECK(kr_malloc(ctx, 64) == NULL && errno == ENOTCONN);
 	CHECK(kr_reg_mr(ctx, src, 64, KR_MR_REMOTE_READ) == NULL);
 	CHECK(errno == ENOTCONN || errno == EPIPE);
@@ -61,6 +94,8 @@ static int job(struct kp_keeper *k, int to_parent, int from_parent)
 		CHECK(is_gone(kr_pool_dci_qp(ctx, &l, &qp, &cq)) ||
 		      kr_pool_dci_qp(ctx, &l, &qp, &cq) == -EINVAL);
 	}
+	kr_free(ctx, src);
+	kr_free(ctx, dst);
 	CHECK_ERR(kr_detach(ctx), -ENOTCONN);
 
 	/* a new keeper */
@@ -120,6 +155,8 @@ int main(void)
 	CHECK(pid >= 0);
 	if (pid == 0)
 		_exit(job(&k, up[1], down[0]));
+	close(up[1]); /* a job that fails gives EOF here, not a hang */
+	close(down[0]);
 	CHECK_EQ(read(up[0], &c, 1), 1);
 	CHECK(WIFSIGNALED(kp_keeper_stop(&k, SIGKILL)));
 	CHECK_EQ(write(down[1], "k", 1), 1);

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * src/dct: DC transport metadata. A DC target is named by a 12-byte record
+ * (DCT number, DC access key) plus its node's address; a MetaServer keeps one
+ * fixed-size slot per node in registered memory so that a lookup is exactly
+ * one one-sided READ; a node-wide cache in the pool segment serves every job
+ * of the node. Private header of the folder (the seam with src/virtqp).
+ */
+#ifndef KR_DCT_H
+#define KR_DCT_H
+
+#include <stdint.h>
+
+struct kr_ctx;
+
+/* Where to send DC requests for one tenant of one node. */
+struct kr_dct_rec {
+	uint32_t node_id;
+	uint32_t tenant;
+	uint32_t dctn;     /* 24 bits */
+	uint64_t dc_key;
+	uint8_t gid[16];   /* RoCE: ::ffff:<ipv4> */
+	uint16_t lid;      /* InfiniBand only; 0 on RoCE */
+};
+
+/*
+ * kr_dct_resolve() - the DCT record of (node_id, the caller's tenant): from the
+ * node cache, else by one READ of a MetaServer slot (falling back to the next
+ * replica), then cached. node_id == the caller's own node gives its keeper's
+ * DCT. Returns 0, -ENOENT (no such node registered), -EHOSTUNREACH (no
+ * MetaServer answered), -EAGAIN (the slot stayed torn after retries),
+ * -ENOTCONN (keeper gone), -EINVAL.
+ */
+int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec);
+
+/* Drop node_id's cached record (a remote error showed it stale); the next resolve re-reads it. */
+void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
+
+
+/* ===== appended by src/dct (h11): records, slots, node cache ===== */
+/*
+ * Files, one role each:
+ *   dct_rec.c      both: the record's wire form (version, CRC32C)
+ *   dct_meta.c     both: MetaServer slot writer protocol, the reader's check
+ *   dct_cache.c    both: the node cache in a tenant zone (seqlock entries, CLOCK)
+ *   dct_resolve.c  job: kr_dct_resolve/kr_dct_invalidate, the one-READ lookup
+ *   dct_keeper.c   keeper: options, node id, the zone's dct block, static peers
+ *   dct_server.c   keeper: the MetaServer table and thread, registration
+ *
+ * Lookups and the cache live in the tenant zone, not the pool segment: the
+ * records carry the tenant's DC keys, and the segment is readable by every
+ * tenant (and krctl). Each tenant's cache is shared by all its jobs.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KR_DCT_REC_VERSION 1u
+#define KR_DCT_F_STATIC	   1u /* from --peers: never evicted nor invalidated */
+
+/*
+ * The record on the wire and in shared memory (MetaServer slots, the node
+ * cache): the 12-byte DCT name (dctn, dc_key) plus the node address, a write
+ * generation, a version (0 = empty) and a CRC32C over the first 44 bytes.
+ * Little-endian fields (every supported host is).
+ */
+struct kr_dct_wire {
+	uint8_t version;
+	uint8_t flags;
+	uint16_t lid;
+	uint32_t node_id;
+	uint32_t tenant;
+	uint32_t dctn;
+	uint64_t dc_key;
+	uint8_t gid[16];
+	uint32_t gen;
+	uint32_t crc;
+};
+_Static_assert(sizeof(struct kr_dct_wire) == 48, "kr_dct_wire layout");
+_Static_assert(offsetof(struct kr_dct_wire, crc) == 44, "kr_dct_wire.crc");
+
+/* dct_rec.c */
+uint32_t kr_dct_crc32c(const void *buf, size_t len);
+/* Encode rec (dctn must fit 24 bits) with gen and flags. 0 or -EINVAL. */
+int kr_dct_rec_encode(const struct kr_dct_rec *rec, uint32_t gen, uint32_t flags,
+		      struct kr_dct_wire *w);
+/* Decode and check: 0, -ENOENT (empty), -EBADMSG (bad version or CRC). */
+int kr_dct_rec_decode(const struct kr_dct_wire *w, struct kr_dct_rec *rec);
+
+/*
+ * One MetaServer slot: one (tenant, node) per slot, 64 bytes, read whole by
+ * one RDMA READ. Notes: written only by the MetaServer keeper (dct_meta.c):
+ * seq odd while it updates; seq_end is stored after the record and seq last.
+ * A reader (any node, one READ, no order guaranteed inside the READ) accepts
+ * a copy only when seq == seq_end, even, non-zero, and the record's CRC holds:
+ * a torn copy fails one of them (a record is self-checked, so a mix of two
+ * records fails the CRC), an accepted one is a version that was written.
+ */
+struct kr_dct_slot {
+	uint32_t seq;
+	uint32_t rsvd;
+	struct kr_dct_wire rec;
+	uint32_t seq_end;
+	uint32_t rsvd2;
+};
+_Static_assert(sizeof(struct kr_dct_slot) == 64, "kr_dct_slot layout");
+_Static_assert(offsetof(struct kr_dct_slot, seq_end) == 56, "kr_dct_slot.seq_end");
+
+/* dct_meta.c: the writer (one thread: the MetaServer keeper) and the reader's check. */
+void kr_dct_slot_write(struct kr_dct_slot *slot, const struct kr_dct_wire *w);
+/* Check a copy of a slot: 0 (rec filled), -EAGAIN (torn or in update), -ENOENT (never written). */
+int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec);
+
+/*
+ * The node cache and the node's identity, in each tenant zone (so the DC
+ * keys of a tenant stay with its jobs). Set-associative, KR_DCT_CACHE_WAYS
+ * entries per set, CLOCK inside a set: bounded whatever the cluster size.
+ * Notes: every job of the tenant reads and writes entries; the keeper writes
+ * the header once before any job attaches and the static peers. An entry is
+ * a seqlock: a writer takes it by CAS seq even -> odd, writes, releases with
+ * seq + 2; readers copy and re-check seq and the CRC. A writer that dies
+ * holding an entry leaves that one way unusable until the keeper restarts
+ * (bounded). No pointers: offsets from the zone start only.
+ */
+#define KR_DCT_CACHE_SETS 256u
+#define KR_DCT_CACHE_WAYS 8u
+#define KR_DCT_ZONE_MAGIC 0x6b72646du /* "krdm" */
+
+struct kr_dct_centry {
+	uint32_t seq; /* odd while a writer holds it */
+	uint32_t ref; /* CLOCK reference bit */
+	struct kr_dct_wire rec;
+	uint64_t rsvd;
+};
+_Static_assert(sizeof(struct kr_dct_centry) == 64, "kr_dct_centry layout");
+
+#define KR_DCT_MAX_META 4u /* MetaServer replicas, in lookup order */
+
+/* Where a MetaServer's slot table of this tenant is (keeper-written). */
+struct kr_dct_meta_addr {
+	uint32_t node_id;
+	uint32_t dctn;
+	uint64_t dc_key;
+	uint8_t gid[16];
+	uint64_t va; /* slot table base for this tenant */
+	uint32_t rkey;
+	uint32_t max_nodes;
+};
+_Static_assert(sizeof(struct kr_dct_meta_addr) == 48, "kr_dct_meta_addr layout");
+
+struct kr_dct_zone {
+	uint32_t magic;
+	uint32_t node_id; /* this node */
+	uint32_t tenant;
+	uint32_t nsets;
+	uint32_t ways;
+	uint32_t nmeta;
+	uint64_t entries_off; /* from the zone start: struct kr_dct_centry[nsets * ways] */
+	uint64_t hands_off;   /* from the zone start: uint32_t[nsets] CLOCK hands */
+	uint64_t hits, misses, inserts, evictions, invalidations; /* approximate (relaxed) */
+	uint64_t rsvd[2];
+	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
+};
+_Static_assert(sizeof(struct kr_dct_zone) == 96 + 48 * KR_DCT_MAX_META, "kr_dct_zone layout");
+
+/* Bytes the dct block takes in a tenant zone (header, hands, entries). */
+uint64_t kr_dct_zone_bytes(void);
+/* Lay out and reset the block at zone + off (keeper, before jobs attach). */
+void kr_dct_zone_init(void *zone, uint64_t off, uint32_t node_id, uint32_t tenant);
+
+/* dct_cache.c: the cache itself (both sides). */
+int kr_dct_cache_lookup(void *zone, struct kr_dct_zone *dz, uint32_t node_id,
+			struct kr_dct_rec *rec);
+/* Insert or replace; best effort (0, or -EBUSY when a writer holds every candidate). */
+int kr_dct_cache_insert(void *zone, struct kr_dct_zone *dz, const struct kr_dct_rec *rec,
+			uint32_t flags);
+/* Drop node_id's entry unless static. true when one was dropped. */
+bool kr_dct_cache_invalidate(void *zone, struct kr_dct_zone *dz, uint32_t node_id);
+
+/*
+ * Registration with a MetaServer keeper: one UDP datagram each way on its
+ * --meta-listen socket (loopback or a private test network: the message is
+ * not authenticated and carries DC keys, see krpoold(8)). A keeper sends
+ * REGISTER with its records; the MetaServer writes the slots (it is their
+ * only writer) and replies with where its table is for each tenant (va, rkey)
+ * and its own DCT records, which the keeper publishes to its tenant zones.
+ * Host byte order (little-endian clusters only).
+ */
+#define KR_META_MSG_MAGIC   0x6b724d31u /* "krM1" */
+#define KR_META_MSG_VERSION 1u
+#define KR_META_MSG_TENANTS 64u
+
+enum kr_meta_msg_type {
+	KR_META_REGISTER = 1,
+	KR_META_REPLY = 0x81,
+};
+
+struct kr_meta_msg_tenant {
+	uint32_t dctn;
+	uint32_t rkey; /* reply: the table's rkey for this tenant */
+	uint64_t dc_key;
+	uint64_t va; /* reply: the table's base for this tenant */
+};
+_Static_assert(sizeof(struct kr_meta_msg_tenant) == 24, "kr_meta_msg_tenant layout");
+
+struct kr_meta_msg {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	int32_t status; /* reply: 0 or -errno */
+	uint32_t node_id;
+	uint32_t ntenants;
+	uint32_t max_nodes; /* reply */
+	uint32_t rsvd;
+	uint8_t gid[16];
+	struct kr_meta_msg_tenant t[KR_META_MSG_TENANTS];
+};
+_Static_assert(sizeof(struct kr_meta_msg) == 48 + 24 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
+
+/* Parse "a.b.c.d:port". 0 or -EINVAL. */
+struct sockaddr_in;
+int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa);
+
+#endif /* KR_DCT_H */

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Keeper side of src/dct: the node's identity (--node-id), the static peer
+ * directory (--peers FILE) and the dct block of each tenant zone (node id,
+ * node cache), written before the socket listens, so before any job reads.
+ *
+ * Peers file: '#' comments, one line per node:
+ *   <node_id> <gid> <dctn> <dc_key> [<dctn> <dc_key> ...]
+ * one (dctn, dc_key) pair per tenant in tenant order; gid is an IPv6 address
+ * (RoCE: ::ffff:a.b.c.d) or a bare IPv4 address; numbers take 0x prefixes.
+ * The entries are static in the node cache: never evicted, never invalidated.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dct/dct.h"
+#include "kr_log.h"
+#include "pool.h"
+
+int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
+		   size_t errlen)
+{
+	if (!strcmp(key, "node-id")) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(val, &end, 0);
+		if (errno || end == val || *end || val[0] == '-' || v == 0 || v >= 0xffffffffu) {
+			snprintf(err, errlen, "node-id: '%s' is not a number in 1..%u", val,
+				 0xfffffffeu);
+			return -EINVAL;
+		}
+		cfg->node_id = (uint32_t)v;
+		return 0;
+	}
+	if (!strcmp(key, "peers")) {
+		if (!*val || strlen(val) >= sizeof(cfg->peers)) {
+			snprintf(err, errlen, "peers: path empty or longer than %zu bytes",
+				 sizeof(cfg->peers) - 1);
+			return -EINVAL;
+		}
+		snprintf(cfg->peers, sizeof(cfg->peers), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "metaserver")) {
+		if (!strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "yes"))
+			cfg->metaserver = true;
+		else if (!strcmp(val, "0") || !strcmp(val, "false") || !strcmp(val, "no"))
+			cfg->metaserver = false;
+		else {
+			snprintf(err, errlen, "metaserver: expected true or false, got '%s'", val);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "max-nodes")) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(val, &end, 0);
+		if (errno || end == val || *end || v < 2 || v > (1u << 20)) {
+			snprintf(err, errlen, "max-nodes: '%s' is not a number in 2..%u", val,
+				 1u << 20);
+			return -EINVAL;
+		}
+		cfg->max_nodes = (uint32_t)v;
+		return 0;
+	}
+	if (!strcmp(key, "meta-listen") || !strcmp(key, "metaserver-addr")) {
+		char *dst = key[5] == 'l' ? cfg->meta_listen : cfg->meta_addr;
+		size_t cap = key[5] == 'l' ? sizeof(cfg->meta_listen) : sizeof(cfg->meta_addr);
+		struct sockaddr_in sa;
+
+		if (!*val || strlen(val) >= cap) {
+			snprintf(err, errlen, "%s: empty or longer than %zu bytes", key, cap - 1);
+			return -EINVAL;
+		}
+		if (key[5] == 'l' && kr_dct_parse_inet(val, &sa)) {
+			snprintf(err, errlen, "%s: '%s' is not IPv4:port", key, val);
+			return -EINVAL;
+		}
+		if (key[5] != 'l') {
+			char list[sizeof(cfg->meta_addr)], *save = NULL;
+			unsigned int n = 0;
+
+			snprintf(list, sizeof(list), "%s", val);
+			for (char *a = strtok_r(list, ",", &save); a;
+			     a = strtok_r(NULL, ",", &save), n++) {
+				if (kr_dct_parse_inet(a, &sa) || n >= KR_DCT_MAX_META) {
+					snprintf(err, errlen,
+						 "%s: '%s' is not a list of at most %u IPv4:port",
+						 key, val, KR_DCT_MAX_META);
+					return -EINVAL;
+				}
+			}
+		}
+		snprintf(dst, cap, "%s", val);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* RoCE GID ::ffff:a.b.c.d gives (c << 8 | d); anything else, or 0, gives 1. */
+static uint32_t node_id_of_gid(const uint8_t gid[16])
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	uint32_t id;
+
+	if (memcmp(gid, v4mapped, sizeof(v4mapped)))
+		return 1;
+	id = (uint32_t)gid[14] << 8 | gid[15];
+	return id ? id : 1;
+}
+
+static int parse_gid(const char *s, uint8_t gid[16])
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET6, s, gid) == 1)
+		return 0;
+	if (inet_pton(AF_INET, s, &a4) == 1) {
+		memset(gid, 0, 16);
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, &a4, 4);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Load tenant t's records from the peers file into its cache. */
+static int peers_load(struct kr_keeper *k, uint32_t t, void *zone, struct kr_dct_zone *dz)
+{
+	char line[1024];
+	unsigned int lineno = 0, n = 0;
+	FILE *f = fopen(k->cfg.peers, "re");
+	int rc = 0;
+
+	if (!f) {
+		rc = -errno;
+		KR_ERR("dct", "peers %s: %s", k->cfg.peers, strerror(errno));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *hash = strchr(line, '#');
+		struct kr_dct_rec rec = {.tenant = t};
+		unsigned long long v;
+		char *end;
+
+		lineno++;
+		if (hash)
+			*hash = '\0';
+		tok = strtok_r(line, " \t\r\n", &save);
+		if (!tok)
+			continue;
+		errno = 0;
+		v = strtoull(tok, &end, 0);
+		if (errno || *end || v == 0 || v >= 0xffffffffu)
+			goto bad;
+		rec.node_id = (uint32_t)v;
+		tok = strtok_r(NULL, " \t\r\n", &save);
+		if (!tok || parse_gid(tok, rec.gid))
+			goto bad;
+		for (uint32_t i = 0; i <= t; i++) {
+			char *dctn = strtok_r(NULL, " \t\r\n", &save);
+			char *key = strtok_r(NULL, " \t\r\n", &save);
+
+			if (!dctn || !key) {
+				rec.dctn = 0;
+				break;
+			}
+			if (i < t)
+				continue;
+			errno = 0;
+			v = strtoull(dctn, &end, 0);
+			if (errno || *end || v == 0 || v > 0xffffff)
+				goto bad;
+			rec.dctn = (uint32_t)v;
+			rec.dc_key = strtoull(key, &end, 0);
+			if (errno || *end)
+				goto bad;
+		}
+		if (!rec.dctn)
+			continue; /* this node has no record for tenant t */
+		rc = kr_dct_cache_insert(zone, dz, &rec, KR_DCT_F_STATIC);
+		if (rc) {
+			KR_ERR("dct", "peers %s:%u: node %u does not fit the cache: %s",
+			       k->cfg.peers, lineno, rec.node_id, strerror(-rc));
+			break;
+		}
+		n++;
+		continue;
+	bad:
+		KR_ERR("dct", "peers %s:%u: expected <node_id> <gid> <dctn> <dc_key> ...",
+		       k->cfg.peers, lineno);
+		rc = -EINVAL;
+		break;
+	}
+	fclose(f);
+	if (!rc)
+		KR_INFO("dct", "tenant %u: %u static peers from %s", t, n, k->cfg.peers);
+	return rc;
+}
+
+int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	struct kr_zone_hdr *z = (struct kr_zone_hdr *)t->zone;
+	struct kr_dct_zone *dz;
+
+	if (!k->cfg.node_id)
+		k->cfg.node_id = node_id_of_gid(z->gid);
+	if (!z->dct_off || z->dct_off + kr_dct_zone_bytes() > t->zone_len)
+		return -EINVAL;
+	kr_dct_zone_init(t->zone, z->dct_off, k->cfg.node_id, t->idx);
+	dz = (struct kr_dct_zone *)(t->zone + z->dct_off);
+	if (t->idx == 0)
+		KR_INFO("dct", "node id %u", k->cfg.node_id);
+	if (k->cfg.peers[0])
+		return peers_load(k, t->idx, t->zone, dz);
+	return 0;
+}

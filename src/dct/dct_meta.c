@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MetaServer slots: the single writer's update protocol and the reader's
+ * check of a copy taken by one one-sided READ.
+ *
+ * The writer is the MetaServer keeper alone (registrations arrive as
+ * messages to it; no remote WRITE key exists for the table). A reader has no
+ * second look: the whole slot arrives in one READ, possibly torn, possibly
+ * copied in any order, so the check stands on the copy alone (seq pair and
+ * the record's CRC, see struct kr_dct_slot).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dct/dct.h"
+
+void kr_dct_slot_write(struct kr_dct_slot *slot, const struct kr_dct_wire *w)
+{
+	uint32_t s = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED) & ~1u;
+	uint64_t *dst = (uint64_t *)(void *)&slot->rec;
+	const uint64_t *src = (const uint64_t *)(const void *)w;
+
+	__atomic_store_n(&slot->seq, s + 1, __ATOMIC_RELAXED);
+	/* seq odd visible before any record byte changes */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (size_t i = 0; i < sizeof(*w) / 8; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+	/* the record complete before seq_end and seq name the new version */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&slot->seq_end, s + 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec)
+{
+	int rc;
+
+	if (copy->seq != copy->seq_end || (copy->seq & 1u))
+		return -EAGAIN;
+	if (copy->seq == 0)
+		return -ENOENT;
+	rc = kr_dct_rec_decode(&copy->rec, rec);
+	return rc == -EBADMSG || rc == -ENOENT ? -EAGAIN : rc;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Job side: kr_dct_resolve() and kr_dct_invalidate(). The caller's own node
+ * comes from its tenant zone (no syscall); another node from the node cache
+ * in the zone (static peers, earlier lookups), else from a MetaServer.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "dct/dct.h"
+#include "pool.h"
+
+#define KR_DCT_READ_TRIES 16u			 /* torn slot: READs per replica */
+#define KR_DCT_READ_NS	  (200ull * 1000 * 1000) /* a replica that has not answered is down */
+
+/* The dct block of ctx's tenant zone, checked against the mapping; NULL when absent. */
+static struct kr_dct_zone *job_dct_zone(struct kr_ctx *ctx)
+{
+	struct kr_zone_hdr *z = ctx->zone;
+	struct kr_dct_zone *dz;
+
+	if (!z || !z->dct_off || z->dct_off > ctx->zone_len ||
+	    ctx->zone_len - z->dct_off < kr_dct_zone_bytes())
+		return NULL;
+	dz = (struct kr_dct_zone *)((uint8_t *)z + z->dct_off);
+	if (__atomic_load_n(&dz->magic, __ATOMIC_ACQUIRE) != KR_DCT_ZONE_MAGIC)
+		return NULL;
+	/* the zone is job-writable: re-check what indexes it */
+	if (dz->nsets != KR_DCT_CACHE_SETS || dz->ways != KR_DCT_CACHE_WAYS ||
+	    dz->entries_off > ctx->zone_len ||
+	    ctx->zone_len - dz->entries_off <
+		(uint64_t)KR_DCT_CACHE_SETS * KR_DCT_CACHE_WAYS * sizeof(struct kr_dct_centry) ||
+	    dz->hands_off > ctx->zone_len ||
+	    ctx->zone_len - dz->hands_off < (uint64_t)KR_DCT_CACHE_SETS * 4)
+		return NULL;
+	return dz;
+}
+
+/*
+ * The lookup DCI: one per process (one attachment per process), leased at
+ * the first miss and kept; separate from the vQPs' DCIs so a lookup never
+ * mixes into their completion streams. Given back when a READ fails or
+ * times out (the keeper resets it) and leased again at the next miss.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct kr_ctx *ctx; /* the attachment the state below belongs to */
+	uint64_t keeper_gen;
+	uint32_t job_gen;
+	bool leased;
+	struct kr_lease lease;
+	struct kr_dct_slot *buf; /* kr_malloc: in the heap MR */
+	uint64_t wr_id;
+} g_look = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* g_look.lock held: drop the lookup DCI (broken or busy); the keeper resets it. */
+static void look_drop(struct kr_ctx *ctx)
+{
+	if (g_look.leased)
+		kr_lease_free(ctx, &g_look.lease);
+	g_look.leased = false;
+}
+
+/* g_look.lock held: the lookup state of ctx, made fresh for a new attachment. */
+static int look_prepare(struct kr_ctx *ctx)
+{
+	int rc;
+
+	if (g_look.ctx != ctx || g_look.keeper_gen != ctx->keeper_gen ||
+	    g_look.job_gen != ctx->job_gen) {
+		/* a previous attachment's lease and buffer went with its detach */
+		g_look.ctx = ctx;
+		g_look.keeper_gen = ctx->keeper_gen;
+		g_look.job_gen = ctx->job_gen;
+		g_look.leased = false;
+		g_look.buf = NULL;
+	}
+	if (!g_look.buf) {
+		g_look.buf = kr_malloc(ctx, sizeof(*g_look.buf));
+		if (!g_look.buf)
+			return -errno;
+	}
+	if (!g_look.leased) {
+		rc = kr_lease_alloc(ctx, KR_LEASE_DCI, &g_look.lease);
+		if (rc)
+			return rc;
+		g_look.leased = true;
+	}
+	return 0;
+}
+
+/*
+ * g_look.lock held: one READ of node_id's slot at MetaServer m. 0 (rec),
+ * -ENOENT (empty slot or beyond the table), -EAGAIN (torn: retry),
+ * -EHOSTUNREACH (error completion or no answer in time), -errno.
+ */
+static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint32_t node_id,
+		     struct kr_dct_rec *rec)
+{
+	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key, .hop_limit = 64};
+	struct kr_devx_sge sge = {.addr = (uintptr_t)g_look.buf,
+				  .length = sizeof(*g_look.buf),
+				  .lkey = kr_pool_heap_lkey(ctx)};
+	struct kr_devx_wr wr = {.opcode = KR_WR_RDMA_READ,
+				.flags = KR_WR_SIGNALED,
+				.sge = &sge,
+				.num_sge = 1,
+				.remote_addr =
+				    m->va + (uint64_t)node_id * sizeof(struct kr_dct_slot),
+				.rkey = m->rkey,
+				.av = &av};
+	struct kr_devx_qp *qp;
+	struct kr_devx_cq *cq;
+	struct kr_devx_wc wc;
+	struct kr_dct_slot copy;
+	uint64_t t0;
+	int rc, n = 0;
+
+	if (node_id >= m->max_nodes)
+		return -ENOENT;
+	rc = look_prepare(ctx);
+	if (rc)
+		return rc;
+	rc = kr_pool_dci_qp(ctx, &g_look.lease, &qp, &cq);
+	if (rc) {
+		g_look.leased = false;
+		return rc;
+	}
+	memcpy(av.rgid, m->gid, sizeof(av.rgid));
+	memset(g_look.buf, 0, sizeof(*g_look.buf));
+	wr.wr_id = ++g_look.wr_id;
+	rc = kr_devx_qp_post_send(qp, &wr);
+	if (rc) {
+		look_drop(ctx);
+		return rc;
+	}
+	kr_devx_qp_ring(qp);
+	t0 = now_ns();
+	while ((n = kr_devx_cq_poll(cq, &wc, 1)) == 0 && now_ns() - t0 < KR_DCT_READ_NS)
+		;
+	if (n != 1 || wc.wr_id != wr.wr_id || wc.status != 0) {
+		look_drop(ctx); /* in error, or a READ still out: the keeper resets it */
+		if (n < 0)
+			return n;
+		/* a local error is not the MetaServer's: again on a fresh DCI */
+		if (n == 1 && (wc.status == KR_WC_LOC_PROT_ERR || wc.status == KR_WC_LOC_LEN_ERR ||
+			       wc.status == KR_WC_LOC_QP_OP_ERR || wc.status == KR_WC_WR_FLUSH_ERR))
+			return -EAGAIN;
+		return -EHOSTUNREACH;
+	}
+	memcpy(&copy, g_look.buf, sizeof(copy));
+	rc = kr_dct_slot_check(&copy, rec);
+	if (!rc && (rec->node_id != node_id || rec->tenant != ctx->tenant))
+		return -EHOSTUNREACH; /* a table that is not what we were told */
+	return rc;
+}
+
+/* Cache miss: the first MetaServer that answers, torn reads retried; then cached. */
+static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t node_id,
+			    struct kr_dct_rec *rec)
+{
+	uint32_t nmeta = dz->nmeta < KR_DCT_MAX_META ? dz->nmeta : KR_DCT_MAX_META;
+	int rc = -ENOENT;
+
+	if (!nmeta)
+		return -ENOENT; /* no MetaServer: the static peers are all there is */
+	pthread_mutex_lock(&g_look.lock);
+	for (uint32_t i = 0; i < nmeta; i++) {
+		struct kr_dct_meta_addr m = dz->meta[i];
+
+		rc = -EAGAIN;
+		for (uint32_t try = 0; try < KR_DCT_READ_TRIES && rc == -EAGAIN; try++)
+			rc = look_read(ctx, &m, node_id, rec);
+		if (rc == 0 || rc == -ENOENT || rc == -ENOTCONN || rc == -EPIPE)
+			break;
+		/* -EHOSTUNREACH or still torn: the next replica */
+	}
+	pthread_mutex_unlock(&g_look.lock);
+	if (rc == -EPIPE)
+		rc = -ENOTCONN;
+	if (!rc)
+		kr_dct_cache_insert(ctx->zone, dz, rec, 0); /* best effort */
+	else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN)
+		rc = -EHOSTUNREACH;
+	return rc;
+}
+
+int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
+{
+	struct kr_dct_zone *dz;
+
+	if (!ctx || !rec || ctx->observer || !ctx->zone)
+		return -EINVAL;
+	if (__atomic_load_n(&ctx->dead, __ATOMIC_RELAXED))
+		return -ENOTCONN;
+	dz = job_dct_zone(ctx);
+	if (!dz)
+		return -EINVAL;
+	if (node_id == 0xffffffffu || node_id == dz->node_id) {
+		memset(rec, 0, sizeof(*rec));
+		rec->node_id = dz->node_id;
+		rec->tenant = ctx->tenant;
+		rec->dctn = ctx->zone->dctn;
+		rec->dc_key = ctx->zone->dc_key;
+		memcpy(rec->gid, ctx->zone->gid, sizeof(rec->gid));
+		return 0;
+	}
+	if (node_id == 0)
+		return -EINVAL;
+	if (!kr_dct_cache_lookup(ctx->zone, dz, node_id, rec))
+		return 0;
+	return dct_meta_resolve(ctx, dz, node_id, rec);
+}
+
+void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id)
+{
+	struct kr_dct_zone *dz;
+
+	if (!ctx || ctx->observer || !ctx->zone)
+		return;
+	dz = job_dct_zone(ctx);
+	if (dz)
+		kr_dct_cache_invalidate(ctx->zone, dz, node_id);
+}

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Keeper side of the MetaServer: the slot table (--metaserver) and the
+ * registration of this node with every MetaServer replica
+ * (--metaserver-addr).
+ *
+ * The table: one hugepage memzone, one slice per tenant of max_nodes slots
+ * of 64 bytes (struct kr_dct_slot, indexed by node id). Each slice is an MR
+ * in its tenant's PD with remote READ only: a tenant's jobs can read only
+ * their own tenant's records (through this node's DCT of that tenant, whose
+ * DC key only they hold), and nobody can write it remotely. The one writer
+ * is this keeper's registration thread.
+ *
+ * Registration is a UDP datagram to the MetaServer keeper's --meta-listen
+ * socket, not a DC SEND: it needs the MetaServer's DCT record and key before
+ * the first message (a chicken-and-egg the control socket avoids), it works
+ * before any DCI is leased, and a lost datagram is simply re-sent (the
+ * request is idempotent: the same records written again). The socket is
+ * meant for loopback or a private network namespace (no authentication).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_memzone.h>
+
+#include "dct/dct.h"
+#include "kr_log.h"
+#include "pool.h"
+
+#define KR_META_DEFAULT_NODES 16384u
+#define KR_META_TRIES	      30u  /* registration attempts per replica at start */
+#define KR_META_WAIT_MS	      100u /* for each reply */
+
+struct kr_dct_keeper {
+	const struct rte_memzone *mz;
+	uint8_t *table;
+	uint64_t tenant_bytes; /* one tenant's slice */
+	uint32_t max_nodes;
+	uint32_t ntenants;
+	struct kr_devx_mr mr[KR_POOL_MAX_TENANTS];
+	bool mr_ok[KR_POOL_MAX_TENANTS];
+	int sock;
+	pthread_t th;
+	bool th_ok;
+	volatile int stop;
+	struct kr_meta_msg own; /* this node's REGISTER */
+};
+
+int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+	char *end;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	port = strtoul(colon + 1, &end, 10);
+	if (end == colon + 1 || *end || !port || port > 65535)
+		return -EINVAL;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+static uint32_t meta_nodes(const struct kr_pool_cfg *cfg)
+{
+	return cfg->max_nodes ? cfg->max_nodes : KR_META_DEFAULT_NODES;
+}
+
+uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
+{
+	if (!cfg->metaserver)
+		return 0;
+	/* the table, and one page for the memzone's header in front of it */
+	return kr_pool_pages_len((uint64_t)cfg->tenants * meta_nodes(cfg) *
+				 sizeof(struct kr_dct_slot)) +
+	       KR_POOL_PAGE;
+}
+
+/* Write the slots of one REGISTER. 0, -EINVAL (node id out of the table). */
+static int meta_apply(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
+{
+	uint32_t n = m->ntenants < d->ntenants ? m->ntenants : d->ntenants;
+
+	if (!m->node_id || m->node_id >= d->max_nodes || m->ntenants > KR_META_MSG_TENANTS)
+		return -EINVAL;
+	for (uint32_t t = 0; t < n; t++) {
+		struct kr_dct_slot *slot =
+		    (struct kr_dct_slot *)(d->table + t * d->tenant_bytes) + m->node_id;
+		struct kr_dct_rec rec = {.node_id = m->node_id,
+					 .tenant = t,
+					 .dctn = m->t[t].dctn,
+					 .dc_key = m->t[t].dc_key};
+		struct kr_dct_wire w;
+
+		memcpy(rec.gid, m->gid, sizeof(rec.gid));
+		if (kr_dct_rec_encode(&rec, slot->seq / 2 + 1, 0, &w))
+			continue; /* no DCT for this tenant */
+		kr_dct_slot_write(slot, &w);
+	}
+	return 0;
+}
+
+static void meta_reply_fill(const struct kr_dct_keeper *d, struct kr_meta_msg *r)
+{
+	*r = d->own;
+	r->type = KR_META_REPLY;
+	r->max_nodes = d->max_nodes;
+	for (uint32_t t = 0; t < d->ntenants; t++) {
+		r->t[t].va = (uintptr_t)(d->table + t * d->tenant_bytes);
+		r->t[t].rkey = d->mr[t].rkey;
+	}
+}
+
+static void *meta_thread(void *arg)
+{
+	struct kr_dct_keeper *d = arg;
+	struct kr_meta_msg req, rep;
+
+	while (!d->stop) {
+		struct pollfd pfd = {.fd = d->sock, .events = POLLIN};
+		struct sockaddr_in from;
+		socklen_t flen = sizeof(from);
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = recvfrom(d->sock, &req, sizeof(req), MSG_DONTWAIT, (struct sockaddr *)&from,
+			     &flen);
+		if (n != (ssize_t)sizeof(req) || req.magic != KR_META_MSG_MAGIC ||
+		    req.version != KR_META_MSG_VERSION || req.type != KR_META_REGISTER) {
+			if (n >= 0)
+				KR_ERR_RATELIMITED("dct",
+						   "MetaServer: malformed message (%zd bytes)", n);
+			continue;
+		}
+		meta_reply_fill(d, &rep);
+		rep.seq = req.seq;
+		rep.status = meta_apply(d, &req);
+		if (!rep.status)
+			KR_INFO("dct", "MetaServer: node %u registered", req.node_id);
+		if (sendto(d->sock, &rep, sizeof(rep), MSG_NOSIGNAL, (struct sockaddr *)&from,
+			   flen) < 0)
+			KR_ERR_RATELIMITED("dct", "MetaServer: reply: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+/* This node's REGISTER: node id, GID and every tenant's DCT. */
+static void meta_own_fill(struct kr_keeper *k, struct kr_meta_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = KR_META_MSG_MAGIC;
+	m->version = KR_META_MSG_VERSION;
+	m->type = KR_META_REGISTER;
+	m->node_id = k->cfg.node_id;
+	m->ntenants = k->cfg.tenants;
+	memcpy(m->gid, ((struct kr_zone_hdr *)k->tenant[0].zone)->gid, sizeof(m->gid));
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		m->t[t].dctn = k->tenant[t].dct.dctn;
+		m->t[t].dc_key = k->tenant[t].dct.dc_key;
+	}
+}
+
+/* Add a MetaServer (from its reply) to every tenant zone's list. */
+static void meta_publish(struct kr_keeper *k, const struct kr_meta_msg *r)
+{
+	for (uint32_t t = 0; t < k->cfg.tenants && t < r->ntenants; t++) {
+		struct kr_zone_hdr *z = (struct kr_zone_hdr *)k->tenant[t].zone;
+		struct kr_dct_zone *dz = (struct kr_dct_zone *)(k->tenant[t].zone + z->dct_off);
+		struct kr_dct_meta_addr *m;
+
+		if (dz->nmeta >= KR_DCT_MAX_META || !r->t[t].rkey || !r->t[t].dctn)
+			continue;
+		m = &dz->meta[dz->nmeta];
+		m->node_id = r->node_id;
+		m->dctn = r->t[t].dctn;
+		m->dc_key = r->t[t].dc_key;
+		memcpy(m->gid, r->gid, sizeof(m->gid));
+		m->va = r->t[t].va;
+		m->rkey = r->t[t].rkey;
+		m->max_nodes = r->max_nodes;
+		dz->nmeta++;
+	}
+}
+
+/* Send our REGISTER to one replica until it answers (bounded). 0, -ETIMEDOUT, -errno. */
+static int meta_register(struct kr_keeper *k, const char *addr, struct kr_meta_msg *rep)
+{
+	struct sockaddr_in sa;
+	struct kr_meta_msg req;
+	int fd, rc = -ETIMEDOUT;
+
+	if (kr_dct_parse_inet(addr, &sa))
+		return -EINVAL;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		rc = -errno;
+		goto out;
+	}
+	meta_own_fill(k, &req);
+	for (uint32_t i = 0; i < KR_META_TRIES && rc == -ETIMEDOUT; i++) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+		req.seq = i + 1;
+		if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) < 0 && errno != ECONNREFUSED) {
+			rc = -errno;
+			break;
+		}
+		while (poll(&pfd, 1, KR_META_WAIT_MS) > 0) {
+			ssize_t n = recv(fd, rep, sizeof(*rep), MSG_DONTWAIT);
+
+			if (n == (ssize_t)sizeof(*rep) && rep->magic == KR_META_MSG_MAGIC &&
+			    rep->type == KR_META_REPLY && rep->seq == req.seq) {
+				rc = rep->status;
+				break;
+			}
+			if (n < 0 && errno != ECONNREFUSED && errno != EAGAIN)
+				break;
+		}
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
+{
+	uint64_t len;
+	struct sockaddr_in sa;
+	int rc;
+
+	d->max_nodes = meta_nodes(&k->cfg);
+	d->ntenants = k->cfg.tenants;
+	d->tenant_bytes = (uint64_t)d->max_nodes * sizeof(struct kr_dct_slot);
+	len = d->tenant_bytes * d->ntenants;
+	if (k->cfg.node_id >= d->max_nodes) {
+		KR_ERR("dct", "node id %u does not fit --max-nodes %u", k->cfg.node_id,
+		       d->max_nodes);
+		return -EINVAL;
+	}
+	d->mz = kr_keeper_zone_reserve("kr_meta", len);
+	if (!d->mz)
+		return -ENOMEM;
+	d->table = d->mz->addr;
+	for (uint32_t t = 0; t < d->ntenants; t++) {
+		rc = kr_devx_mr_reg(k->ctx, &k->tenant[t].pd, d->table + t * d->tenant_bytes,
+				    d->tenant_bytes, KR_ACCESS_REMOTE_READ, &d->mr[t]);
+		if (rc)
+			return rc;
+		d->mr_ok[t] = true;
+	}
+	/* this node's own records, and itself first in its jobs' list */
+	meta_own_fill(k, &d->own);
+	rc = meta_apply(d, &d->own);
+	if (rc)
+		return rc;
+	{
+		struct kr_meta_msg self;
+
+		meta_reply_fill(d, &self);
+		meta_publish(k, &self);
+	}
+	if (!k->cfg.meta_listen[0])
+		return 0; /* a MetaServer for this node's jobs only */
+	if (kr_dct_parse_inet(k->cfg.meta_listen, &sa)) {
+		KR_ERR("dct", "meta-listen: '%s' is not IPv4:port", k->cfg.meta_listen);
+		return -EINVAL;
+	}
+	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+		KR_WARN("dct",
+			"meta-listen %s: registrations are not authenticated; keep this "
+			"socket on loopback or a private network",
+			k->cfg.meta_listen);
+	d->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (d->sock < 0)
+		return -errno;
+	if (bind(d->sock, (struct sockaddr *)&sa, sizeof(sa))) {
+		rc = -errno;
+		KR_ERR("dct", "meta-listen %s: %s", k->cfg.meta_listen, strerror(errno));
+		return rc;
+	}
+	rc = -pthread_create(&d->th, NULL, meta_thread, d);
+	if (rc)
+		return rc;
+	d->th_ok = true;
+	KR_INFO("dct", "MetaServer: %u nodes x %u tenants (%lu KB), registrations on %s",
+		d->max_nodes, d->ntenants, (unsigned long)(len >> 10), k->cfg.meta_listen);
+	return 0;
+}
+
+int kr_keeper_meta_start(struct kr_keeper *k)
+{
+	struct kr_dct_keeper *d;
+	char list[sizeof(k->cfg.meta_addr)], *save = NULL;
+	int rc;
+
+	if (!k->cfg.metaserver && !k->cfg.meta_addr[0])
+		return 0;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->sock = -1;
+	k->dct = d;
+	if (k->cfg.metaserver) {
+		rc = meta_serve_start(k, d);
+		if (rc)
+			return rc;
+	}
+	snprintf(list, sizeof(list), "%s", k->cfg.meta_addr);
+	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		struct kr_meta_msg rep;
+
+		if (k->cfg.meta_listen[0] && !strcmp(a, k->cfg.meta_listen))
+			continue; /* ourselves: already first */
+		rc = meta_register(k, a, &rep);
+		if (rc == -EINVAL && kr_dct_parse_inet(a, &(struct sockaddr_in){0})) {
+			KR_ERR("dct", "metaserver-addr: '%s' is not IPv4:port", a);
+			return rc;
+		}
+		if (rc) {
+			KR_WARN("dct", "MetaServer %s: not registered (%s); skipped", a,
+				strerror(-rc));
+			continue;
+		}
+		meta_publish(k, &rep);
+		KR_INFO("dct", "registered node %u with MetaServer %s (node %u)", k->cfg.node_id, a,
+			rep.node_id);
+	}
+	return 0;
+}
+
+void kr_keeper_meta_stop(struct kr_keeper *k)
+{
+	struct kr_dct_keeper *d = k->dct;
+
+	if (!d)
+		return;
+	d->stop = 1;
+	if (d->th_ok)
+		pthread_join(d->th, NULL);
+	if (d->sock >= 0)
+		close(d->sock);
+	for (uint32_t t = 0; t < KR_POOL_MAX_TENANTS; t++)
+		if (d->mr_ok[t])
+			kr_devx_mr_dereg(&d->mr[t]);
+	if (d->mz)
+		rte_memzone_free(d->mz);
+	free(d);
+	k->dct = NULL;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * kr_connect/kr_disconnect/kr_vqp_query and kr_poll: a vQP is a share of the
+ * calling thread's DCI (credits), the peer's DC address vector and a queue of
+ * completions waiting for the user. Connect resolves the peer and takes
+ * credits; no firmware command, no handshake.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dct/dct.h"
+#include "virtqp.h"
+
+static int vq_resolve(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
+{
+	struct kr_dct_rec rec;
+	int rc;
+
+	if (peer == KR_NODE_SELF) /* no lookup: the tenant zone names this keeper's DCT */
+		return kr_pool_tenant_av(ctx, av);
+	rc = kr_dct_resolve(ctx, peer, &rec);
+	if (rc)
+		return rc;
+	memset(av, 0, sizeof(*av));
+	av->dctn = rec.dctn;
+	av->dc_key = rec.dc_key;
+	memcpy(av->rgid, rec.gid, sizeof(av->rgid));
+	av->hop_limit = 64;
+	return 0;
+}
+
+struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_connect_opts *opts)
+{
+	struct kr_devx_dc_av av;
+	int rc;
+
+	if (!ctx || ctx->observer || (opts && opts->flags)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = vq_resolve(ctx, peer, &av);
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
+	return kr_vq_connect_av(ctx, peer, &av, opts);
+}
+
+struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t peer, const struct kr_devx_dc_av *av,
+				const struct kr_connect_opts *opts)
+{
+	static uint32_t next_id;
+	uint32_t credits = KR_VQP_DEFAULT_CREDITS;
+	struct kr_vq_dci *d;
+	struct kr_vqp *v;
+	int rc;
+
+	if (!ctx || !av || ctx->observer || (opts && opts->flags)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts && opts->credits)
+		credits = opts->credits;
+	d = kr_vq_dci_get(ctx);
+	if (!d)
+		return NULL;
+	if (credits > d->cnt) {
+		rc = -EINVAL;
+		goto err_put;
+	}
+	if (credits > d->credits_free) {
+		rc = -ENOSPC;
+		goto err_put;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		rc = -ENOMEM;
+		goto err_put;
+	}
+	v->wcq = calloc(credits, sizeof(*v->wcq));
+	v->wc_cost = calloc(credits, sizeof(*v->wc_cost));
+	if (!v->wcq || !v->wc_cost) {
+		rc = -ENOMEM;
+		goto err_free;
+	}
+	v->dci = d;
+	v->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
+	v->node = peer;
+	v->state = KR_VQP_RTS;
+	v->credits = credits;
+	v->av = *av;
+	d->credits_free -= credits;
+	d->nvqp++;
+	return v;
+
+err_free:
+	free(v->wcq);
+	free(v->wc_cost);
+	free(v);
+err_put:
+	if (!d->nvqp)
+		kr_vq_dci_put(d);
+	errno = -rc;
+	return NULL;
+}
+
+int kr_disconnect(struct kr_vqp *v)
+{
+	struct kr_vq_dci *d;
+	uint32_t inflight = 0, j = 0;
+
+	if (!v)
+		return -EINVAL;
+	d = v->dci;
+	/* requests still in the ring keep their credits until their CQE */
+	for (uint64_t s = d->head; s != d->tail; s++) {
+		struct kr_vq_ent *e = &d->ent[s & (d->cnt - 1)];
+
+		if (e->vqp == v) {
+			e->vqp = NULL;
+			inflight += e->wqebbs;
+		}
+	}
+	for (uint32_t i = 0; i < d->nredo; i++)
+		if (d->redo[i].vqp != v)
+			d->redo[j++] = d->redo[i];
+	d->nredo = j;
+	d->credits_free += v->credits - inflight;
+	free(v->wcq);
+	free(v->wc_cost);
+	free(v);
+	kr_vq_dci_put(d);
+	return 0;
+}
+
+int kr_poll(struct kr_vqp *v, struct kr_wc *wc, int n)
+{
+	int rc, got = 0;
+
+	if (!v || !wc || n < 0)
+		return -EINVAL;
+	rc = kr_vq_dci_progress(v->dci);
+	while (got < n && v->wc_head != v->wc_tail) {
+		uint32_t i = v->wc_head % v->credits;
+
+		wc[got++] = v->wcq[i];
+		v->used -= v->wc_cost[i];
+		v->wc_head++;
+	}
+	if (got)
+		return got;
+	if (rc == 0 && v->dci->ctx->dead)
+		rc = -ENOTCONN;
+	return rc;
+}
+
+int kr_vqp_query(const struct kr_vqp *v, struct kr_vqp_attr *attr)
+{
+	if (!v || !attr)
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->transport = KR_VQP_DC;
+	attr->state = v->state;
+	attr->peer = v->node;
+	attr->dctn = v->av.dctn;
+	attr->credits = v->credits;
+	attr->credits_used = v->used;
+	attr->dci_qpn = v->dci->qpn;
+	attr->dci_recoveries = v->dci->recoveries;
+	return 0;
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The DCI leased to one thread: the ring of requests in flight (who posted
+ * each, with which wr_id), completion dispatch to the vQPs, and recovery of
+ * the shared DCI after one vQP's error.
+ *
+ * Dispatch: every request is posted signaled with the DCI's posting sequence
+ * as its devx wr_id; a DCI completes in order, so each CQE names the oldest
+ * request in flight (anything else is -EIO: the CQ is not ours).
+ *
+ * Recovery: an error CQE moves the vQP that posted it to KR_VQP_ERR and marks
+ * the DCI broken; the hardware then flushes every later request. Flushes of
+ * the failed vQP are reported to it (KR_WC_WR_FLUSH_ERR, RC semantics);
+ * flushes of the others are kept, in order, in the redo list. Once every
+ * request is accounted for, the broken DCI goes back to the keeper (which
+ * resets it: a job issues no firmware command) and a fresh lease replaces it;
+ * the redo list is posted on it in order. No sleeping here: a recovery that
+ * finds no free DCI is tried again at the next kr_poll().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dct/dct.h"
+#include "kr_log.h"
+#include "virtqp.h"
+
+/* The calling thread's DCI (one attach per process, so one per thread). */
+static __thread struct kr_vq_dci *kr_vq_tls;
+
+uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_t len)
+{
+	/* ctrl + DC address vector, in 16-byte units */
+	uint32_t ds = 1 + 3;
+
+	if (op != KR_WR_SEND && op != KR_WR_SEND_IMM)
+		ds += 1; /* raddr */
+	if (op == KR_WR_ATOMIC_CS || op == KR_WR_ATOMIC_FA)
+		ds += 1; /* atomic */
+	ds += inl ? (4 + len + 15) / 16 : 1;
+	return (ds * 16 + 63) / 64;
+}
+
+static int vq_dci_view(struct kr_vq_dci *d)
+{
+	int rc = kr_pool_dci_qp(d->ctx, &d->lease, &d->qp, &d->cq);
+
+	if (rc)
+		return rc;
+	d->qpn = d->lease.qpn;
+	d->head = d->tail = 0;
+	return 0;
+}
+
+struct kr_vq_dci *kr_vq_dci_get(struct kr_ctx *ctx)
+{
+	struct kr_vq_dci *d = kr_vq_tls;
+	int rc;
+
+	if (d && d->ctx == ctx)
+		return d;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->ctx = ctx;
+	rc = kr_lease_alloc(ctx, KR_LEASE_DCI, &d->lease);
+	if (rc)
+		goto err_free;
+	d->leased = true;
+	rc = vq_dci_view(d);
+	if (rc)
+		goto err_release;
+	d->cnt = d->qp->sq_wqebb_cnt;
+	d->credits_free = d->cnt;
+	d->ent = calloc(d->cnt, sizeof(*d->ent));
+	d->redo = calloc(d->cnt, sizeof(*d->redo));
+	if (!d->ent || !d->redo) {
+		rc = -ENOMEM;
+		goto err_release;
+	}
+	kr_vq_tls = d;
+	return d;
+
+err_release:
+	kr_lease_free(ctx, &d->lease);
+err_free:
+	free(d->ent);
+	free(d->redo);
+	free(d);
+	errno = -rc;
+	return NULL;
+}
+
+void kr_vq_dci_put(struct kr_vq_dci *d)
+{
+	if (d->nvqp)
+		d->nvqp--;
+	if (d->nvqp)
+		return;
+	if (d->leased)
+		kr_lease_free(d->ctx, &d->lease);
+	if (kr_vq_tls == d)
+		kr_vq_tls = NULL;
+	free(d->ent);
+	free(d->redo);
+	free(d);
+}
+
+int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e)
+{
+	int rc;
+
+	e->wr.wr_id = d->tail;
+	e->wr.sge = &e->sge;
+	e->wr.num_sge = 1;
+	e->wr.av = &e->vqp->av;
+	if (e->wr.flags & KR_WR_INLINE)
+		e->sge.addr = (uintptr_t)e->inl;
+	rc = kr_devx_qp_post_send(d->qp, &e->wr);
+	if (rc)
+		return rc;
+	d->tail++;
+	kr_devx_qp_ring(d->qp);
+	return 0;
+}
+
+/* Queue one completion on its vQP (room is guaranteed by the credits). */
+static void vq_deliver(struct kr_vqp *v, const struct kr_vq_ent *e, int status)
+{
+	uint32_t i = v->wc_tail % v->credits;
+	struct kr_wc *wc = &v->wcq[i];
+
+	wc->wr_id = e->wr_id;
+	wc->status = (uint32_t)status;
+	wc->opcode = e->opcode;
+	wc->byte_len = status == KR_WC_SUCCESS ? e->len : 0;
+	wc->imm = e->wr.imm;
+	wc->flags = e->wc_flags;
+	wc->rsvd = 0;
+	v->wc_cost[i] = e->wqebbs;
+	v->wc_tail++;
+}
+
+static int vq_complete(struct kr_vq_dci *d, const struct kr_devx_wc *wc)
+{
+	struct kr_vq_ent *e;
+	struct kr_vqp *v;
+
+	if (d->head == d->tail || wc->wr_id != d->head)
+		return -EIO;
+	e = &d->ent[d->head & (d->cnt - 1)];
+	d->head++;
+	v = e->vqp;
+	if (wc->status != KR_WC_SUCCESS)
+		d->broken = true;
+	if (!v) { /* its vQP disconnected: the credits come home now */
+		d->credits_free += e->wqebbs;
+		return 0;
+	}
+	if (wc->status == KR_WC_WR_FLUSH_ERR && v->state == KR_VQP_RTS) {
+		/* flushed behind another vQP's error: not executed, post again */
+		d->redo[d->nredo++] = *e;
+		return 0;
+	}
+	if (wc->status != KR_WC_SUCCESS && v->state == KR_VQP_RTS) {
+		v->state = KR_VQP_ERR;
+		KR_DP_LOG("virtqp", "vqp %u: %s on DCI 0x%x", v->id, kr_strerror(wc->status),
+			  d->qpn);
+		if (v->node != KR_NODE_SELF &&
+		    (wc->status == KR_WC_REM_INV_REQ_ERR || wc->status == KR_WC_RETRY_EXC_ERR))
+			kr_dct_invalidate(d->ctx, v->node);
+	}
+	vq_deliver(v, e, wc->status);
+	return 0;
+}
+
+/* Every request of the broken DCI is accounted for: swap it for a fresh one. */
+static int vq_recover(struct kr_vq_dci *d)
+{
+	struct kr_lease nl;
+	uint32_t n;
+	int rc;
+
+	if (d->leased) {
+		rc = kr_lease_alloc(d->ctx, KR_LEASE_DCI, &nl);
+		kr_lease_free(d->ctx, &d->lease); /* the keeper resets it */
+		d->leased = false;
+		if (rc == -ENOTCONN || rc == -EPIPE)
+			return rc;
+		if (!rc)
+			goto have;
+	}
+	rc = kr_lease_alloc(d->ctx, KR_LEASE_DCI, &nl);
+	if (rc == -ENOSPC)
+		return 0; /* none free yet: the next poll tries again */
+	if (rc)
+		return rc;
+have:
+	d->lease = nl;
+	rc = vq_dci_view(d);
+	if (rc) {
+		kr_lease_free(d->ctx, &nl);
+		return rc;
+	}
+	d->leased = true;
+	if (d->qp->sq_wqebb_cnt != d->cnt)
+		return -EPROTO;
+	d->broken = false;
+	d->recoveries++;
+	n = d->nredo;
+	d->nredo = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct kr_vq_ent *e = &d->ent[d->tail & (d->cnt - 1)];
+
+		*e = d->redo[i];
+		e->wc_flags |= KR_WC_F_REPOSTED;
+		rc = kr_vq_dci_post(d, e);
+		if (rc) /* cannot happen: the credits fit the ring */
+			return rc;
+	}
+	return 0;
+}
+
+int kr_vq_dci_progress(struct kr_vq_dci *d)
+{
+	struct kr_devx_wc wc[16];
+	int n, rc;
+
+	if (d->leased) {
+		do {
+			n = kr_devx_cq_poll(d->cq, wc, 16);
+			if (n < 0)
+				return n;
+			for (int i = 0; i < n; i++) {
+				rc = vq_complete(d, &wc[i]);
+				if (rc)
+					return rc;
+			}
+		} while (n == 16);
+	}
+	if (d->broken && d->head == d->tail)
+		return vq_recover(d);
+	return 0;
+}

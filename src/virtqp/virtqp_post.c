@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * kr_post_*: the three checks before anything touches the shared ring.
+ *   1. malformed requests: flags, lengths, inline size, local range inside
+ *      the job's own MR (the heap MR, which every kr_reg_mr region lies in:
+ *      the lkey is always the caller's), 8-byte alignment for atomics;
+ *   2. queue overflow: the request's WQEBBs must fit the vQP's credits;
+ *   3. dispatch: the ring entry records (vQP, user wr_id) before the post
+ *      (virtqp_dci.c).
+ * Any failed check returns before the ring entry or the send queue is
+ * written: the DCI's producer index does not move.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "virtqp.h"
+
+struct vq_req {
+	enum kr_devx_wr_opcode op;
+	uint32_t wc_op;
+	const void *local;
+	uint32_t len;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t compare_add, swap;
+	uint32_t imm;
+	uint64_t wr_id;
+	uint32_t flags;
+};
+
+static inline bool vq_is_atomic(enum kr_devx_wr_opcode op)
+{
+	return op == KR_WR_ATOMIC_CS || op == KR_WR_ATOMIC_FA;
+}
+
+/* [p, p+len) inside the job's heap, which its own MR covers. */
+static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t len)
+{
+	uintptr_t a = (uintptr_t)p, h = (uintptr_t)ctx->heap;
+
+	return a >= h && len <= ctx->heap_len && a - h <= ctx->heap_len - len;
+}
+
+static int vq_post(struct kr_vqp *v, const struct vq_req *r)
+{
+	bool inl = r->flags & KR_POST_INLINE;
+	struct kr_vq_dci *d;
+	struct kr_vq_ent *e;
+	struct kr_ctx *ctx;
+	uint32_t cost;
+	int rc;
+
+	/* 1. malformed */
+	if (!v || !r->local || (r->flags & ~(uint32_t)(KR_POST_INLINE | KR_POST_FENCE)))
+		return -EINVAL;
+	if (!r->len || r->len > KR_POST_MAX_LEN || r->raddr + r->len < r->raddr)
+		return -EINVAL;
+	d = v->dci;
+	ctx = d->ctx;
+	if (inl) {
+		if (r->op == KR_WR_RDMA_READ || vq_is_atomic(r->op) || r->len > KR_POST_MAX_INLINE)
+			return -EINVAL;
+	} else if (!vq_local_ok(ctx, r->local, r->len)) {
+		return -EINVAL;
+	}
+	if (vq_is_atomic(r->op) && (((uintptr_t)r->local | r->raddr) & 7u))
+		return -EINVAL;
+	if (v->state != KR_VQP_RTS)
+		return -EIO;
+	if (ctx->dead)
+		return -ENOTCONN;
+	/* 2. credits (and a DCI under recovery has none to give) */
+	cost = kr_vq_wqebbs(r->op, inl, r->len);
+	if (d->broken || !d->leased || v->used + cost > v->credits)
+		return -EAGAIN;
+
+	/* 3. the ring entry names the vQP and the user's wr_id */
+	e = &d->ent[d->tail & (d->cnt - 1)];
+	e->vqp = v;
+	e->wr_id = r->wr_id;
+	e->wqebbs = cost;
+	e->len = r->len;
+	e->wc_flags = r->op == KR_WR_RDMA_WRITE_IMM ? KR_WC_F_IMM : 0;
+	e->opcode = r->wc_op;
+	e->wr = (struct kr_devx_wr){
+	    .opcode = r->op,
+	    .flags = KR_WR_SIGNALED | (inl ? KR_WR_INLINE : 0) |
+		     ((r->flags & KR_POST_FENCE) ? KR_WR_FENCE : 0),
+	    .imm = r->imm,
+	    .remote_addr = r->raddr,
+	    .rkey = r->rkey,
+	    .compare_add = r->compare_add,
+	    .swap = r->swap,
+	};
+	e->sge = (struct kr_devx_sge){
+	    .addr = (uintptr_t)r->local, .length = r->len, .lkey = ctx->heap_lkey};
+	if (inl)
+		memcpy(e->inl, r->local, r->len);
+	v->used += cost;
+	rc = kr_vq_dci_post(d, e);
+	if (rc)
+		v->used -= cost;
+	return rc;
+}
+
+int kr_post_read(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t raddr, uint32_t rkey,
+		 uint64_t wr_id, uint32_t flags)
+{
+	struct vq_req r = {.op = KR_WR_RDMA_READ,
+			   .wc_op = KR_WC_OP_READ,
+			   .local = local,
+			   .len = len,
+			   .raddr = raddr,
+			   .rkey = rkey,
+			   .wr_id = wr_id,
+			   .flags = flags};
+
+	return vq_post(vqp, &r);
+}
+
+int kr_post_write(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t raddr,
+		  uint32_t rkey, uint64_t wr_id, uint32_t flags)
+{
+	struct vq_req r = {.op = KR_WR_RDMA_WRITE,
+			   .wc_op = KR_WC_OP_WRITE,
+			   .local = local,
+			   .len = len,
+			   .raddr = raddr,
+			   .rkey = rkey,
+			   .wr_id = wr_id,
+			   .flags = flags};
+
+	return vq_post(vqp, &r);
+}
+
+int kr_post_write_imm(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t raddr,
+		      uint32_t rkey, uint32_t imm, uint64_t wr_id, uint32_t flags)
+{
+	struct vq_req r = {.op = KR_WR_RDMA_WRITE_IMM,
+			   .wc_op = KR_WC_OP_WRITE_IMM,
+			   .local = local,
+			   .len = len,
+			   .raddr = raddr,
+			   .rkey = rkey,
+			   .imm = imm,
+			   .wr_id = wr_id,
+			   .flags = flags};
+
+	return vq_post(vqp, &r);
+}
+
+int kr_post_cas(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey,
+		uint64_t compare, uint64_t swap, uint64_t wr_id, uint32_t flags)
+{
+	struct vq_req r = {.op = KR_WR_ATOMIC_CS,
+			   .wc_op = KR_WC_OP_CAS,
+			   .local = local,
+			   .len = 8,
+			   .raddr = raddr,
+			   .rkey = rkey,
+			   .compare_add = compare,
+			   .swap = swap,
+			   .wr_id = wr_id,
+			   .flags = flags};
+
+	return vq_post(vqp, &r);
+}
+
+int kr_post_faa(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey, uint64_t add,
+		uint64_t wr_id, uint32_t flags)
+{
+	struct vq_req r = {.op = KR_WR_ATOMIC_FA,
+			   .wc_op = KR_WC_OP_FAA,
+			   .local = local,
+			   .len = 8,
+			   .raddr = raddr,
+			   .rkey = rkey,
+			   .compare_add = add,
+			   .wr_id = wr_id,
+			   .flags = flags};
+
+	return vq_post(vqp, &r);
+}
+
+int kr_post_send(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t wr_id,
+		 uint32_t flags)
+{
+	if (!vqp || !local || !len || len > KR_POST_MAX_LEN ||
+	    (flags & ~(uint32_t)(KR_POST_INLINE | KR_POST_FENCE)))
+		return -EINVAL;
+	if ((flags & KR_POST_INLINE) ? len > KR_POST_MAX_INLINE
+				     : !vq_local_ok(vqp->dci->ctx, local, len))
+		return -EINVAL;
+	(void)wr_id;
+	return -EOPNOTSUPP;
+}
+
+int kr_post_recv(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t wr_id)
+{
+	if (!vqp || !local || !len || len > KR_POST_MAX_LEN ||
+	    !vq_local_ok(vqp->dci->ctx, local, len))
+		return -EINVAL;
+	(void)wr_id;
+	return -EOPNOTSUPP;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit: the keeper's src/dct options (node-id, peers, metaserver, max-nodes,
+ * meta-listen, metaserver-addr) through kr_pool_cfg_set, as flags and config
+ * file keys, and the MetaServer table in the hugepage budget.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dct/dct.h"
+#include "kr_test.h"
+#include "pool.h"
+
+static int set(struct kr_pool_cfg *c, const char *k, const char *v)
+{
+	char err[256] = "";
+	int rc = kr_pool_cfg_set(c, k, v, err, sizeof(err));
+
+	if (rc)
+		CHECK(strstr(err, k) != NULL); /* the message names the key */
+	return rc;
+}
+
+int main(void)
+{
+	struct kr_pool_cfg c;
+	uint64_t plain, ms;
+	char err[256];
+
+	kr_pool_cfg_default(&c);
+	CHECK_EQ(c.node_id, 0);
+	CHECK(!c.metaserver);
+	CHECK_OK(set(&c, "node-id", "42"));
+	CHECK_EQ(c.node_id, 42);
+	CHECK_ERR(set(&c, "node-id", "0"), -EINVAL);
+	CHECK_ERR(set(&c, "node-id", "-3"), -EINVAL);
+	CHECK_ERR(set(&c, "node-id", "4294967295"), -EINVAL);
+	CHECK_ERR(set(&c, "node-id", "x"), -EINVAL);
+	CHECK_OK(set(&c, "peers", "/etc/krcore/peers"));
+	CHECK(!strcmp(c.peers, "/etc/krcore/peers"));
+	CHECK_ERR(set(&c, "peers", ""), -EINVAL);
+	CHECK_OK(set(&c, "max-nodes", "10001"));
+	CHECK_EQ(c.max_nodes, 10001);
+	CHECK_ERR(set(&c, "max-nodes", "1"), -EINVAL);
+	CHECK_ERR(set(&c, "max-nodes", "2000000"), -EINVAL);
+	CHECK_OK(set(&c, "meta-listen", "127.0.0.2:4792"));
+	CHECK_ERR(set(&c, "meta-listen", "127.0.0.2"), -EINVAL);
+	CHECK_ERR(set(&c, "meta-listen", "host:4792"), -EINVAL);
+	CHECK_ERR(set(&c, "meta-listen", "127.0.0.2:0"), -EINVAL);
+	CHECK_OK(set(&c, "metaserver-addr", "127.0.0.2:4792,127.0.0.4:4792"));
+	CHECK_ERR(set(&c, "metaserver-addr", "127.0.0.2:4792,nope"), -EINVAL);
+	CHECK_ERR(set(&c, "metaserver-addr", "1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5"),
+		  -EINVAL);
+	CHECK(!strcmp(c.meta_addr, "127.0.0.2:4792,127.0.0.4:4792"));
+	CHECK_ERR(set(&c, "metaserver", "maybe"), -EINVAL);
+
+	/* the table counts in the hugepage budget, one slot per node and tenant */
+	plain = kr_pool_cfg_hugepage_bytes(&c);
+	CHECK_OK(set(&c, "metaserver", "true"));
+	ms = kr_pool_cfg_hugepage_bytes(&c);
+	CHECK(ms >= plain + (uint64_t)c.tenants * 10001 * sizeof(struct kr_dct_slot));
+	CHECK_OK(kr_pool_cfg_check(&c, err, sizeof(err)));
+	KR_PASS("dct_config");
+}

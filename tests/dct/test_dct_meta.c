@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MetaServers on simulated hosts over UDP loopback, one keeper each:
+ *   node 1 (127.0.0.2): MetaServer, the first replica
+ *   node 3 (127.0.0.4): MetaServer, the second replica; registers with node 1
+ *   node 2 (127.0.0.3): registers with both; its jobs look peers up
+ *   node 4 (127.0.0.5): registers with both; restarted mid-test
+ * A job on node 2 resolves node 1 and node 3 with one READ each and gets the
+ * records those nodes' own jobs see; a registration storm on one slot never
+ * yields a mixed record; node 4's restart (new DCT number and key) is seen
+ * after kr_dct_invalidate; with node 1 stopped, lookups fall back to node 3.
+ * Every job runs in its own process (one attachment per process).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dct/dct.h"
+#include "kr_test.h"
+#include "pool_fixture.h"
+#include "sim_mp.h"
+
+#define FAKE_NODE 77u
+#define STORM	  400u
+
+struct answer {
+	int rc;
+	struct kr_dct_rec rec;
+	uint64_t hits;
+};
+
+/* In a child attached to k: optionally invalidate, then resolve node. */
+static struct answer job_resolve(const struct kp_keeper *k, uint32_t node, bool invalidate)
+{
+	struct answer a;
+	int p[2], status;
+	pid_t pid;
+
+	memset(&a, 0, sizeof(a));
+	CHECK_OK(pipe(p));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct kr_ctx *ctx = kp_attach(k, 5000);
+
+		close(p[0]);
+		if (!ctx)
+			_exit(2);
+		if (invalidate)
+			kr_dct_invalidate(ctx, node);
+		a.rc = kr_dct_resolve(ctx, node, &a.rec);
+		if (write(p[1], &a, sizeof(a)) != sizeof(a))
+			_exit(3);
+		kr_detach(ctx);
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK_EQ(read(p[0], &a, sizeof(a)), (ssize_t)sizeof(a));
+	close(p[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return a;
+}
+
+static void rec_same(const struct kr_dct_rec *a, const struct kr_dct_rec *b)
+{
+	CHECK_EQ(a->node_id, b->node_id);
+	CHECK_EQ(a->tenant, b->tenant);
+	CHECK_EQ(a->dctn, b->dctn);
+	CHECK(a->dc_key == b->dc_key);
+	CHECK(!memcmp(a->gid, b->gid, 16));
+}
+
+/* Fake registrations of FAKE_NODE, version v: every field derived from v. */
+static void fake_msg(struct kr_meta_msg *m, uint32_t v)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = KR_META_MSG_MAGIC;
+	m->version = KR_META_MSG_VERSION;
+	m->type = KR_META_REGISTER;
+	m->seq = v;
+	m->node_id = FAKE_NODE;
+	m->ntenants = 1;
+	m->t[0].dctn = 0x1000 + v;
+	m->t[0].dc_key = 0x0101010101010101ull * (v & 0xff);
+	for (int i = 0; i < 16; i++)
+		m->gid[i] = (uint8_t)(v * 7 + (uint32_t)i);
+}
+
+static bool fake_is_version(const struct kr_dct_rec *r)
+{
+	struct kr_meta_msg m;
+	uint32_t v = r->dctn - 0x1000;
+
+	if (v < 1 || v > STORM * 64)
+		return false;
+	fake_msg(&m, v);
+	return r->node_id == FAKE_NODE && r->dc_key == m.t[0].dc_key && !memcmp(r->gid, m.gid, 16);
+}
+
+/* A storm of registrations of FAKE_NODE at node 1 while jobs on node 2 read it. */
+static void storm(const struct kp_keeper *k2, const char *ms_ip, uint16_t ms_port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(ms_port)};
+	struct kr_meta_msg m;
+	uint32_t ok = 0, errs = 0;
+	pid_t writer;
+	int fd, status;
+
+	CHECK(inet_pton(AF_INET, ms_ip, &sa.sin_addr) == 1);
+	fake_msg(&m, 1);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(fd >= 0);
+	CHECK(sendto(fd, &m, sizeof(m), 0, (struct sockaddr *)&sa, sizeof(sa)) == sizeof(m));
+	usleep(100000); /* version 1 in place (a miss would only show as ENOENT below) */
+	writer = fork();
+	CHECK(writer >= 0);
+	if (writer == 0) {
+		for (uint32_t v = 2; v <= STORM * 64; v++) {
+			fake_msg(&m, v);
+			if (sendto(fd, &m, sizeof(m), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+				usleep(100);
+		}
+		_exit(0);
+	}
+	/* one job, many READs of the slot under update (each after an invalidate) */
+	{
+		int p[2];
+		pid_t pid;
+
+		CHECK_OK(pipe(p));
+		pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			struct kr_ctx *ctx = kp_attach(k2, 5000);
+			uint32_t res[2] = {0, 0};
+
+			if (!ctx)
+				_exit(2);
+			for (uint32_t i = 0; i < STORM; i++) {
+				struct kr_dct_rec r;
+				int rc;
+
+				kr_dct_invalidate(ctx, FAKE_NODE);
+				rc = kr_dct_resolve(ctx, FAKE_NODE, &r);
+				if (rc == -EAGAIN) {
+					res[1]++;
+					continue;
+				}
+				if (rc || !fake_is_version(&r)) {
+					fprintf(stderr,
+						"storm: rc %d dctn 0x%x: not a written version\n",
+						rc, r.dctn);
+					_exit(4);
+				}
+				res[0]++;
+			}
+			if (write(p[1], res, sizeof(res)) != sizeof(res))
+				_exit(3);
+			kr_detach(ctx);
+			_exit(0);
+		}
+		close(p[1]);
+		{
+			uint32_t res[2];
+
+			CHECK_EQ(read(p[0], res, sizeof(res)), (ssize_t)sizeof(res));
+			ok = res[0];
+			errs = res[1];
+		}
+		close(p[0]);
+		CHECK_EQ(waitpid(pid, &status, 0), pid);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	CHECK_EQ(waitpid(writer, &status, 0), writer);
+	close(fd);
+	CHECK(ok > 0);
+	printf("storm: %u lookups returned a written version, %u stayed torn (EAGAIN)\n", ok, errs);
+}
+
+int main(void)
+{
+	static const char *const addrs[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+	struct kp_keeper k1, k2, k3, k4;
+	char dev[4][64], ms1[32], ms3[32], both[64];
+	struct answer self1, self3, self4, a;
+	uint16_t port, mport;
+
+	kp_require_hugepages(80);
+	port = mp_pick_port(addrs, 4);
+	if (!port)
+		KR_SKIP("no free UDP port on 127.0.0.2-5");
+	mport = (uint16_t)(port + 1);
+	for (int i = 0; i < 4; i++)
+		snprintf(dev[i], sizeof(dev[i]), "sim:m%d@%s:%u", i + 1, addrs[i], port);
+	snprintf(ms1, sizeof(ms1), "127.0.0.2:%u", mport);
+	snprintf(ms3, sizeof(ms3), "127.0.0.4:%u", mport);
+	snprintf(both, sizeof(both), "%s,%s", ms1, ms3);
+#define COMMON "--tenants", "1", "--dcis", "2", "--jobs", "2", "--heap-mb", "2", "--hugepages", "32"
+	{
+		const char *const a1[] = {
+		    "--device",	   dev[0], "--node-id",	    "1", "--metaserver",
+		    "--max-nodes", "1024", "--meta-listen", ms1, COMMON,
+		    NULL};
+		const char *const a3[] = {"--device",
+					  dev[2],
+					  "--node-id",
+					  "3",
+					  "--metaserver",
+					  "--max-nodes",
+					  "1024",
+					  "--meta-listen",
+					  ms3,
+					  "--metaserver-addr",
+					  ms1,
+					  COMMON,
+					  NULL};
+		const char *const a2[] = {"--device",	       dev[1], "--node-id", "2",
+					  "--metaserver-addr", both,   COMMON,	    NULL};
+		const char *const a4[] = {"--device",	       dev[3], "--node-id", "4",
+					  "--metaserver-addr", both,   COMMON,	    NULL};
+
+		kp_keeper_init(&k1);
+		kp_keeper_init(&k2);
+		kp_keeper_init(&k3);
+		kp_keeper_init(&k4);
+		CHECK_OK(kp_keeper_start(&k1, a1));
+		CHECK_OK(kp_keeper_start(&k3, a3));
+		CHECK_OK(kp_keeper_start(&k2, a2));
+		CHECK_OK(kp_keeper_start(&k4, a4));
+
+		/* what each node's own jobs see */
+		self1 = job_resolve(&k1, KR_NODE_SELF, false);
+		self3 = job_resolve(&k3, KR_NODE_SELF, false);
+		self4 = job_resolve(&k4, KR_NODE_SELF, false);
+		CHECK_OK(self1.rc);
+		CHECK_OK(self3.rc);
+		CHECK_OK(self4.rc);
+		CHECK_EQ(self1.rec.node_id, 1);
+
+		/* node 2 looks up node 1 and node 3: one READ at node 1 each */
+		a = job_resolve(&k2, 1, false);
+		CHECK_OK(a.rc);
+		rec_same(&a.rec, &self1.rec);
+		a = job_resolve(&k2, 3, false);
+		CHECK_OK(a.rc);
+		rec_same(&a.rec, &self3.rec);
+		a = job_resolve(&k2, 4, false);
+		CHECK_OK(a.rc);
+		rec_same(&a.rec, &self4.rec);
+		/* never registered; beyond the table */
+		CHECK_EQ(job_resolve(&k2, 9, false).rc, -ENOENT);
+		CHECK_EQ(job_resolve(&k2, 5000, false).rc, -ENOENT);
+
+		/* torn reads under a storm of updates of one slot */
+		storm(&k2, "127.0.0.2", mport);
+
+		/* node 4 restarts: new DCT; node 2's cache is stale until invalidated */
+		CHECK_EQ(kp_keeper_stop(&k4, SIGTERM), 0);
+		CHECK_OK(kp_keeper_start(&k4, a4));
+		a = job_resolve(&k4, KR_NODE_SELF, false);
+		CHECK_OK(a.rc);
+		CHECK(a.rec.dctn != self4.rec.dctn || a.rec.dc_key != self4.rec.dc_key);
+		self4 = a;
+		a = job_resolve(&k2, 4, false); /* the cache: still the old record */
+		CHECK_OK(a.rc);
+		CHECK(a.rec.dc_key != self4.rec.dc_key);
+		a = job_resolve(&k2, 4, true); /* invalidated: read again */
+		CHECK_OK(a.rc);
+		rec_same(&a.rec, &self4.rec);
+
+		/* the first MetaServer down: lookups fall back to the replica */
+		CHECK_EQ(kp_keeper_stop(&k1, SIGTERM), 0);
+		a = job_resolve(&k2, 3, true);
+		CHECK_OK(a.rc);
+		rec_same(&a.rec, &self3.rec);
+		a = job_resolve(&k2, 4, true);
+		CHECK_OK(a.rc);
+		rec_same(&a.rec, &self4.rec);
+		/* cached now: no MetaServer needed */
+		a = job_resolve(&k2, 4, false);
+		CHECK_OK(a.rc);
+
+		CHECK_EQ(kp_keeper_stop(&k4, SIGTERM), 0);
+		CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);
+		CHECK_EQ(kp_keeper_stop(&k3, SIGTERM), 0);
+	}
+	kp_keeper_fini(&k1);
+	kp_keeper_fini(&k2);
+	kp_keeper_fini(&k3);
+	kp_keeper_fini(&k4);
+	KR_PASS("dct_meta");
+}

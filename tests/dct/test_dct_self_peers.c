@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A keeper on a simulated host with a static peer directory: a job resolves
+ * its own node (from its tenant zone, no syscall) and the peers of the file
+ * (from the node cache), gets -ENOENT for an unknown node, and a static
+ * entry survives kr_dct_invalidate. The node id defaults to the low 16 bits
+ * of the GID's IPv4 address.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dct/dct.h"
+#include "kr_test.h"
+#include "pool_fixture.h"
+#include "sim_mp.h"
+
+int main(void)
+{
+	static const char *const addrs[] = {"127.0.0.5"};
+	struct kp_keeper k;
+	struct kr_dct_rec rec;
+	struct kr_ctx *ctx;
+	char dev[64], peers[160];
+	uint8_t gid9[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 9};
+	uint16_t port;
+	FILE *f;
+
+	kp_require_hugepages(32);
+	port = mp_pick_port(addrs, 1);
+	if (!port)
+		KR_SKIP("no free UDP port on 127.0.0.5");
+	snprintf(dev, sizeof(dev), "sim:dctA@127.0.0.5:%u", port);
+	kp_keeper_init(&k);
+	snprintf(peers, sizeof(peers), "%s/peers", k.dir);
+	f = fopen(peers, "w");
+	CHECK(f != NULL);
+	fprintf(f, "# node gid dctn key (tenant 0) dctn key (tenant 1)\n"
+		   "9 127.0.0.9 0x1234 0xabcdef0123456789 0x5678 0x42\n"
+		   "11 ::ffff:127.0.0.11 0x99 7   # tenant 0 only\n");
+	fclose(f);
+	{
+		const char *const a[] = {"--device", dev,   "--tenants", "2", "--dcis",	     "2",
+					 "--jobs",   "1",   "--heap-mb", "2", "--hugepages", "64",
+					 "--peers",  peers, NULL};
+
+		CHECK_OK(kp_keeper_start(&k, a));
+	}
+	ctx = kp_attach(&k, 5000);
+	CHECK(ctx != NULL);
+
+	/* own node: the node id comes from 127.0.0.5, the record from the tenant zone */
+	CHECK_OK(kr_dct_resolve(ctx, 0xffffffffu, &rec));
+	CHECK_EQ(rec.node_id, 5);
+	CHECK_EQ(rec.tenant, ctx->tenant);
+	CHECK_EQ(rec.dctn, ctx->zone->dctn);
+	CHECK(rec.dc_key == ctx->zone->dc_key);
+	CHECK(!memcmp(rec.gid, ctx->zone->gid, 16));
+	memset(&rec, 0, sizeof(rec));
+	CHECK_OK(kr_dct_resolve(ctx, 5, &rec));
+	CHECK_EQ(rec.dctn, ctx->zone->dctn);
+
+	/* static peers: this job's tenant's column of the file */
+	CHECK_OK(kr_dct_resolve(ctx, 9, &rec));
+	CHECK_EQ(rec.node_id, 9);
+	CHECK_EQ(rec.dctn, ctx->tenant == 0 ? 0x1234 : 0x5678);
+	CHECK(rec.dc_key == (ctx->tenant == 0 ? 0xabcdef0123456789ull : 0x42ull));
+	CHECK(!memcmp(rec.gid, gid9, 16));
+	if (ctx->tenant == 0) {
+		CHECK_OK(kr_dct_resolve(ctx, 11, &rec));
+		CHECK_EQ(rec.dctn, 0x99);
+	} else {
+		CHECK_ERR(kr_dct_resolve(ctx, 11, &rec), -ENOENT);
+	}
+	CHECK_ERR(kr_dct_resolve(ctx, 12, &rec), -ENOENT);
+	CHECK_ERR(kr_dct_resolve(ctx, 0, &rec), -EINVAL);
+	CHECK_ERR(kr_dct_resolve(NULL, 9, &rec), -EINVAL);
+	/* a static entry has nothing to be refreshed from: it stays */
+	kr_dct_invalidate(ctx, 9);
+	CHECK_OK(kr_dct_resolve(ctx, 9, &rec));
+
+	CHECK_OK(kr_detach(ctx));
+	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);
+
+	/* a bad peers file stops the keeper at start with a message */
+	f = fopen(peers, "w");
+	CHECK(f != NULL);
+	fprintf(f, "9 not-a-gid 1 2\n");
+	fclose(f);
+	{
+		const char *const a[] = {"--device", dev,   "--tenants", "1", "--dcis",	     "2",
+					 "--jobs",   "1",   "--heap-mb", "2", "--hugepages", "64",
+					 "--peers",  peers, NULL};
+
+		CHECK(kp_keeper_start(&k, a) > 0);
+	}
+	kp_keeper_fini(&k);
+	KR_PASS("dct_self_peers");
+}

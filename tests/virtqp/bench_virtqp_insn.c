@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Instructions per post+poll of one 8-byte READ, vQP vs raw DCI, for
+ * callgrind: each op posts, waits (without polling) until the CQE is
+ * visible, then calls the poll function exactly once, so an empty poll is
+ * never counted. The functions to collect are vq_post_poll and raw_post_poll:
+ *   valgrind --tool=callgrind --toggle-collect=vq_post_poll
+ *     --toggle-collect=raw_post_poll bench_virtqp_insn
+ * then callgrind_annotate --inclusive=yes: Ir / 2000 calls each. Without
+ * valgrind it checks that both paths work (exit 0).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "virtqp/virtqp.h"
+#include "vq_fixture.h"
+
+#define OPS 2000
+
+/* The next CQE is written (hardware ownership passed), without consuming it. */
+static bool cq_ready(const struct kr_devx_cq *cq)
+{
+	const struct mlx5_cqe64 *cqe = &cq->cqes[cq->cons_index & (cq->ncqe - 1)];
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+	return (op_own >> 4) != MLX5_CQE_INVALID &&
+	       (op_own & MLX5_CQE_OWNER_MASK) == ((cq->cons_index >> cq->log_ncqe) & 1);
+}
+
+static void wait_ready(const struct kr_devx_cq *cq)
+{
+	for (double t0 = kp_now_ms(); !cq_ready(cq);)
+		if (kp_now_ms() - t0 > 10000)
+			KR_FAIL("no completion");
+}
+
+__attribute__((noinline)) static int vq_post(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
+{
+	return kr_post_read(v, l, 8, r, k, 1, 0);
+}
+
+__attribute__((noinline)) static int vq_poll(struct kr_vqp *v, struct kr_wc *wc)
+{
+	return kr_poll(v, wc, 1);
+}
+
+__attribute__((noinline)) int vq_post_poll(struct kr_vqp *v, void *l, uint64_t r, uint32_t k);
+__attribute__((noinline)) int vq_post_poll(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
+{
+	struct kr_wc wc;
+
+	if (vq_post(v, l, r, k))
+		return -1;
+	wait_ready(v->dci->cq);
+	return vq_poll(v, &wc) == 1 && wc.status == KR_WC_SUCCESS ? 0 : -1;
+}
+
+__attribute__((noinline)) int raw_post_poll(struct kr_devx_qp *qp, struct kr_devx_cq *cq,
+					    const struct kr_devx_sge *sge,
+					    const struct kr_devx_dc_av *av, uint64_t r, uint32_t k);
+__attribute__((noinline)) int raw_post_poll(struct kr_devx_qp *qp, struct kr_devx_cq *cq,
+					    const struct kr_devx_sge *sge,
+					    const struct kr_devx_dc_av *av, uint64_t r, uint32_t k)
+{
+	struct kr_devx_wr wr = {.wr_id = 1,
+				.opcode = KR_WR_RDMA_READ,
+				.flags = KR_WR_SIGNALED,
+				.sge = sge,
+				.num_sge = 1,
+				.remote_addr = r,
+				.rkey = k,
+				.av = av};
+	struct kr_devx_wc wc;
+
+	if (kr_devx_qp_post_send(qp, &wr))
+		return -1;
+	kr_devx_qp_ring(qp);
+	wait_ready(cq);
+	return kr_devx_cq_poll(cq, &wc, 1) == 1 && wc.status == KR_WC_SUCCESS ? 0 : -1;
+}
+
+int main(void)
+{
+	static const char *const args[] = {"--tenants", "1", "--dcis",	    "4",  "--jobs", "1",
+					   "--heap-mb", "2", "--hugepages", "64", NULL};
+	struct kr_devx_dc_av av;
+	struct kr_devx_qp *qp;
+	struct kr_devx_cq *cq;
+	struct kr_devx_sge sge;
+	struct kr_mr_key key;
+	struct kp_keeper k;
+	struct kr_lease l;
+	struct kr_ctx *ctx;
+	struct kr_vqp *v;
+	struct kr_mr *mr;
+	uint8_t *local, *remote;
+
+	kp_require_hugepages(16);
+	kp_keeper_init(&k);
+	CHECK_OK(kp_keeper_start(&k, args));
+	ctx = kp_attach(&k, 5000);
+	CHECK(ctx != NULL);
+	local = kr_malloc(ctx, 64);
+	remote = kr_malloc(ctx, 64);
+	CHECK(local && remote);
+	mr = kr_reg_mr(ctx, remote, 64, KR_MR_REMOTE_READ);
+	CHECK(mr != NULL);
+	CHECK_OK(kr_mr_key(mr, &key));
+	v = kr_connect(ctx, KR_NODE_SELF, NULL);
+	CHECK(v != NULL);
+	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l));
+	CHECK_OK(kr_pool_dci_qp(ctx, &l, &qp, &cq));
+	CHECK_OK(kr_pool_tenant_av(ctx, &av));
+	sge = (struct kr_devx_sge){
+	    .addr = (uintptr_t)local, .length = 8, .lkey = kr_pool_heap_lkey(ctx)};
+	for (int i = 0; i < OPS; i++) {
+		CHECK_OK(vq_post_poll(v, local, key.addr, key.rkey));
+		CHECK_OK(raw_post_poll(qp, cq, &sge, &av, key.addr, key.rkey));
+	}
+	CHECK_OK(kr_lease_free(ctx, &l));
+	CHECK_OK(kr_disconnect(v));
+	CHECK_OK(kr_dereg_mr(mr));
+	CHECK_OK(kr_detach(ctx));
+	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);
+	kp_keeper_fini(&k);
+	KR_PASS("virtqp_insn");
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Helpers of the virtual QP tests: poll one vQP with a bound (never a pass/fail timing). */
+#ifndef KR_VQ_FIXTURE_H
+#define KR_VQ_FIXTURE_H
+
+#include "kr_test.h"
+#include "pool_fixture.h"
+
+/* Poll vqp until n completions arrived or 10 s passed; returns how many. */
+static inline int vq_wait(struct kr_vqp *vqp, struct kr_wc *wc, int n)
+{
+	int got = 0;
+
+	for (double t0 = kp_now_ms(); got < n && kp_now_ms() - t0 < 10000;) {
+		int r = kr_poll(vqp, wc + got, n - got);
+
+		if (r < 0)
+			return r;
+		got += r;
+	}
+	return got;
+}
+
+/* One request and its completion: 0 or -EIO (bad status or wr_id). */
+static inline int vq_wait_ok(struct kr_vqp *vqp, uint64_t wr_id)
+{
+	struct kr_wc wc;
+
+	if (vq_wait(vqp, &wc, 1) != 1 || wc.wr_id != wr_id || wc.status != KR_WC_SUCCESS)
+		return -EIO;
+	return 0;
+}
+
+#endif
