@@ -222,4 +222,13 @@ _Static_assert(sizeof(struct kr_meta_msg) == 48 + 24 * KR_META_MSG_TENANTS, "kr_
 struct sockaddr_in;
 int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa);
 
+/* What this process's MetaServer lookups did (for tests and diagnostics). */
+struct kr_dct_look_stats {
+	uint64_t reads;         /* READs posted */
+	uint64_t local_errors;  /* completed with a local error: a bug on our side */
+	uint64_t remote_errors; /* error completion or timeout: MetaServer unreachable */
+	uint64_t torn;          /* copies refused as torn or in update */
+};
+void kr_dct_look_stats_get(struct kr_dct_look_stats *st);
+
 #endif /* KR_DCT_H */

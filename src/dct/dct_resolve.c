@@ -9,7 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <krcore/krcore.h>
+
 #include "dct/dct.h"
+#include "kr_log.h"
 #include "pool.h"
 
 #define KR_DCT_READ_TRIES 16u			 /* torn slot: READs per replica */
@@ -53,7 +56,15 @@ static struct {
 	struct kr_lease lease;
 	struct kr_dct_slot *buf; /* kr_malloc: in the heap MR */
 	uint64_t wr_id;
+	struct kr_dct_look_stats stats;
 } g_look = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void kr_dct_look_stats_get(struct kr_dct_look_stats *st)
+{
+	pthread_mutex_lock(&g_look.lock);
+	*st = g_look.stats;
+	pthread_mutex_unlock(&g_look.lock);
+}
 
 static uint64_t now_ns(void)
 {
@@ -108,9 +119,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		     struct kr_dct_rec *rec)
 {
 	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key, .hop_limit = 64};
-	struct kr_devx_sge sge = {.addr = (uintptr_t)g_look.buf,
-				  .length = sizeof(*g_look.buf),
-				  .lkey = kr_pool_heap_lkey(ctx)};
+	struct kr_devx_sge sge = {.length = sizeof(*g_look.buf), .lkey = kr_pool_heap_lkey(ctx)};
 	struct kr_devx_wr wr = {.opcode = KR_WR_RDMA_READ,
 				.flags = KR_WR_SIGNALED,
 				.sge = &sge,
@@ -137,6 +146,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		return rc;
 	}
 	memcpy(av.rgid, m->gid, sizeof(av.rgid));
+	sge.addr = (uintptr_t)g_look.buf; /* look_prepare() allocates it on first use */
 	memset(g_look.buf, 0, sizeof(*g_look.buf));
 	wr.wr_id = ++g_look.wr_id;
 	rc = kr_devx_qp_post_send(qp, &wr);
@@ -145,6 +155,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		return rc;
 	}
 	kr_devx_qp_ring(qp);
+	g_look.stats.reads++;
 	t0 = now_ns();
 	while ((n = kr_devx_cq_poll(cq, &wc, 1)) == 0 && now_ns() - t0 < KR_DCT_READ_NS)
 		;
@@ -152,14 +163,21 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		look_drop(ctx); /* in error, or a READ still out: the keeper resets it */
 		if (n < 0)
 			return n;
-		/* a local error is not the MetaServer's: again on a fresh DCI */
+		/* a local error (our DCI, our buffer) is not the MetaServer's: try again */
 		if (n == 1 && (wc.status == KR_WC_LOC_PROT_ERR || wc.status == KR_WC_LOC_LEN_ERR ||
-			       wc.status == KR_WC_LOC_QP_OP_ERR || wc.status == KR_WC_WR_FLUSH_ERR))
+			       wc.status == KR_WC_LOC_QP_OP_ERR || wc.status == KR_WC_WR_FLUSH_ERR)) {
+			g_look.stats.local_errors++;
+			KR_ERR_RATELIMITED("dct", "MetaServer lookup READ failed locally: %s",
+					   kr_strerror(wc.status));
 			return -EAGAIN;
+		}
+		g_look.stats.remote_errors++;
 		return -EHOSTUNREACH;
 	}
 	memcpy(&copy, g_look.buf, sizeof(copy));
 	rc = kr_dct_slot_check(&copy, rec);
+	if (rc == -EAGAIN)
+		g_look.stats.torn++;
 	if (!rc && (rec->node_id != node_id || rec->tenant != ctx->tenant))
 		return -EHOSTUNREACH; /* a table that is not what we were told */
 	return rc;

@@ -33,6 +33,7 @@ struct answer {
 	int rc;
 	struct kr_dct_rec rec;
 	uint64_t hits;
+	struct kr_dct_look_stats stats;
 };
 
 /* In a child attached to k: optionally invalidate, then resolve node. */
@@ -55,6 +56,7 @@ static struct answer job_resolve(const struct kp_keeper *k, uint32_t node, bool 
 		if (invalidate)
 			kr_dct_invalidate(ctx, node);
 		a.rc = kr_dct_resolve(ctx, node, &a.rec);
+		kr_dct_look_stats_get(&a.stats);
 		if (write(p[1], &a, sizeof(a)) != sizeof(a))
 			_exit(3);
 		kr_detach(ctx);
@@ -65,6 +67,8 @@ static struct answer job_resolve(const struct kp_keeper *k, uint32_t node, bool 
 	close(p[0]);
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* a lookup READ never fails on our side (the first one of a process once did) */
+	CHECK_EQ(a.stats.local_errors, 0);
 	return a;
 }
 
