@@ -27,7 +27,7 @@
 
 #define MEM_LEN	    (64u << 10)
 #define TMO_MS	    15000
-#define ACK_TIMEOUT 14u /* 4.096 us << 14 = 67 ms */
+#define ACK_TIMEOUT 16u /* 4.096 us << 16 = 268 ms: room for a starved peer on a loaded box */
 #define RETRY_COUNT 3u
 #define WLEN	    512u
 
