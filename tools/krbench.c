@@ -117,6 +117,23 @@ static void keeper_stop(struct keeper *k)
 	rmdir(k->dir);
 }
 
+/* The keeper to bench: the one at *sock, else one started here on the sim. 0 or -errno (reported). */
+static int keeper_use(struct keeper *k, const char **sock, const char *krpoold)
+{
+	int rc;
+
+	if (*sock)
+		return 0;
+	rc = keeper_start(k, krpoold);
+	if (rc) {
+		fprintf(stderr, "krbench: cannot start a keeper: %s\n", strerror(-rc));
+		keeper_stop(k);
+		return rc;
+	}
+	*sock = k->sock;
+	return 0;
+}
+
 static int bench_attach(int cycles, bool json, const char *sock, const char *krpoold)
 {
 	struct keeper k = {0};
@@ -128,14 +145,10 @@ static int bench_attach(int cycles, bool json, const char *sock, const char *krp
 	td = calloc((size_t)cycles, sizeof(*td));
 	if (!ta || !td)
 		return 1;
-	if (!sock) {
-		rc = keeper_start(&k, krpoold);
-		if (rc) {
-			fprintf(stderr, "krbench: cannot start a keeper: %s\n", strerror(-rc));
-			keeper_stop(&k);
-			return 1;
-		}
-		sock = k.sock;
+	if (keeper_use(&k, &sock, krpoold)) {
+		free(ta);
+		free(td);
+		return 1;
 	}
 	o = (struct kr_attach_opts){.socket_path = sock};
 	for (int i = 0; i < cycles;) {
@@ -307,17 +320,10 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 	lat = calloc((size_t)iters, sizeof(*lat));
 	if (!lat)
 		return 1;
-	if (!sock) {
-		rc = keeper_start(&k, krpoold);
-		if (rc) {
-			fprintf(stderr, "krbench: cannot start a keeper: %s\n", strerror(-rc));
-			keeper_stop(&k);
-			free(lat);
-			return 1;
-		}
-		sock = k.sock;
+	if (keeper_use(&k, &sock, krpoold)) {
+		free(lat);
+		return 1;
 	}
-	rc = 1;
 	o = (struct kr_attach_opts){.socket_path = sock};
 	ctx = kr_attach(&o);
 	if (!ctx) {
@@ -390,17 +396,10 @@ static int bench_connect(int iters, bool json, const char *sock, const char *krp
 	lat = calloc((size_t)iters, sizeof(*lat));
 	if (!lat)
 		return 1;
-	if (!sock) {
-		rc = keeper_start(&k, krpoold);
-		if (rc) {
-			fprintf(stderr, "krbench: cannot start a keeper: %s\n", strerror(-rc));
-			keeper_stop(&k);
-			free(lat);
-			return 1;
-		}
-		sock = k.sock;
+	if (keeper_use(&k, &sock, krpoold)) {
+		free(lat);
+		return 1;
 	}
-	rc = 1;
 	o = (struct kr_attach_opts){.socket_path = sock};
 	ctx = kr_attach(&o);
 	if (!ctx) {
