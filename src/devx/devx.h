@@ -267,6 +267,14 @@ int kr_devx_cq_create(struct kr_devx_ctx *ctx, const struct kr_devx_cq_attr *att
 		      struct kr_devx_cq *cq);
 int kr_devx_cq_destroy(struct kr_devx_cq *cq);
 
+/* What the device says of a CQ (QUERY_CQ): its counters, 24 bits each. */
+struct kr_devx_cq_info {
+	uint32_t producer_counter; /* CQEs the device has written */
+	uint32_t consumer_counter; /* consumer index software last published */
+	uint8_t log_size;
+};
+int kr_devx_cq_query(struct kr_devx_cq *cq, struct kr_devx_cq_info *info);
+
 /* ---- QP: RC and DCI (devx_qp.c) ---- */
 
 enum kr_devx_qp_type {
@@ -370,6 +378,16 @@ struct kr_devx_qp_info {
 	uint16_t hw_sq_wqebb_counter;
 };
 int kr_devx_qp_query(struct kr_devx_qp *qp, struct kr_devx_qp_info *info);
+
+/*
+ * A QP brought back to RTS after 2RST starts its next life at a send PSN
+ * this far past where the last one stopped, so that no late response or
+ * request of the old life can be taken for one of the new (IBA 9.7.5: PSNs
+ * are what tells a duplicate; a reused QP must not restart at the PSN its
+ * previous life's packets still carry).
+ */
+#define KR_PSN_RENEW_GAP (1u << 16)
+int kr_devx_qp_renew_psn(struct kr_devx_qp *qp, uint32_t *sq_psn);
 
 /* ---- SRQ as an RMP with a cyclic WQ (devx_srq.c) ---- */
 

@@ -131,3 +131,29 @@ int kr_devx_cq_destroy(struct kr_devx_cq *cq)
 	memset(cq, 0, sizeof(*cq));
 	return 0;
 }
+
+/*
+ * kr_devx_cq_query() - the device's producer and consumer counters of cq.
+ * Returns 0, -EINVAL, -EREMOTEIO (ctx->last_err set) or a backend errno.
+ */
+int kr_devx_cq_query(struct kr_devx_cq *cq, struct kr_devx_cq_info *info)
+{
+	uint8_t in[KR_PRM_BYTES(query_cq_in)] = {0};
+	uint8_t out[KR_PRM_BYTES(query_cq_out)] = {0};
+	void *cqc;
+	int rc;
+
+	if (!cq || !cq->obj || !info)
+		return -EINVAL;
+	KR_PRM_SET(query_cq_in, in, opcode, KR_CMD_OP_QUERY_CQ);
+	KR_PRM_SET(query_cq_in, in, cqn, cq->cqn);
+	rc = kr_devx_cmd_query(cq->obj, in, sizeof(in), out, sizeof(out));
+	if (rc)
+		return rc;
+	cqc = KR_PRM_ADDR(query_cq_out, out, cq_context);
+	memset(info, 0, sizeof(*info));
+	info->producer_counter = KR_PRM_GET(cqc, cqc, producer_counter);
+	info->consumer_counter = KR_PRM_GET(cqc, cqc, consumer_counter);
+	info->log_size = KR_PRM_GET(cqc, cqc, log_cq_size);
+	return 0;
+}

@@ -108,6 +108,18 @@ KR_PRM_SIZE(destroy_cq_in, 0x80)
 KR_PRM(destroy_cq_in, opcode, 0x0, 0x10)
 KR_PRM(destroy_cq_in, cqn, 0x48, 0x18)
 
+/* query_cq_in */
+KR_PRM_SIZE(query_cq_in, 0x80)
+KR_PRM(query_cq_in, opcode, 0x0, 0x10)
+KR_PRM(query_cq_in, op_mod, 0x30, 0x10)
+KR_PRM(query_cq_in, cqn, 0x48, 0x18)
+
+/* query_cq_out */
+KR_PRM_SIZE(query_cq_out, 0x880)
+KR_PRM(query_cq_out, status, 0x0, 0x8)
+KR_PRM(query_cq_out, syndrome, 0x20, 0x20)
+KR_PRM(query_cq_out, cq_context, 0x80, 0x200)
+
 /* cqc */
 KR_PRM_SIZE(cqc, 0x200)
 KR_PRM(cqc, status, 0x0, 0x4)
@@ -120,6 +132,8 @@ KR_PRM(cqc, uar_page, 0x68, 0x18)
 KR_PRM(cqc, c_eqn_or_apu_element, 0xa0, 0x20)
 KR_PRM(cqc, log_page_size, 0xc3, 0x5)
 KR_PRM(cqc, page_offset, 0x54, 0x6)
+KR_PRM(cqc, consumer_counter, 0x148, 0x18)
+KR_PRM(cqc, producer_counter, 0x168, 0x18)
 KR_PRM(cqc, dbr_addr, 0x1c0, 0x40)
 
 /* create_qp_in */
@@ -431,14 +445,19 @@ KR_PRM(mkc, translations_octword_size, 0x1a0, 0x20)
 KR_PRM(mkc, log_page_size, 0x1db, 0x5)
 
 /* DEVX umem fields absent from the 6.1 kernel header. */
-KR_PRM_DOC(create_qp_in, wq_umem_offset, 0x800, 0x40, "rdma-core tests/mlx5_prm_structs.py CreateQpIn")
-KR_PRM_DOC(create_qp_in, wq_umem_id, 0x840, 0x20, "rdma-core providers/mlx5/mlx5_ifc.h create_qp_in")
+KR_PRM_DOC(create_qp_in, wq_umem_offset, 0x800, 0x40,
+	   "rdma-core tests/mlx5_prm_structs.py CreateQpIn")
+KR_PRM_DOC(create_qp_in, wq_umem_id, 0x840, 0x20,
+	   "rdma-core providers/mlx5/mlx5_ifc.h create_qp_in")
 KR_PRM_DOC(qpc, dbr_umem_id, 0x720, 0x20, "rdma-core providers/mlx5/mlx5_ifc.h qpc")
-KR_PRM_DOC(create_cq_in, cq_umem_offset, 0x280, 0x40, "rdma-core tests/mlx5_prm_structs.py CreateCqIn")
+KR_PRM_DOC(create_cq_in, cq_umem_offset, 0x280, 0x40,
+	   "rdma-core tests/mlx5_prm_structs.py CreateCqIn")
 KR_PRM_DOC(create_cq_in, cq_umem_id, 0x2c0, 0x20, "rdma-core tests/mlx5_prm_structs.py CreateCqIn")
 KR_PRM_DOC(cqc, dbr_umem_id, 0x20, 0x20, "rdma-core tests/mlx5_prm_structs.py SwCqc")
-KR_PRM_DOC(create_mkey_in, mkey_umem_id, 0x320, 0x20, "rdma-core tests/mlx5_prm_structs.py CreateMkeyIn")
-KR_PRM_DOC(create_mkey_in, mkey_umem_offset, 0x340, 0x40, "rdma-core tests/mlx5_prm_structs.py CreateMkeyIn")
+KR_PRM_DOC(create_mkey_in, mkey_umem_id, 0x320, 0x20,
+	   "rdma-core tests/mlx5_prm_structs.py CreateMkeyIn")
+KR_PRM_DOC(create_mkey_in, mkey_umem_offset, 0x340, 0x40,
+	   "rdma-core tests/mlx5_prm_structs.py CreateMkeyIn")
 KR_PRM_DOC(wq, dbr_umem_id, 0x140, 0x20, "UCX src/uct/ib/mlx5/dv/ib_mlx5_ifc.h uct_ib_mlx5_wq_bits")
 KR_PRM_DOC(wq, wq_umem_id, 0x160, 0x20, "UCX src/uct/ib/mlx5/dv/ib_mlx5_ifc.h uct_ib_mlx5_wq_bits")
 

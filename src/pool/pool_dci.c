@@ -5,11 +5,14 @@
  * peer is known), their reset to RTS for release, reclaim and recovery.
  *
  * Reset of a DCI a job held (it may have died mid-post, left CQEs unread or
- * put the QP in error): 2RST first (the device stops; no CQE for this QP is
- * written after the command returns; the software rings and doorbell record
- * are zeroed, so nothing stale runs again), then drain whatever the old
- * holder left in the CQ, then RST->INIT->RTR->RTS. The next holder starts at
- * sq_pi 0 and at the CQ consumer index recorded in the zone descriptor.
+ * put the QP in error): read where its send PSN stands, 2RST (the device
+ * stops; no CQE for this QP is written after the command returns; the
+ * software rings and doorbell record are zeroed, so nothing stale runs
+ * again), take the CQ back at the device's producer counter, then
+ * RST->INIT->RTR->RTS at a send PSN past the old life's (KR_PSN_RENEW_GAP:
+ * a late response to the old holder is never taken for one of the new). The
+ * next holder starts at sq_pi 0 and at the CQ consumer index recorded in the
+ * zone descriptor.
  */
 #include <endian.h>
 #include <errno.h>
@@ -161,35 +164,30 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 }
 
 /*
- * Skip every CQE the old holder left: the CQ consumer index continues from
- * what the holder published in the doorbell record (24 bits) on top of the
- * value the keeper handed out.
+ * Take a CQ back empty, its QP in RST (the device writes no more CQEs for
+ * it). Every CQE up to the device's producer counter is the old holder's,
+ * read or not: the consumer index continues from there, which is also the
+ * counter the device checks for overrun. What the holder published in the
+ * doorbell record is not used: a holder may write anything there, and one
+ * that consumed more than a ring's worth is not ahead of the device.
+ * *seen: CQEs the device wrote over the lease. 0 or the QUERY_CQ error.
  */
-static uint32_t dci_cq_drain(struct kr_devx_cq *cq, uint32_t handed_ci)
+static int keeper_cq_take_back(struct kr_devx_cq *cq, uint32_t *seen)
 {
-	uint32_t pub = be32toh(cq->dbrec[0]) & 0xffffff;
-	uint32_t ci = handed_ci + ((pub - handed_ci) & 0xffffff);
-	uint32_t n = 0;
+	struct kr_devx_cq_info info;
+	uint32_t n;
+	int rc;
 
-	/* a holder cannot have consumed more than one ring ahead of the device */
-	if (ci - handed_ci > 2 * cq->ncqe)
-		ci = handed_ci;
-	for (;;) {
-		struct mlx5_cqe64 *cqe = &cq->cqes[ci & (cq->ncqe - 1)];
-		uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-
-		if ((op_own >> 4) == MLX5_CQE_INVALID ||
-		    (op_own & MLX5_CQE_OWNER_MASK) != ((ci >> cq->log_ncqe) & 1))
-			break;
-		ci++;
-		if (++n > cq->ncqe)
-			break;
-	}
-	cq->cons_index = ci;
+	rc = kr_devx_cq_query(cq, &info);
+	if (rc)
+		return rc;
+	n = (info.producer_counter - cq->cons_index) & 0xffffff;
+	cq->cons_index += n;
 	/* CQE reads done before the record hands the slots back to the device */
 	kr_wmb_before_dbrec();
-	cq->dbrec[0] = htobe32(ci & 0xffffff);
-	return n;
+	cq->dbrec[0] = htobe32(cq->cons_index & 0xffffff);
+	*seen = n;
+	return 0;
 }
 
 /*
@@ -200,21 +198,27 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
 	struct kr_keeper_tenant *t = &k->tenant[q->tenant];
 	struct kr_devx_qp_conn c;
-	uint32_t left;
+	uint32_t seen, psn;
 	int rc;
 
+	rc = kr_devx_qp_renew_psn(&q->qp, &psn);
+	if (rc)
+		return rc;
 	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
 	if (rc)
 		return rc;
-	left = dci_cq_drain(&q->cq, q->cq.cons_index);
+	rc = keeper_cq_take_back(&q->cq, &seen);
+	if (rc)
+		return rc;
 	dci_conn(&c);
+	c.sq_psn = psn;
 	rc = kr_devx_qp_connect(&q->qp, &c);
 	if (rc)
 		return rc;
 	dci_describe(t, q->index);
 	k->seg->resets++;
-	KR_DBG("pool", "tenant %u DCI %u (qpn 0x%x) reset, %u CQEs drained", q->tenant, q->index,
-	       q->qp.qpn, left);
+	KR_DBG("pool", "tenant %u DCI %u (qpn 0x%x) reset at psn 0x%x, %u CQEs over the lease",
+	       q->tenant, q->index, q->qp.qpn, psn, seen);
 	return 0;
 }
 
@@ -225,19 +229,21 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
  */
 int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
-	uint32_t left;
+	uint32_t seen;
 	int rc;
 
 	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
 	if (rc)
 		return rc;
-	left = dci_cq_drain(&q->cq, q->cq.cons_index);
+	rc = keeper_cq_take_back(&q->cq, &seen);
+	if (rc)
+		return rc;
 	rc = rc_park(q);
 	if (rc)
 		return rc;
 	k->seg->resets++;
-	KR_DBG("pool", "tenant %u RC %u (qpn 0x%x) reset to INIT, %u CQEs drained", q->tenant,
-	       q->index, q->qp.qpn, left);
+	KR_DBG("pool", "tenant %u RC %u (qpn 0x%x) reset to INIT, %u CQEs over the lease",
+	       q->tenant, q->index, q->qp.qpn, seen);
 	return 0;
 }
 

@@ -649,6 +649,33 @@ static void test_cq(void)
 	expect_status(KR_CMD_STAT_BAD_RES_ERR, SIM_SYND_NO_CQ);
 	obj = good_cq(4, 0x20000);
 	CHECK_EQ(obj->id, cqn);
+
+	/* QUERY_CQ: unknown CQ, reserved bit, then a fresh CQ's counters and size */
+	{
+		mbox_t out;
+		void *cqc = KR_PRM_ADDR(query_cq_out, out, cq_context);
+
+		memset(in, 0, sizeof(in));
+		KR_PRM_SET(query_cq_in, in, opcode, KR_CMD_OP_QUERY_CQ);
+		KR_PRM_SET(query_cq_in, in, cqn, 500);
+		CHECK_ERR(E.ctx->ops->obj_query(&unknown, in, KR_PRM_BYTES(query_cq_in), out,
+						KR_PRM_BYTES(query_cq_out)),
+			  -EREMOTEIO);
+		expect_status(KR_CMD_STAT_BAD_RES_ERR, SIM_SYND_NO_CQ);
+		KR_PRM_SET(query_cq_in, in, cqn, obj->id);
+		kr_prm_set(in, 0x60, 1, 1);
+		CHECK_ERR(E.ctx->ops->obj_query(obj, in, KR_PRM_BYTES(query_cq_in), out,
+						KR_PRM_BYTES(query_cq_out)),
+			  -EREMOTEIO);
+		expect_status(KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_RSVD_QUERY_CQ);
+		kr_prm_set(in, 0x60, 1, 0);
+		memset(out, 0xff, sizeof(out));
+		CHECK_OK(E.ctx->ops->obj_query(obj, in, KR_PRM_BYTES(query_cq_in), out,
+					       KR_PRM_BYTES(query_cq_out)));
+		CHECK_EQ(KR_PRM_GET(cqc, cqc, log_cq_size), 4);
+		CHECK_EQ(KR_PRM_GET(cqc, cqc, producer_counter), 0);
+		CHECK_EQ(KR_PRM_GET(cqc, cqc, consumer_counter), 0);
+	}
 	CHECK_OK(E.ctx->ops->obj_destroy(obj));
 }
 

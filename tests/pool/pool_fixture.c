@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +93,9 @@ int kp_keeper_start(struct kp_keeper *k, const char *const *extra)
 	CHECK(pid >= 0);
 	if (pid == 0) {
 		int fd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		/* a test that fails (exit) or is killed takes its keeper with it */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 
 		if (fd >= 0) {
 			dup2(fd, 2);

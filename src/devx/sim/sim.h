@@ -330,6 +330,7 @@ void sim_unlock(struct sim_dev *dev);
 	X(SIM_SYND_RSVD_DESTROY_MKEY, 0x5c020202u, "reserved bit set in destroy_mkey_in")          \
 	X(SIM_SYND_RSVD_CREATE_CQ, 0x5c020400u, "reserved bit set in create_cq_in")                \
 	X(SIM_SYND_RSVD_DESTROY_CQ, 0x5c020401u, "reserved bit set in destroy_cq_in")              \
+	X(SIM_SYND_RSVD_QUERY_CQ, 0x5c020402u, "reserved bit set in query_cq_in")                  \
 	X(SIM_SYND_RSVD_CREATE_QP, 0x5c020500u, "reserved bit set in create_qp_in")                \
 	X(SIM_SYND_RSVD_DESTROY_QP, 0x5c020501u, "reserved bit set in destroy_qp_in")              \
 	X(SIM_SYND_RSVD_RST2INIT_QP, 0x5c020502u, "reserved bit set in rst2init_qp_in")            \
@@ -449,6 +450,7 @@ uint8_t sim_cmd_create_mkey(struct sim_cmd *c);
 uint8_t sim_cmd_destroy_mkey(struct sim_cmd *c);
 uint8_t sim_cmd_create_cq(struct sim_cmd *c); /* sim_cmd_cq.c */
 uint8_t sim_cmd_destroy_cq(struct sim_cmd *c);
+uint8_t sim_cmd_query_cq(struct sim_cmd *c);
 uint8_t sim_cmd_create_qp(struct sim_cmd *c); /* sim_cmd_qp.c */
 uint8_t sim_cmd_destroy_qp(struct sim_cmd *c);
 uint8_t sim_cmd_modify_qp(struct sim_cmd *c); /* RST2INIT, INIT2RTR, RTR2RTS, 2ERR, 2RST */

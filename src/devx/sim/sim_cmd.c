@@ -64,7 +64,7 @@ static const struct sim_cmd_desc sim_cmds[] = {
     SIM_CMD(DESTROY_MKEY, destroy_mkey_in, mbox_out, 0, sim_cmd_destroy_mkey),
     SIM_CMD(CREATE_CQ, create_cq_in, create_cq_out, 0, sim_cmd_create_cq),
     SIM_CMD(DESTROY_CQ, destroy_cq_in, mbox_out, 0, sim_cmd_destroy_cq),
-    SIM_CMD_UNSUPPORTED(QUERY_CQ),
+    SIM_CMD(QUERY_CQ, query_cq_in, query_cq_out, 0, sim_cmd_query_cq),
     SIM_CMD(CREATE_QP, create_qp_in, create_qp_out, 0, sim_cmd_create_qp),
     SIM_CMD(DESTROY_QP, destroy_qp_in, mbox_out, 0, sim_cmd_destroy_qp),
     SIM_CMD(RST2INIT_QP, rst2init_qp_in, rst2init_qp_out, 0, sim_cmd_modify_qp),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Firmware commands for completion queues: CREATE_CQ, DESTROY_CQ. sh->lock
+ * Firmware commands for completion queues: CREATE_CQ, DESTROY_CQ, QUERY_CQ
+ * (the context with the device's producer and the consumer counter). sh->lock
  * held; mailboxes already checked for sizes and reserved bits by sim_cmd.c.
  *
  * A CQ is 2^log_cq_size 64-byte CQEs at cq_umem_offset in its umem, and an
@@ -94,5 +95,29 @@ uint8_t sim_cmd_destroy_cq(struct sim_cmd *c)
 	if (uar->refcnt)
 		uar->refcnt--;
 	cq->in_use = 0;
+	return KR_CMD_STAT_OK;
+}
+
+uint8_t sim_cmd_query_cq(struct sim_cmd *c)
+{
+	struct sim_shared *sh = c->dev->sh;
+	struct sim_cq *cq = sim_cq_get(sh, KR_PRM_GET(query_cq_in, c->in, cqn));
+	void *cqc = KR_PRM_ADDR(query_cq_out, c->out, cq_context);
+	volatile uint32_t *dbrec;
+
+	if (!cq)
+		return sim_cmd_fail(c, KR_CMD_STAT_BAD_RES_ERR, SIM_SYND_NO_CQ);
+	KR_PRM_SET(cqc, cqc, cqe_sz, KR_CQE_SIZE_64);
+	KR_PRM_SET(cqc, cqc, log_cq_size, cq->log_size);
+	KR_PRM_SET(cqc, cqc, uar_page, cq->uar_page);
+	KR_PRM_SET(cqc, cqc, dbr_umem_valid, 1);
+	KR_PRM_SET(cqc, cqc, dbr_umem_id, cq->dbr_umem_id);
+	KR_PRM_SET64(cqc, cqc, dbr_addr, cq->dbr_offset);
+	/* the engine moves pi under sh->lock too: this is where it stands */
+	KR_PRM_SET(cqc, cqc, producer_counter, cq->pi & 0xffffff);
+	dbrec = sim_umem_ptr(c->dev, cq->dbr_umem_id, cq->dbr_offset, 8);
+	if (dbrec)
+		KR_PRM_SET(cqc, cqc, consumer_counter,
+			   be32toh(__atomic_load_n(&dbrec[0], __ATOMIC_ACQUIRE)) & 0xffffff);
 	return KR_CMD_STAT_OK;
 }

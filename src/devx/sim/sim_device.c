@@ -220,6 +220,7 @@ _Static_assert(KR_PRM_OFF(destroy_qp_in, qpn) == SIM_OBJ_NUM_OFF &&
 		   KR_PRM_OFF(query_qp_in, qpn) == SIM_OBJ_NUM_OFF &&
 		   KR_PRM_OFF(rtr2rts_qp_in, qpn) == SIM_OBJ_NUM_OFF &&
 		   KR_PRM_OFF(destroy_cq_in, cqn) == SIM_OBJ_NUM_OFF &&
+		   KR_PRM_OFF(query_cq_in, cqn) == SIM_OBJ_NUM_OFF &&
 		   KR_PRM_OFF(dealloc_pd_in, pd) == SIM_OBJ_NUM_OFF &&
 		   KR_PRM_OFF(destroy_rmp_in, rmpn) == SIM_OBJ_NUM_OFF &&
 		   KR_PRM_OFF(query_rmp_in, rmpn) == SIM_OBJ_NUM_OFF &&

@@ -367,6 +367,7 @@ void sim_engine_stop(struct sim_dev *dev)
 		sim_pkt_free(pkt);
 	}
 	sim_wire_close(eng);
+	sim_capture_free(eng);
 	for (i = 0; i < SIM_MAX_QP; i++) {
 		sim_req_reset(eng, i);
 		sim_resp_reset(eng, &eng->resp[i]);

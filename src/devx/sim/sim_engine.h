@@ -272,10 +272,23 @@ struct sim_resp {
 	uint64_t last_use;
 };
 
-#define SIM_DCT_CTX 64 /* DCI connections a DCT serves at once (LRU beyond) */
+#define SIM_DCT_CTX  64 /* DCI connections a DCT serves at once (LRU beyond) */
+#define SIM_DCT_GONE 64 /* connections evicted from the table, still remembered */
+
+/* What a DCT remembers of a DCI connection it no longer serves. */
+struct sim_dct_gone {
+	bool valid;
+	uint8_t sgid[16];
+	uint32_t sqpn;
+	uint32_t dc_conn;
+	uint32_t epsn;
+	uint64_t last_use;
+};
 
 struct sim_dct_ctx {
 	struct sim_resp ctx[SIM_DCT_CTX];
+	struct sim_dct_gone gone[SIM_DCT_GONE]; /* ring, oldest overwritten */
+	uint32_t gone_next;
 };
 
 /* ---- the engine of one host ---- */
@@ -315,6 +328,8 @@ struct sim_engine {
 	struct sim_req req[SIM_MAX_QP];
 	struct sim_resp resp[SIM_MAX_QP];
 	struct sim_dct_ctx *dct[SIM_MAX_DCT];
+	/* sim_capture.c: a test's packet capture, NULL until armed */
+	struct sim_capture *capture;
 	/* sim_fault.c: when the host's link has serialised its last packet (ns) */
 	uint64_t wire_link_free;
 	/* sim_fault.c: per-host PRNG (xoshiro256**) from cfg.seed and the host name */
@@ -495,6 +510,12 @@ void sim_wire_stop(struct sim_engine *eng);
 void sim_wire_close(struct sim_engine *eng);
 /* Start of a pass: send the held packets whose time has come, arm the timer. */
 void sim_wire_pass(struct sim_engine *eng);
+
+/* sim_capture.c: true if pkt was captured and taken off the wire (freed). */
+bool sim_capture_on_send(struct sim_engine *eng, struct sim_pkt *pkt);
+/* A copy of the captured packet to send now, if a replay is due; else NULL. */
+struct sim_pkt *sim_capture_next_replay(struct sim_engine *eng);
+void sim_capture_free(struct sim_engine *eng);
 /* End of a pass: push out what the pass queued on the UDP socket. */
 void sim_wire_flush(struct sim_engine *eng);
 

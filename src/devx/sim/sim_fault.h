@@ -55,6 +55,7 @@ struct sim_stats {
 	uint64_t seq_naks;	 /* responder: PSN sequence error NAKs sent */
 	uint64_t rnr_naks;	 /* responder: RNR NAKs sent */
 	uint64_t icrc_drops;	 /* received packets dropped by the ICRC check */
+	uint64_t dc_stale_drops; /* DCT: packets of an earlier DC connection dropped */
 	uint64_t fault_drops;	 /* fault injection on this host's packets: */
 	uint64_t fault_dups;
 	uint64_t fault_reorders;
@@ -89,5 +90,50 @@ int sim_fault_kill_engine(struct kr_devx_ctx *ctx);
  * -ENOENT (no such QP).
  */
 int sim_fault_qp_error(struct kr_devx_ctx *ctx, uint32_t qpn);
+
+/* ---- capture and replay of one packet (sim_capture.c; tests call these) ---- */
+
+/* BTH opcodes a capture can match (IBTA RC numbering; DC packets use the same). */
+enum sim_capture_op {
+	SIM_CAP_WRITE_ONLY = 0x0a,
+	SIM_CAP_READ_REQUEST = 0x0c,
+	SIM_CAP_READ_RESPONSE_ONLY = 0x10,
+	SIM_CAP_ACKNOWLEDGE = 0x11,
+	SIM_CAP_ATOMIC_ACKNOWLEDGE = 0x12,
+	SIM_CAP_COMPARE_SWAP = 0x13,
+	SIM_CAP_FETCH_ADD = 0x14,
+};
+
+enum sim_capture_mode {
+	SIM_CAPTURE_COPY, /* keep a copy, the packet goes out as usual */
+	SIM_CAPTURE_TAKE, /* keep it, it does not go out (until replayed) */
+};
+
+/*
+ * sim_fault_capture() - arm a capture of the next packet the sim host ctx
+ * sends with BTH opcode `opcode` (any BTH opcode the sim sends; enum
+ * sim_capture_op names the usual ones), before fault injection. Re-arming
+ * forgets the previous capture. ctx's engine must run in this process.
+ * Returns 0, -EINVAL (not a sim device, bad opcode or mode), -ESRCH (no
+ * engine here), -ENOMEM.
+ */
+int sim_fault_capture(struct kr_devx_ctx *ctx, uint8_t opcode, enum sim_capture_mode how);
+
+/*
+ * sim_fault_captured() - 1 once the armed capture holds its packet (its PSN
+ * in *psn when psn is set), 0 while it waits. -EINVAL, -ESRCH as above,
+ * -ENOENT (never armed).
+ */
+int sim_fault_captured(struct kr_devx_ctx *ctx, uint32_t *psn);
+
+/*
+ * sim_fault_replay() - send the captured packet again, unchanged (same PSN,
+ * DC connection, payload), without fault injection; returns once the engine
+ * has put it on the wire (for in-process hosts: in the receiver's queue), so
+ * what the caller posts next travels behind it. The copy is kept: call again
+ * for another replay. Returns 0, -EINVAL, -ESRCH as above, -ENOENT (nothing
+ * captured), -ETIMEDOUT (the engine did not send it within 2 s).
+ */
+int sim_fault_replay(struct kr_devx_ctx *ctx);
 
 #endif /* KR_SIM_FAULT_H */

@@ -23,7 +23,9 @@
  *   - fence: earlier READ/atomics must be complete;
  *   - at most 1 << log_sra_max READ/atomics outstanding;
  *   - DCI: the target (DCT number and GID) changes only when nothing is
- *     outstanding; every start from idle is a new DC connection.
+ *     outstanding; every start from idle is a new DC connection, numbered
+ *     from one counter per host (24 bits, increasing: a DCT tells a late
+ *     packet of an earlier connection by it, see sim_resp.c).
  */
 #include <endian.h>
 #include <errno.h>
@@ -347,7 +349,7 @@ static void sim_req_fetch(struct sim_engine *eng, uint32_t qpi)
 				    (w.dctn != r->dctn || memcmp(w.rgid, r->rgid, 16)))
 					break; /* switch targets only when idle */
 				if (r->head == r->fetch) {
-					r->dc_conn = ++eng->dc_conn_seq;
+					r->dc_conn = ++eng->dc_conn_seq & SIM_PSN_MASK;
 					r->dctn = w.dctn;
 					memcpy(r->rgid, w.rgid, 16);
 				}

@@ -8,7 +8,10 @@
  * table. A DC packet whose access key is not the DCT's is dropped silently
  * and counted (dctc.dc_access_key_violation_count), as hardware does. A new
  * DC connection number starts a fresh context at the PSN of the message that
- * opens it.
+ * opens it; a late packet of an earlier connection of the same DCI (older
+ * connection number and PSN) is dropped and counted (dc_stale_drops), never
+ * executed as new: its requester has moved on, and running it again would
+ * repeat a WRITE over newer data or an atomic a second time.
  *
  * PSN rules (IBTA 9.7.5): the expected PSN executes; an older one is a
  * duplicate (SEND/WRITE: acknowledge again when asked; READ: respond again
@@ -139,6 +142,55 @@ static bool sim_target_dct(struct sim_engine *eng, uint32_t dcti, struct sim_res
 	return true;
 }
 
+/*
+ * A packet of another connection of a DCI the DCT knows (it serves or
+ * remembers connection dc_conn with expected PSN epsn): stale, a late copy of
+ * a request of an earlier connection, if both its connection number and its
+ * PSN are older. A DCI numbers its connections in increasing order and
+ * continues its PSNs from one connection to the next (the keeper gives a
+ * reset DCI a PSN past its previous life), so a new connection is newer in
+ * at least one of them. Knowledge expires after SIM_DC_FORGET_NS: a DCI on a
+ * restarted host starts over in both.
+ */
+#define SIM_DC_FORGET_NS 100000000ull
+
+static bool sim_dc_stale(const struct sim_engine *eng, const struct sim_pkt *pkt, uint32_t dc_conn,
+			 uint32_t epsn, uint64_t last_use)
+{
+	if (eng->now - last_use > SIM_DC_FORGET_NS)
+		return false;
+	return sim_psn_cmp(pkt->dc_conn, dc_conn) < 0 && sim_psn_cmp(pkt->psn, epsn) < 0;
+}
+
+/* Evicting c (another DCI's connection): remember it for the stale check. */
+static void sim_dct_bury(struct sim_dct_ctx *tab, const struct sim_resp *c)
+{
+	struct sim_dct_gone *g = &tab->gone[tab->gone_next++ % SIM_DCT_GONE];
+
+	g->valid = true;
+	memcpy(g->sgid, c->sgid, 16);
+	g->sqpn = c->sqpn;
+	g->dc_conn = c->dc_conn;
+	g->epsn = c->epsn;
+	g->last_use = c->last_use;
+}
+
+/* A packet of a DCI the table does not serve: stale by what was buried? */
+static bool sim_dct_gone_stale(const struct sim_engine *eng, struct sim_dct_ctx *tab,
+			       const struct sim_pkt *pkt)
+{
+	for (uint32_t i = 0; i < SIM_DCT_GONE; i++) {
+		struct sim_dct_gone *g = &tab->gone[i];
+
+		if (!g->valid || g->sqpn != pkt->sqpn || memcmp(g->sgid, pkt->sgid, 16))
+			continue;
+		if (sim_dc_stale(eng, pkt, g->dc_conn, g->epsn, g->last_use))
+			return true;
+		g->valid = false; /* a newer connection: it gets a context */
+	}
+	return false;
+}
+
 /* The context of the DCI connection pkt belongs to; NULL: drop the packet. */
 static struct sim_resp *sim_dct_ctx(struct sim_engine *eng, uint32_t dcti,
 				    const struct sim_pkt *pkt, uint32_t mask)
@@ -170,11 +222,22 @@ static struct sim_resp *sim_dct_ctx(struct sim_engine *eng, uint32_t dcti,
 	}
 	if (r && r->dc_conn == pkt->dc_conn)
 		goto found;
+	/* never executed as new: a late packet of a connection that ended */
+	if (r ? sim_dc_stale(eng, pkt, r->dc_conn, r->epsn, r->last_use)
+	      : sim_dct_gone_stale(eng, tab, pkt)) {
+		SIM_STAT_INC(eng->sh, dc_stale_drops);
+		KR_DP_LOG("sim", "dct 0x%x: stale packet psn 0x%x of connection %u from qpn 0x%x",
+			  SIM_DCTN_BASE + dcti, pkt->psn, pkt->dc_conn, pkt->sqpn);
+		return NULL;
+	}
 	/* a new connection opens with the first packet of a message */
 	if (!(mask & SIM_OPM_FIRST))
 		return NULL;
-	if (!r)
+	if (!r) {
 		r = lru;
+		if (r && r->in_use)
+			sim_dct_bury(tab, r);
+	}
 	if (!r)
 		return NULL;
 	if (r->in_use && r->has_rwqe) {

@@ -303,6 +303,8 @@ void sim_wire_send(struct sim_engine *eng, struct sim_pkt *pkt)
 
 	pkt->next = NULL;
 	SIM_STAT_INC(eng->sh, pkts_tx);
+	if (sim_capture_on_send(eng, pkt))
+		return;
 	act = sim_fault_on_send(eng, pkt, &delay); /* counts its own verdicts */
 	switch (act) {
 	case SIM_FAULT_DROP:
@@ -322,7 +324,12 @@ void sim_wire_send(struct sim_engine *eng, struct sim_pkt *pkt)
 void sim_wire_pass(struct sim_engine *eng)
 {
 	struct sim_wire_held *h = eng->held;
+	struct sim_pkt *replay;
 
+	while ((replay = sim_capture_next_replay(eng))) {
+		sim_wire_xmit(eng, replay, false);
+		eng->work = true;
+	}
 	if (!h || !h->n)
 		return;
 	while (h->n && h->heap[0].due <= eng->now) {
