@@ -353,6 +353,10 @@ struct kr_wc {
  * posted again on the new DCI in their order: they complete normally with
  * KR_WC_F_REPOSTED set. Until then posts return -EAGAIN.
  *
+ * A poll that finds nothing checks the keeper's heartbeat (no syscall while
+ * it is fresh): a dead keeper, whose device went with it, is reported as
+ * -ENOTCONN within ~100 ms instead of an endless empty poll.
+ *
  * Returns the number of completions (0..n), or -EINVAL (NULL vqp or wc,
  * n < 0), -ENOTCONN (keeper gone), -EIO (the CQ named a request never posted).
  */

@@ -767,6 +767,12 @@ void kr_arena_free(struct kr_arena *arena, void *p);
 struct kr_ctx *kr_pool_observe(const char *socket_path);
 /* ctx->lock held: true (and ctx->dead set) once the keeper's end is gone. */
 bool kr_pool_keeper_gone(struct kr_ctx *ctx);
+/*
+ * pool_job.c: the data path's check (kr_malloc, an empty kr_poll): no syscall
+ * while the heartbeat is fresh, one non-blocking socket check per
+ * KR_POOL_STALE_NS once it is not, never waits for ctx->lock.
+ */
+bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx);
 
 /* pool_job.c: the posting view of a leased DCI and the tenant's own DCT. */
 /*

@@ -240,7 +240,7 @@ uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
  * period, and only if the context lock is free (never waits on a control
  * call). A dead keeper is thus noticed within ~KR_POOL_STALE_NS.
  */
-static bool job_keeper_gone_fast(struct kr_ctx *ctx)
+bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx)
 {
 	struct timespec ts;
 	uint64_t now, hb, last;
@@ -273,7 +273,7 @@ void *kr_malloc(struct kr_ctx *ctx, size_t len)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (job_keeper_gone_fast(ctx)) {
+	if (kr_pool_keeper_gone_fast(ctx)) {
 		errno = ENOTCONN;
 		return NULL;
 	}

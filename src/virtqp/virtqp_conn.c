@@ -150,7 +150,8 @@ int kr_poll(struct kr_vqp *v, struct kr_wc *wc, int n)
 	}
 	if (got)
 		return got;
-	if (rc == 0 && v->dci->ctx->dead)
+	/* nothing came: a dead keeper (its device gone with it) is why, or not */
+	if (rc == 0 && kr_pool_keeper_gone_fast(v->dci->ctx))
 		rc = -ENOTCONN;
 	return rc;
 }

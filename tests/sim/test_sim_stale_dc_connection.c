@@ -8,7 +8,11 @@
  *   - after the DCT evicted the DCI's context (65 other DCIs came by);
  *   - after the DCI was reset the keeper's way (next life at a renewed PSN).
  * Each time the memory keeps the newer value, the DCT counts the drop, and
- * the DCI goes on working.
+ * the DCI goes on working. And the other way round: the first packet of a
+ * new connection overtaken by the second (a WRITE, then a fetch-and-add):
+ * the DCT opens the connection where it starts, NAKs the early packet, and
+ * both requests run once (opening at the early packet's PSN took the first
+ * for a duplicate: a WRITE acknowledged and never done, an FAA unanswered).
  */
 #include <stdio.h>
 
@@ -93,6 +97,33 @@ static void stale_write_after_reset(void)
 	CHECK_EQ(ord_read(&O, &O.dci, X), 0x6666);
 }
 
+static void first_packet_overtaken(void)
+{
+	uint64_t w1, w2, f1, r;
+
+	*ord_remote(&O, X) = 0;
+	*ord_remote(&O, Y) = 0;
+	/* the DCI is idle: these two open a new connection, the first is held */
+	CHECK_OK(sim_fault_capture(O.a.ctx, SIM_CAP_WRITE_ONLY, SIM_CAPTURE_TAKE));
+	w1 = ord_post_write(&O, &O.dci, X, 0x7777);
+	w2 = ord_post_write(&O, &O.dci, Y, 0x8888);
+	ord_wait(&O, &O.dci, w1);
+	ord_wait(&O, &O.dci, w2);
+	CHECK_OK(sim_fault_replay(O.a.ctx)); /* the held original, late: a duplicate */
+	CHECK_EQ(ord_read(&O, &O.dci, X), 0x7777);
+	CHECK_EQ(ord_read(&O, &O.dci, Y), 0x8888);
+
+	CHECK_OK(sim_fault_capture(O.a.ctx, SIM_CAP_FETCH_ADD, SIM_CAPTURE_TAKE));
+	f1 = ord_post_faa(&O, &O.dci, Y, 1);
+	r = ord_post_read(&O, &O.dci, X);
+	ord_wait(&O, &O.dci, f1);
+	ord_wait(&O, &O.dci, r);
+	CHECK_EQ(*ord_local(&O, f1), 0x8888);
+	CHECK_EQ(*ord_local(&O, r), 0x7777);
+	CHECK_OK(sim_fault_replay(O.a.ctx));
+	CHECK_EQ(ord_read(&O, &O.dci, Y), 0x8889);
+}
+
 int main(void)
 {
 	ord_open(&O, "stale_", 14);
@@ -100,6 +131,7 @@ int main(void)
 	stale_atomics_next_connection();
 	stale_write_after_eviction();
 	stale_write_after_reset();
+	first_packet_overtaken();
 	printf("dc_stale_drops %llu\n", (unsigned long long)ord_stats(&O.b).dc_stale_drops);
 	CHECK_EQ(kr_fx_poll_none(&O.a.scq, 10), 0);
 	ord_close(&O);

@@ -147,6 +147,7 @@ struct sim_pkt {
 	uint8_t dc; /* DC transport: dc_key and dc_conn valid */
 	uint64_t dc_key;
 	uint32_t dc_conn; /* DCI connection number: new at each (re)connect */
+	uint32_t dc_conn_psn; /* the PSN that connection opened at */
 	/* RETH */
 	uint64_t va;
 	uint32_t rkey;
@@ -208,8 +209,9 @@ struct sim_req {
 	uint8_t rnr_left;
 	uint64_t rto_deadline; /* ns, 0 = not armed */
 	uint64_t rnr_deadline; /* ns, 0 = not waiting */
-	/* DCI: the connection in use */
+	/* DCI: the connection in use, and the PSN it opened at */
 	uint32_t dc_conn;
+	uint32_t dc_conn_psn;
 	uint32_t dctn;
 	uint8_t rgid[16];
 };

@@ -350,6 +350,7 @@ static void sim_req_fetch(struct sim_engine *eng, uint32_t qpi)
 					break; /* switch targets only when idle */
 				if (r->head == r->fetch) {
 					r->dc_conn = ++eng->dc_conn_seq & SIM_PSN_MASK;
+					r->dc_conn_psn = q->next_send_psn;
 					r->dctn = w.dctn;
 					memcpy(r->rgid, w.rgid, 16);
 				}
@@ -384,6 +385,7 @@ static void sim_req_address(struct sim_engine *eng, uint32_t qpi, const struct s
 		pkt->dc = 1;
 		pkt->dc_key = w->dc_key;
 		pkt->dc_conn = r->dc_conn;
+		pkt->dc_conn_psn = r->dc_conn_psn;
 		pkt->udp_sport = w->udp_sport;
 	} else {
 		memcpy(pkt->dgid, q->rgid, 16);

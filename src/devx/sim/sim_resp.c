@@ -7,11 +7,11 @@
  * keyed by (source GID, DCI QPN), has its own context in a small per-DCT
  * table. A DC packet whose access key is not the DCT's is dropped silently
  * and counted (dctc.dc_access_key_violation_count), as hardware does. A new
- * DC connection number starts a fresh context at the PSN of the message that
- * opens it; a late packet of an earlier connection of the same DCI (older
- * connection number and PSN) is dropped and counted (dc_stale_drops), never
- * executed as new: its requester has moved on, and running it again would
- * repeat a WRITE over newer data or an atomic a second time.
+ * DC connection number starts a fresh context at the PSN the connection
+ * opened at (carried in every DC packet); a late packet of an earlier connection of the same DCI
+ * (older connection number and PSN) is dropped and counted (dc_stale_drops), never executed as new:
+ * its requester has moved on, and running it again would repeat a WRITE over newer data or an
+ * atomic a second time.
  *
  * PSN rules (IBTA 9.7.5): the expected PSN executes; an older one is a
  * duplicate (SEND/WRITE: acknowledge again when asked; READ: respond again
@@ -193,7 +193,7 @@ static bool sim_dct_gone_stale(const struct sim_engine *eng, struct sim_dct_ctx 
 
 /* The context of the DCI connection pkt belongs to; NULL: drop the packet. */
 static struct sim_resp *sim_dct_ctx(struct sim_engine *eng, uint32_t dcti,
-				    const struct sim_pkt *pkt, uint32_t mask)
+				    const struct sim_pkt *pkt)
 {
 	struct sim_dct_ctx *tab = eng->dct[dcti];
 	struct sim_resp *r = NULL, *lru = NULL;
@@ -230,9 +230,16 @@ static struct sim_resp *sim_dct_ctx(struct sim_engine *eng, uint32_t dcti,
 			  SIM_DCTN_BASE + dcti, pkt->psn, pkt->dc_conn, pkt->sqpn);
 		return NULL;
 	}
-	/* a new connection opens with the first packet of a message */
-	if (!(mask & SIM_OPM_FIRST))
-		return NULL;
+	/*
+	 * A new connection opens at the PSN it started at, whichever of its
+	 * packets comes first: one that overtook the first gets a sequence NAK
+	 * and the requester sends again from there. Opening at the arriving
+	 * packet's PSN instead would take the overtaken first packet for a
+	 * duplicate: a WRITE acknowledged and never done, an atomic never
+	 * answered.
+	 */
+	if (sim_psn_cmp(pkt->psn, pkt->dc_conn_psn) < 0)
+		return NULL; /* before the start of its own connection: malformed */
 	if (!r) {
 		r = lru;
 		if (r && r->in_use)
@@ -254,7 +261,7 @@ static struct sim_resp *sim_dct_ctx(struct sim_engine *eng, uint32_t dcti,
 	memcpy(r->sgid, pkt->sgid, 16);
 	r->sqpn = pkt->sqpn;
 	r->dc_conn = pkt->dc_conn;
-	r->epsn = pkt->psn;
+	r->epsn = pkt->dc_conn_psn;
 found:
 	r->last_use = eng->now;
 	return r;
@@ -641,8 +648,7 @@ static void sim_resp_execute(struct sim_engine *eng, const struct sim_target *t,
 }
 
 /* Target of a request packet; false: drop it. */
-static bool sim_resp_target(struct sim_engine *eng, const struct sim_pkt *pkt, uint32_t mask,
-			    struct sim_target *t)
+static bool sim_resp_target(struct sim_engine *eng, const struct sim_pkt *pkt, struct sim_target *t)
 {
 	uint32_t idx;
 	struct sim_resp *r;
@@ -658,17 +664,16 @@ static bool sim_resp_target(struct sim_engine *eng, const struct sim_pkt *pkt, u
 			  pkt->sqpn);
 		return false;
 	}
-	r = sim_dct_ctx(eng, idx, pkt, mask);
+	r = sim_dct_ctx(eng, idx, pkt);
 	return r && sim_target_dct(eng, idx, r, t);
 }
 
 void sim_resp_rx(struct sim_engine *eng, struct sim_pkt *pkt)
 {
-	uint32_t mask = sim_op_mask(pkt->opcode);
 	struct sim_target t;
 	struct sim_resp *r;
 
-	if (!sim_resp_target(eng, pkt, mask, &t)) {
+	if (!sim_resp_target(eng, pkt, &t)) {
 		eng->pkts_dropped++;
 		sim_pkt_free(pkt);
 		return;

@@ -38,8 +38,11 @@
  *   the 8 bytes after the BTH: the DC access key (64 bits, the DCT checks it);
  *   RDETH EE context (24 bits): the DCI's connection number (the sim's
  *     dc_conn, new for each connection the DCI opens; 24 bits on the wire);
- *   DETH Q_Key: 0 (DC has no Q_Key); DETH source QP: the DCI's QPN, where
- *     the DCT sends its answers.
+ *   DETH Q_Key: the PSN the connection opened at (DC has no Q_Key; ConnectX
+ *     tells the DCT in its DC connect packet, which the sim does not send),
+ *     so a DCT that sees a later packet of a new connection first still
+ *     knows where the connection starts; DETH source QP: the DCI's QPN,
+ *     where the DCT sends its answers.
  * That decodes in tshark 4.0 (Debian 12) without expert warnings: the check
  * is tests/sim/test_sim_tshark.sh. Answers to a DCI (ACK/NAK, READ responses,
  * atomic ACKs) travel as RC responses to the DCI's QPN: the DCI matches them
@@ -281,9 +284,9 @@ int sim_roce_build(const struct sim_pkt *pkt, const struct sim_roce_addr *a, uin
 	p = sim_put32(p, (pkt->ackreq ? 0x80000000u : 0) | (pkt->psn & SIM_PSN_MASK));
 	if (dc) {
 		p = sim_put64(p, pkt->dc_key);
-		p = sim_put32(p, pkt->dc_conn & 0xffffff); /* RDETH: EE context */
-		p = sim_put32(p, 0);			   /* DETH: Q_Key */
-		p = sim_put32(p, pkt->sqpn & 0xffffff);	   /* DETH: source QP */
+		p = sim_put32(p, pkt->dc_conn & 0xffffff);	   /* RDETH: EE context */
+		p = sim_put32(p, pkt->dc_conn_psn & SIM_PSN_MASK); /* DETH: Q_Key */
+		p = sim_put32(p, pkt->sqpn & 0xffffff);		   /* DETH: source QP */
 	}
 	if (mask & SIM_OPM_RETH) {
 		p = sim_put64(p, pkt->va);
@@ -377,6 +380,7 @@ int sim_roce_parse(const uint8_t *buf, size_t len, const struct sim_roce_addr *a
 		pkt->dc = 1;
 		pkt->dc_key = sim_get64(p);
 		pkt->dc_conn = sim_get24(p + 9);
+		pkt->dc_conn_psn = sim_get32(p + 12) & SIM_PSN_MASK;
 		pkt->sqpn = sim_get24(p + 17);
 		p += SIM_ROCE_DCEXT_LEN + SIM_ROCE_RDETH_LEN + SIM_ROCE_DETH_LEN;
 	}
