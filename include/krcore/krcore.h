@@ -127,8 +127,8 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr);
  * registered as this job's own MR, so no registration call is needed
  * (kr_reg_mr() still gives a key for a sub-range). 16-byte aligned.
  * No syscall while the keeper's heartbeat in the pool segment is fresh; a
- * heartbeat older than 100 ms leads to one non-blocking socket check (at
- * most one per 100 ms), so a dead keeper is reported within ~100 ms.
+ * heartbeat older than 40 ms leads to one non-blocking socket check (at
+ * most one per 40 ms), so a dead keeper is reported within 100 ms.
  * Returns NULL with errno: EINVAL (NULL ctx or len 0), ENOMEM (heap full),
  * ENOTCONN (the keeper went away).
  */

@@ -749,12 +749,14 @@ struct kr_ctx {
 };
 
 /*
- * A heartbeat older than this makes kr_malloc() ask the socket whether the
- * keeper is gone (one poll(), at most once per period). The keeper bumps it
- * every 10 ms tick; a firmware command may hold it longer, so a stale
- * heartbeat alone never declares the keeper dead.
+ * A heartbeat older than this makes kr_malloc() and an empty kr_poll() ask
+ * the socket whether the keeper is gone (one poll(), at most once per
+ * period). The keeper bumps it every 10 ms tick; a firmware command may hold
+ * it longer, so a stale heartbeat alone never declares the keeper dead, and a
+ * slow keeper costs its jobs at most one poll() per period. 40 ms: a dead
+ * keeper is seen within ~50 ms, well inside the 100 ms the API promises.
  */
-#define KR_POOL_STALE_NS (100ull * 1000 * 1000)
+#define KR_POOL_STALE_NS (40ull * 1000 * 1000)
 
 /* pool_arena.c */
 /* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */
