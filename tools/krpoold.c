@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		"      --dcis-max N      DCIs per tenant the pool may grow to (default: dcis)\n"
 		"      --rc-max N        RC QPs per tenant it may grow to (default: rc-spares)\n"
 		"  -s, --socket PATH     UNIX socket (default $KR_KEEPER_SOCKET or %s)\n"
+		"      --group NAME|GID  who may connect: the socket's group, mode 0660\n"
+		"                        (default: the keeper's own group)\n"
 		"      --base-virtaddr A where the hugepages are mapped (default 0x%llx)\n"
 		"      --node-id N       this node's id (default: GID's IPv4 low 16 bits, else 1)\n"
 		"      --peers FILE      static peers: <node_id> <gid> <dctn> <dc_key>...\n"
@@ -53,6 +55,7 @@ static const struct option long_opts[] = {
     {"vqps", required_argument, NULL, 1},      {"heap-mb", required_argument, NULL, 1},
     {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
     {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
+    {"group", required_argument, NULL, 1},
     {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     /* src/dct: node identity and metadata */

@@ -62,6 +62,7 @@
 struct kr_pool_cfg {
 	char device[64];       /* "sim:<name>" or "mlx5_<n>"; "" = first mlx5, else the sim */
 	char socket[108];      /* sun_path */
+	int64_t group;	       /* --group: who may connect (socket mode 0660); -1 = ours */
 	uint32_t tenants;      /* tenant slots (PD + DCT + pool each) */
 	uint32_t dcis;	       /* DCIs per tenant */
 	uint32_t rc_spares;    /* spare RC QPs per tenant, kept in INIT */
@@ -379,7 +380,7 @@ enum kr_msg_type {
 	KR_MSG_RELEASE,
 	KR_MSG_REG_MR,
 	KR_MSG_DEREG_MR,
-	KR_MSG_STATUS, /* observer: pool segment only */
+	KR_MSG_STATUS, /* observer: a copy of the pool segment, a chunk at a time */
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -393,7 +394,8 @@ struct kr_msg_hdr {
 _Static_assert(sizeof(struct kr_msg_hdr) == 16, "kr_msg_hdr layout");
 
 enum kr_attach_flags {
-	KR_ATTACH_F_OBSERVE = 1u << 0, /* krctl: read-only segment, no job slot */
+	/* krctl: no job slot, no descriptor, no shared memory; status by KR_MSG_STATUS */
+	KR_ATTACH_F_OBSERVE = 1u << 0,
 };
 
 struct kr_msg_attach {
@@ -468,7 +470,27 @@ struct kr_msg_reply {
 	uint32_t rkey;
 };
 
+/* Observer: bytes [off, off + len) of the pool segment, len <= KR_STATUS_CHUNK. */
+#define KR_STATUS_CHUNK    (32u * 1024)
+#define KR_OBSERVE_MAX_SEG (1ull << 30) /* larger: not a segment we built */
+struct kr_msg_status {
+	struct kr_msg_hdr hdr;
+	uint64_t off;
+	uint32_t len;
+	uint32_t rsvd;
+};
+
+struct kr_msg_status_reply {
+	struct kr_msg_hdr hdr;
+	int32_t status;
+	uint32_t len;	  /* bytes in data */
+	uint64_t seg_len; /* the segment's size now */
+	uint8_t data[KR_STATUS_CHUNK];
+};
+
 _Static_assert(sizeof(struct kr_msg_attach) == 24, "kr_msg_attach layout");
+_Static_assert(sizeof(struct kr_msg_status) == 32, "kr_msg_status layout");
+_Static_assert(offsetof(struct kr_msg_status_reply, data) == 32, "kr_msg_status_reply layout");
 _Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");
 _Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
 _Static_assert(sizeof(struct kr_msg_reply) == 40, "kr_msg_reply layout");
@@ -559,6 +581,7 @@ struct kr_keeper_conn {
 	uint32_t job_plus1; /* job table index + 1 once attached */
 	bool observer;
 	uint64_t accept_ns;
+	uint64_t last_ns; /* last request: observers idle for KR_POOL_HELLO_MS are closed */
 	struct kr_keeper_mr mrs[KR_POOL_MAX_JOB_MRS];
 };
 
@@ -725,6 +748,7 @@ struct kr_mr {
 struct kr_ctx {
 	pthread_mutex_t lock;
 	int sock;
+	char obs_path[108]; /* observer: the keeper's socket */
 	bool dead; /* the keeper went away: every call returns -ENOTCONN */
 	uint32_t seq;
 	uint32_t tenant;
@@ -765,8 +789,13 @@ void kr_arena_destroy(struct kr_arena *arena);
 void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);
 void kr_arena_free(struct kr_arena *arena, void *p);
 
-/* pool_attach.c: observer attach for krctl (segment only, read-only). */
+/*
+ * pool_attach.c: an observer (krctl) holds a private read-only copy of the
+ * pool segment, taken over a connection that is closed again: no descriptor,
+ * no shared memory. kr_pool_observe_refresh() takes a new copy.
+ */
 struct kr_ctx *kr_pool_observe(const char *socket_path);
+int kr_pool_observe_refresh(struct kr_ctx *ctx);
 /* ctx->lock held: true (and ctx->dead set) once the keeper's end is gone. */
 bool kr_pool_keeper_gone(struct kr_ctx *ctx);
 /*

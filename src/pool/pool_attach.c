@@ -122,6 +122,11 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 {
 	if (rep->status)
 		return rep->status < 0 && rep->status > -4096 ? rep->status : -EPROTO;
+	if (observer) /* status only: nothing to map */
+		return rep->nfds || nfds || rep->nregions || rep->seg_len < sizeof(struct kr_pool_seg) ||
+			       rep->seg_len > KR_OBSERVE_MAX_SEG
+			   ? -EPROTO
+			   : 0;
 	if (rep->nfds != nfds || !nfds || rep->nregions > KR_ATTACH_MAX_REGIONS ||
 	    rep->dev_fd_index >= nfds || !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
 		return -EPROTO;
@@ -131,8 +136,6 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 			return -EPROTO;
 	if (reply_range(rep, KR_REGION_SEG, rep->seg_va, rep->seg_len))
 		return -EPROTO;
-	if (observer)
-		return 0;
 	if (reply_range(rep, KR_REGION_ZONE, rep->zone_va, rep->zone_len) ||
 	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len)
 		return -EPROTO;
@@ -314,67 +317,121 @@ int kr_detach(struct kr_ctx *ctx)
 
 /* ---- observer (krctl) ---- */
 
-/*
- * kr_pool_observe() - map the pool segment read-only, anywhere, for
- * inspection. NULL + errno as kr_attach(). Release with kr_detach().
- */
-struct kr_ctx *kr_pool_observe(const char *socket_path)
+/* Copy the pool segment into buf, KR_STATUS_CHUNK bytes per request. */
+static int observe_copy(struct kr_ctx *ctx, uint8_t *buf, uint64_t len)
 {
-	struct kr_msg_attach_reply *rep;
+	struct kr_msg_status_reply *rep = malloc(sizeof(*rep));
+	int rc = 0;
+
+	if (!rep)
+		return -ENOMEM;
+	for (uint64_t off = 0; off < len && !rc; off += rep->len) {
+		struct kr_msg_status req = {.off = off};
+
+		req.len = len - off < KR_STATUS_CHUNK ? (uint32_t)(len - off) : KR_STATUS_CHUNK;
+		kr_msg_init(&req.hdr, KR_MSG_STATUS, sizeof(req), ++ctx->seq);
+		rc = kr_msg_call(ctx->sock, &req, sizeof(req), rep, sizeof(*rep), NULL, 0, NULL);
+		if (!rc && rep->status)
+			rc = rep->status < 0 && rep->status > -4096 ? rep->status : -EPROTO;
+		if (!rc && (rep->len != req.len ||
+			    rep->hdr.len != offsetof(struct kr_msg_status_reply, data) + req.len))
+			rc = -EPROTO;
+		if (!rc)
+			memcpy(buf + off, rep->data, rep->len);
+	}
+	free(rep);
+	return rc;
+}
+
+/*
+ * One observer round: connect, attach as an observer, copy the segment into
+ * ctx's buffer (mapped or grown to its size), close. 0 or -errno.
+ */
+static int observe_round(struct kr_ctx *ctx)
+{
+	struct kr_msg_attach_reply *rep = malloc(sizeof(*rep));
 	int fds[KR_ATTACH_MAX_REGIONS + 1];
 	unsigned int nfds = 0;
-	struct kr_ctx *ctx;
 	uint8_t *base;
 	int rc;
 
-	ctx = ctx_new();
-	rep = malloc(sizeof(*rep));
-	if (!ctx || !rep) {
-		rc = -ENOMEM;
-		goto err_free;
-	}
-	ctx->observer = true;
-	rc = attach_call(ctx, socket_path ? socket_path : kr_pool_socket_default(),
-			 KR_ATTACH_F_OBSERVE, rep, fds, &nfds);
+	if (!rep)
+		return -ENOMEM;
+	rc = attach_call(ctx, ctx->obs_path, KR_ATTACH_F_OBSERVE, rep, fds, &nfds);
 	if (rc)
-		goto err_free;
-	base =
-	    mmap(NULL, rep->seg_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED) {
-		rc = -errno;
-		close_fds(fds, nfds, -1);
-		goto err_free;
-	}
-	ctx->region[0] = (struct kr_msg_region){.va = (uintptr_t)base, .len = rep->seg_len};
-	ctx->nregions = 1;
-	for (uint32_t i = 0; i < rep->nregions && !rc; i++) {
-		const struct kr_msg_region *r = &rep->region[i];
-
-		if (rep->region_role[i] != KR_REGION_SEG)
-			continue;
-		if (mmap(base + (r->va - rep->seg_va), r->len, PROT_READ, MAP_SHARED | MAP_FIXED,
-			 fds[r->fd_index], (off_t)r->off) == MAP_FAILED)
+		goto out;
+	if (ctx->nregions && ctx->region[0].len != rep->seg_len)
+		ctx_unmap(ctx); /* the segment changed size: a new keeper */
+	if (!ctx->nregions) {
+		base = mmap(NULL, rep->seg_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
+		if (base == MAP_FAILED) {
 			rc = -errno;
+			goto out;
+		}
+		ctx->region[0] = (struct kr_msg_region){.va = (uintptr_t)base, .len = rep->seg_len};
+		ctx->nregions = 1;
 	}
-	close_fds(fds, nfds, -1);
+	base = (uint8_t *)(uintptr_t)ctx->region[0].va;
+	if (mprotect(base, rep->seg_len, PROT_READ | PROT_WRITE)) {
+		rc = -errno;
+		goto out;
+	}
+	rc = observe_copy(ctx, base, rep->seg_len);
+	if (mprotect(base, rep->seg_len, PROT_READ) && !rc)
+		rc = -errno;
 	ctx->seg = (const struct kr_pool_seg *)base;
 	ctx->seg_len = rep->seg_len;
 	ctx->keeper_gen = rep->keeper_gen;
 	if (!rc)
 		rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
+out:
+	if (ctx->sock >= 0)
+		close(ctx->sock);
+	ctx->sock = -1;
+	free(rep);
+	return rc;
+}
+
+/*
+ * kr_pool_observe() - a private, read-only copy of the pool segment, for
+ * inspection: the keeper sends no descriptor and shares no memory with an
+ * observer, and the connection is closed once the copy is taken. NULL +
+ * errno as kr_attach(). Release with kr_detach().
+ */
+struct kr_ctx *kr_pool_observe(const char *socket_path)
+{
+	const char *path = socket_path ? socket_path : kr_pool_socket_default();
+	struct kr_ctx *ctx;
+	int rc;
+
+	if (strlen(path) >= sizeof(ctx->obs_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	ctx = ctx_new();
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->observer = true;
+	snprintf(ctx->obs_path, sizeof(ctx->obs_path), "%s", path);
+	rc = observe_round(ctx);
 	if (rc) {
 		ctx_unmap(ctx);
-		goto err_free;
-	}
-	free(rep);
-	return ctx;
-
-err_free:
-	if (ctx)
 		ctx_free(ctx);
-	free(rep);
-	errno = -rc;
-	return NULL;
+		errno = -rc;
+		return NULL;
+	}
+	return ctx;
+}
+
+/* kr_pool_observe_refresh() - a new copy. 0, -EINVAL (not an observer), or as kr_attach(). */
+int kr_pool_observe_refresh(struct kr_ctx *ctx)
+{
+	if (!ctx || !ctx->observer)
+		return -EINVAL;
+	return observe_round(ctx);
 }
 
 /* ---- liveness ---- */

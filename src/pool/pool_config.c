@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ void kr_pool_cfg_default(struct kr_pool_cfg *cfg)
 	cfg->low_water = 2;
 	cfg->base_va = KR_POOL_BASE_VA;
 	cfg->ready_fd = -1;
+	cfg->group = -1;
 }
 
 static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
@@ -96,6 +98,22 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 			return cfg_err(err, errlen, "socket: path empty or longer than %zu bytes",
 				       sizeof(cfg->socket) - 1);
 		snprintf(cfg->socket, sizeof(cfg->socket), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "group")) {
+		const struct group *g = getgrnam(val);
+		unsigned long v;
+		char *end;
+
+		if (g) {
+			cfg->group = g->gr_gid;
+			return 0;
+		}
+		errno = 0;
+		v = strtoul(val, &end, 10);
+		if (!*val || errno || *end || v >= UINT32_MAX)
+			return cfg_err(err, errlen, "group: no group named '%s'", val);
+		cfg->group = (int64_t)v;
 		return 0;
 	}
 	if (!strcmp(key, "foreground") || !strcmp(key, "verbose")) {

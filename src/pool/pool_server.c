@@ -35,14 +35,48 @@ _Static_assert((int)KR_MR_LOCAL_WRITE == (int)KR_ACCESS_LOCAL_WRITE &&
 	       "public access bits are the devx ones");
 
 /*
+ * The socket's directory must be a real directory (not a symlink) owned by
+ * us or root, and not writable by others unless sticky: else another user
+ * could swap the socket or the lock file under us.
+ */
+static int keeper_dir_check(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st)) {
+		KR_ERR("pool", "socket directory %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		KR_ERR("pool", "socket directory %s is not a directory (a symlink?); refusing",
+		       dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		KR_ERR("pool", "socket directory %s belongs to uid %u; refusing", dir,
+		       (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		KR_ERR("pool", "socket directory %s is writable by others and not sticky; refusing",
+		       dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
  * kr_keeper_lock() - take <socket>.lock (flock, held for the keeper's life)
- * and make sure no keeper answers on the socket. Returns 0, -EADDRINUSE
- * (another keeper: logged with its pid), -errno (directory, lock file).
+ * and make sure no keeper answers on the socket. The lock file is opened
+ * without following a symlink and must be a regular file of ours. Returns 0,
+ * -EADDRINUSE (another keeper: logged with its pid), -errno (directory, lock
+ * file: unsafe ones are refused with a message).
  */
 int kr_keeper_lock(struct kr_keeper *k)
 {
 	char lock[sizeof(k->cfg.socket) + 8], dir[sizeof(k->cfg.socket)], pid[32];
-	int fd, other;
+	struct stat st;
+	int fd, other, rc;
 
 	snprintf(dir, sizeof(dir), "%s", k->cfg.socket);
 	if (mkdir(dirname(dir), 0755) && errno != EEXIST) {
@@ -50,11 +84,21 @@ int kr_keeper_lock(struct kr_keeper *k)
 		       strerror(errno));
 		return -errno;
 	}
+	rc = keeper_dir_check(dir);
+	if (rc)
+		return rc;
 	snprintf(lock, sizeof(lock), "%s.lock", k->cfg.socket);
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
 	if (fd < 0) {
-		KR_ERR("pool", "%s: %s", lock, strerror(errno));
-		return -errno;
+		rc = -errno;
+		KR_ERR("pool", "%s: %s", lock,
+		       rc == -ELOOP ? "is a symlink; refusing to follow it" : strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		KR_ERR("pool", "%s is not a regular file of ours; refusing", lock);
+		close(fd);
+		return -EPERM;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
@@ -82,23 +126,40 @@ int kr_keeper_lock(struct kr_keeper *k)
 
 /*
  * kr_keeper_listen() - bind the socket (a stale one from a dead keeper is
- * replaced: we hold the lock), mode 0666 (tenants are told apart by uid).
- * Returns 0 or -errno.
+ * replaced: we hold the lock; anything else at the path is refused), mode
+ * 0660 from the moment it exists (umask, no chmod through a path), group
+ * cfg.group set without following a symlink: who may connect, and so
+ * attach or observe, is that group. Returns 0 or -errno.
  */
 int kr_keeper_listen(struct kr_keeper *k)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
+	struct stat st;
+	mode_t old;
 	int fd, rc;
 
 	memcpy(sa.sun_path, k->cfg.socket, strlen(k->cfg.socket) + 1);
-	unlink(k->cfg.socket);
+	if (!lstat(k->cfg.socket, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			KR_ERR("pool", "%s exists and is not a socket; refusing to replace it",
+			       k->cfg.socket);
+			return -EEXIST;
+		}
+		unlink(k->cfg.socket);
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(k->cfg.socket, 0666) ||
-	    listen(fd, SOMAXCONN)) {
+	old = umask(0117);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	umask(old);
+	if (!rc && k->cfg.group >= 0 &&
+	    fchownat(AT_FDCWD, k->cfg.socket, (uid_t)-1, (gid_t)k->cfg.group, AT_SYMLINK_NOFOLLOW))
 		rc = -errno;
+	if (!rc && listen(fd, SOMAXCONN))
+		rc = -errno;
+	if (rc) {
 		KR_ERR("pool", "%s: %s", k->cfg.socket, strerror(-rc));
 		close(fd);
 		return rc;
@@ -167,6 +228,7 @@ void kr_keeper_accept(struct kr_keeper *k)
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 		c->accept_ns = kr_pool_now_ns();
+		c->last_ns = c->accept_ns;
 		ev.data.u64 = (KR_EV_CONN << 32) | slot;
 		if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
 			close(fd);
@@ -193,16 +255,21 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	const struct kr_pool_seg *s = k->seg;
 	int rc;
 
-	fds[(*nfds)++] = k->dev_fd;
-	rep->dev_fd_index = 0;
 	rep->dev_is_sim = k->ctx->is_sim;
 	snprintf(rep->dev_name, sizeof(rep->dev_name), "%s", k->ctx->name);
 	rep->keeper_gen = s->keeper_gen;
+	if (c->observer) {
+		/* status only: no descriptor, no shared memory; KR_MSG_STATUS copies */
+		rep->seg_len = s->size;
+		return 0;
+	}
+	fds[(*nfds)++] = k->dev_fd;
+	rep->dev_fd_index = 0;
 	rep->seg_va = (uintptr_t)s;
 	rep->seg_len = kr_pool_pages_len(s->size);
 	rc = kr_keeper_mem_regions(s, rep->seg_len, 1 /* PROT_READ */, KR_REGION_SEG, rep, fds,
 				   nfds);
-	if (rc || c->observer)
+	if (rc)
 		return rc;
 	{
 		struct kr_pool_job *job = kr_seg_job(s, c->job_plus1 - 1);
@@ -394,9 +461,43 @@ static size_t req_size(uint16_t type)
 	case KR_MSG_REG_MR:
 	case KR_MSG_DEREG_MR:
 		return sizeof(struct kr_msg_mr);
+	case KR_MSG_STATUS:
+		return sizeof(struct kr_msg_status);
 	default:
 		return 0;
 	}
+}
+
+/* An observer's chunk of the pool segment, copied (constant work per request). */
+static void serve_status(struct kr_keeper *k, uint32_t slot, const struct kr_msg_status *req)
+{
+	struct kr_keeper_conn *c = k->conn[slot];
+	struct kr_msg_status_reply *rep = malloc(sizeof(*rep));
+	uint64_t size = k->seg->size;
+	int rc = 0;
+
+	if (!rep) {
+		kr_keeper_conn_close(k, slot, false);
+		return;
+	}
+	memset(rep, 0, offsetof(struct kr_msg_status_reply, data));
+	if (!c->observer)
+		rc = -EPERM; /* jobs map the segment; others have not asked to observe */
+	else if (req->rsvd || !req->len || req->len > KR_STATUS_CHUNK || req->off >= size ||
+		 req->len > size - req->off)
+		rc = -EINVAL;
+	kr_msg_init(&rep->hdr, KR_MSG_REPLY | KR_MSG_STATUS,
+		    (uint32_t)(offsetof(struct kr_msg_status_reply, data) + (rc ? 0 : req->len)),
+		    req->hdr.seq);
+	rep->status = rc;
+	rep->seg_len = size;
+	if (!rc) {
+		memcpy(rep->data, (const uint8_t *)k->seg + req->off, req->len);
+		rep->len = req->len;
+	}
+	if (kr_msg_send(c->fd, rep, rep->hdr.len, NULL, 0))
+		kr_keeper_conn_close(k, slot, c->job_plus1 != 0);
+	free(rep);
 }
 
 void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
@@ -407,6 +508,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_attach attach;
 		struct kr_msg_lease lease;
 		struct kr_msg_mr mr;
+		struct kr_msg_status status;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
@@ -436,10 +538,14 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		return;
 	}
 
+	c->last_ns = kr_pool_now_ns();
 	reply_init(&rep, &req.hdr, 0);
 	switch (req.hdr.type) {
 	case KR_MSG_ATTACH:
 		serve_attach(k, slot, &req.attach);
+		return;
+	case KR_MSG_STATUS:
+		serve_status(k, slot, &req.status);
 		return;
 	case KR_MSG_DETACH:
 		if (c->job_plus1)
@@ -492,6 +598,12 @@ void kr_keeper_conn_expire(struct kr_keeper *k)
 	for (uint32_t i = 0; i < KR_POOL_MAX_CONNS; i++) {
 		struct kr_keeper_conn *c = k->conn[i];
 
+		if (c && c->observer &&
+		    now - c->last_ns > (uint64_t)KR_POOL_HELLO_MS * 1000000u) {
+			/* an observer reads status and goes: one that lingers holds a slot */
+			kr_keeper_conn_close(k, i, false);
+			continue;
+		}
 		if (c && !c->job_plus1 && !c->observer &&
 		    now - c->accept_ns > (uint64_t)KR_POOL_HELLO_MS * 1000000u) {
 			KR_INFO("pool", "pid %d connected but never attached; closed", (int)c->pid);

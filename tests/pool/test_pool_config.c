@@ -43,6 +43,14 @@ int main(void)
 	kr_pool_cfg_default(&c);
 	CHECK(!strcmp(c.socket, "/tmp/x.sock"));
 
+	CHECK_EQ(c.group, -1); /* default: the keeper's own group */
+	CHECK_OK(kr_pool_cfg_set(&c, "group", "root", err, sizeof(err)));
+	CHECK_EQ(c.group, 0);
+	CHECK_OK(kr_pool_cfg_set(&c, "group", "65534", err, sizeof(err)));
+	CHECK_EQ(c.group, 65534);
+	expect_bad("group", "no-such-group-krcore", "no group named");
+	expect_bad("group", "", "no group named");
+	expect_bad("group", "4294967296", "no group named");
 	expect_bad("tenants", "0", "tenants");
 	expect_bad("tenants", "65", "tenants");
 	expect_bad("dcis", "0", "dcis");

@@ -120,11 +120,19 @@ static char ask(int to, int from, char cmd)
 	return c;
 }
 
-/* Wait (bounded) until cond(s) holds. */
+static struct kr_ctx *obs;
+
+/* A fresh copy of the pool segment (an observer holds a copy, not a mapping). */
+static void look(void)
+{
+	CHECK_OK(kr_pool_observe_refresh(obs));
+}
+
+/* Wait (bounded) until cond(s) holds, looking again each time. */
 #define WAIT_UNTIL(cond, ms, what)                                                                 \
 	do {                                                                                       \
 		double t0_ = kp_now_ms();                                                          \
-		while (!(cond) && kp_now_ms() - t0_ < (ms))                                        \
+		while ((look(), !(cond)) && kp_now_ms() - t0_ < (ms))                              \
 			usleep(1000);                                                              \
 		if (!(cond))                                                                       \
 			KR_FAIL("not within %d ms: %s", (int)(ms), what);                          \
@@ -145,7 +153,6 @@ int main(void)
 {
 	const struct kr_pool_seg *s;
 	struct kp_keeper k;
-	struct kr_ctx *obs;
 	int a_to, a_from, b_to, b_from, status, in_flight = 0;
 	char out[8192];
 	pid_t a, b;
@@ -177,6 +184,7 @@ int main(void)
 		if (!g0)
 			break;
 		CHECK_EQ(ask(b_to, b_from, 'a'), 'k');
+		look();
 		g1 = growing(s);
 		b1 = built(s, KR_SLOT_DCI) + built(s, KR_SLOT_RC);
 		in_flight += g0 == g1 && b0 == b1;

@@ -116,6 +116,7 @@ int main(void)
 	close(up[1]); /* a job that fails gives EOF here, not a hang */
 	close(down[0]);
 	CHECK_EQ(read(up[0], &c, 1), 1);
+	CHECK_OK(kr_pool_observe_refresh(obs));
 	CHECK_EQ(rc_held_by(obs->seg, pid), 2);
 	/* the freed one went through a reset before it was leased again */
 	CHECK(kr_seg_rc(obs->seg, 0, 0)->resets + kr_seg_rc(obs->seg, 0, 1)->resets >= resets0 + 1);
@@ -131,7 +132,7 @@ int main(void)
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFSIGNALED(status));
 	t0 = kp_now_ms();
-	while (!rc_all_free(obs->seg) && kp_now_ms() - t0 < 5000)
+	while ((kr_pool_observe_refresh(obs), !rc_all_free(obs->seg)) && kp_now_ms() - t0 < 5000)
 		usleep(1000);
 	if (!rc_all_free(obs->seg))
 		KR_FAIL("RC leases of the killed job not back within 5 s");
@@ -152,7 +153,7 @@ int main(void)
 	CHECK_OK(kr_lease_free(ctx, &l[0]));
 	CHECK_OK(kr_detach(ctx)); /* l[1] comes back with the detach */
 	t0 = kp_now_ms();
-	while (!rc_all_free(obs->seg) && kp_now_ms() - t0 < 5000)
+	while ((kr_pool_observe_refresh(obs), !rc_all_free(obs->seg)) && kp_now_ms() - t0 < 5000)
 		usleep(1000);
 	CHECK(rc_all_free(obs->seg));
 	kr_detach(obs);

@@ -120,6 +120,7 @@ int main(void)
 	CHECK_EQ(waitpid(a, &status, 0), a);
 	CHECK(WIFSIGNALED(status));
 	while (kp_now_ms() - t_kill < 5000) {
+		CHECK_OK(kr_pool_observe_refresh(obs));
 		if (a_leases_back(obs->seg, a, 4)) {
 			t_back = kp_now_ms() - t_kill;
 			break;
@@ -130,6 +131,7 @@ int main(void)
 	CHECK_EQ(waitpid(b, &status, 0), b);
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK_OK(kr_pool_observe_refresh(obs));
 	CHECK_EQ(obs->seg->deaths, 1);
 	CHECK(obs->seg->reclaims >= 2);
 	printf("reclaim after SIGKILL: %.2f ms seen by a watcher (keeper: EOF -> free ring %.1f "

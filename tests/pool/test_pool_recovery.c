@@ -141,6 +141,7 @@ int main(void)
 	the_qpn = kr_seg_dci(obs->seg, 0, 0)->qpn;
 	run(run_breaker, &k);
 	run(run_healthy, &k);
+	CHECK_OK(kr_pool_observe_refresh(obs));
 	CHECK(kr_seg_dci(obs->seg, 0, 0)->resets >= 2);
 	kr_detach(obs);
 	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);

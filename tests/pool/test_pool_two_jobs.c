@@ -105,8 +105,10 @@ int main(void)
 	CHECK_EQ(obs->seg->deaths, 0);
 	/* every DCI back in the free ring once the keeper reset them */
 	for (double t0 = kp_now_ms(); kp_now_ms() - t0 < 5000;) {
-		const struct kr_pool_tenant *t = kr_seg_tenant(obs->seg, 0);
+		const struct kr_pool_tenant *t;
 
+		CHECK_OK(kr_pool_observe_refresh(obs));
+		t = kr_seg_tenant(obs->seg, 0);
 		if (kr_pool_seg_ring_count(obs->seg, t->dci_ring_off) == 4)
 			break;
 	}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Security tests: a root keeper (pool_fixture) and attackers that are
+ * children dropped to uid/gid 65534 (nobody/nogroup) with setresuid. Every
+ * program exits 77 unless run as root.
+ */
+#ifndef KR_SEC_FIXTURE_H
+#define KR_SEC_FIXTURE_H
+
+#include <sys/types.h>
+
+#include "pool_fixture.h"
+
+#define SEC_UID 65534u
+#define SEC_GID 65534u
+
+/* Exit 77 unless root (the attackers need setresuid). */
+void sec_require_root(void);
+/* In a child: drop every privilege to SEC_UID/SEC_GID; exits 1 if that fails. */
+void sec_drop(void);
+/* Run fn() in a child dropped to SEC_UID; returns its exit status (or 128 + signal). */
+int sec_as_nobody(int (*fn)(void *arg), void *arg);
+
+#endif
