@@ -17,12 +17,20 @@
  *   --socket-limit              the --hugepages budget
  *   -l 0 --no-telemetry         one lcore, no extra sockets; the keeper's threads
  *                               get their CPU affinity back after init
+ *
+ * Pages a job may only read (the pool segment) go out as a second file
+ * description opened O_RDONLY through /proc/self/fd: mmap(PROT_WRITE,
+ * MAP_SHARED) and mprotect(PROT_WRITE) of it fail in the job (EACCES), so a
+ * read-only mapping cannot be turned writable. One per page, opened at the
+ * first attach and kept for the keeper's life.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -128,6 +136,35 @@ const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len)
 	return mz;
 }
 
+#define KR_RO_FDS 64u
+
+/* The keeper's read-only twins of page fds (main thread only: attach). */
+static struct {
+	int fd, ro;
+} kr_ro_fds[KR_RO_FDS];
+static uint32_t kr_nro_fds;
+
+/* A read-only file description of the same file as fd; -errno. */
+static int keeper_ro_fd(int fd)
+{
+	char path[40];
+	int ro;
+
+	for (uint32_t i = 0; i < kr_nro_fds; i++)
+		if (kr_ro_fds[i].fd == fd)
+			return kr_ro_fds[i].ro;
+	if (kr_nro_fds == KR_RO_FDS)
+		return -E2BIG;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		return -errno;
+	kr_ro_fds[kr_nro_fds].fd = fd;
+	kr_ro_fds[kr_nro_fds].ro = ro;
+	kr_nro_fds++;
+	return ro;
+}
+
 int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t role,
 			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
 {
@@ -146,6 +183,11 @@ int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t
 		fd = rte_memseg_get_fd_thread_unsafe(ms);
 		if (fd < 0 || rte_memseg_get_fd_offset_thread_unsafe(ms, &fd_off))
 			return -ENOENT;
+		if (!(prot & PROT_WRITE)) {
+			fd = keeper_ro_fd(fd);
+			if (fd < 0)
+				return fd;
+		}
 		if (rep->nregions >= KR_ATTACH_MAX_REGIONS || *nfds >= KR_ATTACH_MAX_REGIONS + 1)
 			return -E2BIG;
 		r = &rep->region[rep->nregions];
