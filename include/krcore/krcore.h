@@ -89,7 +89,8 @@ struct kr_attach_opts {
  *
  * One attach per process at a time. Returns a context, or NULL with errno:
  * ENOENT or ECONNREFUSED (no keeper at the socket), EACCES (socket not
- * accessible), EINVAL (bad opts), EALREADY (already attached), ENOSPC (no
+ * accessible: not in the keeper's group), EUSERS (the uid holds as many
+ * connections as it may), EINVAL (bad opts), EALREADY (already attached), ENOSPC (no
  * free job slot or tenant in the pool), EADDRINUSE (the keeper's addresses
  * are taken in this process), EPROTO (the keeper speaks another protocol or
  * sent a malformed reply), ENOMEM,

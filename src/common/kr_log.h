@@ -48,6 +48,15 @@ bool kr_log_ratelimit_ok(uint64_t *last_ns, uint32_t *burst);
 			KR_ERR(comp, __VA_ARGS__);                                                 \
 	} while (0)
 
+/* The same for warnings another process can trigger at will. */
+#define KR_WARN_RATELIMITED(comp, ...)                                                             \
+	do {                                                                                       \
+		static uint64_t kr_rl_last_;                                                       \
+		static uint32_t kr_rl_burst_;                                                      \
+		if (kr_log_ratelimit_ok(&kr_rl_last_, &kr_rl_burst_))                              \
+			KR_WARN(comp, __VA_ARGS__);                                                \
+	} while (0)
+
 #ifdef KR_DP_DEBUG
 #define KR_DP_LOG(comp, ...) KR_DBG(comp, __VA_ARGS__)
 #else

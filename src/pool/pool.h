@@ -48,6 +48,7 @@
 #define KR_POOL_MAX_CONNS      4096u	  /* sockets the keeper serves at once */
 #define KR_POOL_PAGE	       (2u << 20) /* hugepage size the keeper uses */
 #define KR_POOL_HELLO_MS       2000u	  /* a connection must attach within this */
+#define KR_POOL_UID_CONNS_EXTRA 16u	  /* a uid's connections: its tenant's jobs + this */
 #define KR_POOL_DCI_WQEBB      256u
 #define KR_POOL_DCI_CQE	       256u
 #define KR_POOL_DCT_SRQ_WQE    64u

@@ -166,12 +166,19 @@ int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, in
 	int rc;
 
 	rc = kr_msg_send(sock, req, reqlen, NULL, 0);
-	if (rc)
+	if (rc && rc != -EPIPE)
 		return rc == -ECONNRESET || rc == -ECONNREFUSED ? -ENOTCONN : rc;
+	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued */
 	n = kr_msg_recv(sock, rep, repcap, fds, maxfds, nfds);
 	if (n < 0)
-		return (int)n;
-	if (rh->type != (KR_MSG_REPLY | rq->type) || rh->seq != rq->seq) {
+		return rc ? rc : (int)n;
+	if (rc && rh->seq != 0) {
+		if (nfds && fds)
+			close_fds(fds, *nfds);
+		return rc;
+	}
+	/* seq 0: the keeper refused the connection before reading (its status says why) */
+	if (rh->type != (KR_MSG_REPLY | rq->type) || (rh->seq != rq->seq && rh->seq != 0)) {
 		if (nfds && fds)
 			close_fds(fds, *nfds);
 		return -EPROTO;

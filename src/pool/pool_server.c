@@ -193,6 +193,41 @@ void kr_keeper_unlisten(struct kr_keeper *k)
 	}
 }
 
+/* Connections uid holds now (a scan: bounded, and only at accept). */
+static uint32_t conns_of_uid(const struct kr_keeper *k, uid_t uid)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < KR_POOL_MAX_CONNS; i++)
+		n += k->conn[i] && k->conn[i]->uid == uid;
+	return n;
+}
+
+/*
+ * Refuse a connection without serving it: an ATTACH reply with seq 0 and the
+ * reason (a client's first request is always ATTACH), then close. What the
+ * client already sent is read first: closing with it unread would turn the
+ * reply into ECONNRESET at the client. A client that sends after the close
+ * gets EPIPE and still finds the reply queued (kr_msg_call).
+ */
+static void refuse_conn(struct kr_keeper *k, int fd, int status)
+{
+	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
+	char drain[256];
+
+	for (int i = 0; i < 4 && recv(fd, drain, sizeof(drain), MSG_DONTWAIT) > 0; i++)
+		;
+
+	if (rep) {
+		kr_msg_init(&rep->hdr, KR_MSG_REPLY | KR_MSG_ATTACH, sizeof(*rep), 0);
+		rep->status = status;
+		kr_msg_send(fd, rep, sizeof(*rep), NULL, 0);
+		free(rep);
+	}
+	k->seg->refused++;
+	close(fd);
+}
+
 void kr_keeper_accept(struct kr_keeper *k)
 {
 	for (;;) {
@@ -210,8 +245,17 @@ void kr_keeper_accept(struct kr_keeper *k)
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0) {
-			KR_WARN("pool", "connection without peer credentials; closed");
+			KR_WARN_RATELIMITED("pool", "connection without peer credentials; closed");
 			close(fd);
+			continue;
+		}
+		/* one uid cannot take the slots every other uid needs */
+		if (conns_of_uid(k, cred.uid) >= k->cfg.jobs + KR_POOL_UID_CONNS_EXTRA) {
+			KR_WARN_RATELIMITED("pool",
+					    "uid %u holds %u connections (its limit); refusing pid %d",
+					    (unsigned)cred.uid, k->cfg.jobs + KR_POOL_UID_CONNS_EXTRA,
+					    (int)cred.pid);
+			refuse_conn(k, fd, -EUSERS);
 			continue;
 		}
 		for (slot = 0; slot < KR_POOL_MAX_CONNS && k->conn[slot]; slot++)
@@ -220,8 +264,7 @@ void kr_keeper_accept(struct kr_keeper *k)
 		if (!c) {
 			KR_ERR_RATELIMITED("pool", "too many connections (%u); refusing pid %d",
 					   k->nconn, (int)cred.pid);
-			k->seg->refused++;
-			close(fd);
+			refuse_conn(k, fd, -EUSERS);
 			continue;
 		}
 		c->fd = fd;
@@ -529,8 +572,9 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 
 		if (n >= (ssize_t)sizeof(h))
 			h = req.hdr;
-		KR_WARN("pool", "pid %d: malformed request (%s, type %u, %zd bytes); closing",
-			(int)c->pid, n < 0 ? strerror((int)-n) : "bad size", h.type, n);
+		KR_WARN_RATELIMITED("pool",
+				    "pid %d: malformed request (%s, type %u, %zd bytes); closing",
+				    (int)c->pid, n < 0 ? strerror((int)-n) : "bad size", h.type, n);
 		reply_init(&rep, &h, n == -EMSGSIZE ? -EMSGSIZE : -EPROTO);
 		kr_msg_send(c->fd, &rep, sizeof(rep), NULL, 0);
 		k->seg->refused += !c->job_plus1;
@@ -606,7 +650,8 @@ void kr_keeper_conn_expire(struct kr_keeper *k)
 		}
 		if (c && !c->job_plus1 && !c->observer &&
 		    now - c->accept_ns > (uint64_t)KR_POOL_HELLO_MS * 1000000u) {
-			KR_INFO("pool", "pid %d connected but never attached; closed", (int)c->pid);
+			KR_WARN_RATELIMITED("pool", "pid %d connected but never attached; closed",
+					    (int)c->pid);
 			k->seg->refused++;
 			kr_keeper_conn_close(k, i, false);
 		}

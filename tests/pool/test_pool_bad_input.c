@@ -96,13 +96,18 @@ static void raw_messages(const struct kp_keeper *k)
 	}
 }
 
-/* CONCURRENT raw attaches in flight at once; every one answered. */
-static void many_attaches(const struct kp_keeper *k, uint32_t capacity)
+/*
+ * CONCURRENT raw attaches in flight at once, from one uid; every one
+ * answered: capacity attach, the rest of the uid's connection allowance
+ * (jobs + KR_POOL_UID_CONNS_EXTRA) get ENOSPC, the others are refused at
+ * once with EUSERS (a seq 0 reply).
+ */
+static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t allowance)
 {
 	static int fds[CONCURRENT];
 	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
 	struct rlimit rl;
-	int ok = 0, full = 0;
+	int ok = 0, full = 0, refused = 0, rc;
 
 	CHECK(rep != NULL);
 	CHECK_OK(getrlimit(RLIMIT_NOFILE, &rl));
@@ -117,8 +122,10 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity)
 		fds[i] = kr_msg_connect(k->sock);
 		if (fds[i] < 0)
 			KR_FAIL("connect %d: %s", i, strerror(-fds[i]));
-		kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), (uint32_t)i);
-		CHECK_OK(kr_msg_send(fds[i], &a, sizeof(a), NULL, 0));
+		kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), (uint32_t)i + 1);
+		/* EPIPE: refused already, the reason is queued */
+		rc = kr_msg_send(fds[i], &a, sizeof(a), NULL, 0);
+		CHECK(rc == 0 || rc == -EPIPE);
 	}
 	for (int i = 0; i < CONCURRENT; i++) {
 		struct pollfd p = {.fd = fds[i], .events = POLLIN};
@@ -129,10 +136,17 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity)
 		if (poll(&p, 1, 10000) != 1)
 			KR_FAIL("attach %d: no answer in 10 s", i);
 		len = kr_msg_recv(fds[i], rep, sizeof(*rep), got, KR_ATTACH_MAX_REGIONS + 1, &n);
-		CHECK_EQ(len, sizeof(*rep));
-		CHECK_EQ(rep->hdr.seq, (uint32_t)i);
+		if (len != (ssize_t)sizeof(*rep))
+			KR_FAIL("attach %d: %zd (%s)", i, len, len < 0 ? strerror((int)-len) : "");
 		for (unsigned int j = 0; j < n; j++)
 			close(got[j]);
+		if (rep->hdr.seq == 0) {
+			CHECK_EQ(rep->status, -EUSERS);
+			CHECK_EQ(n, 0);
+			refused++;
+			continue;
+		}
+		CHECK_EQ(rep->hdr.seq, (uint32_t)i + 1);
 		if (rep->status == 0) {
 			ok++;
 			CHECK(n > 0);
@@ -143,7 +157,8 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity)
 		}
 	}
 	CHECK_EQ(ok, capacity);
-	CHECK_EQ(full, CONCURRENT - (int)capacity);
+	CHECK_EQ(full, (int)(allowance - capacity));
+	CHECK_EQ(refused, CONCURRENT - (int)allowance);
 	for (int i = 0; i < CONCURRENT; i++)
 		close(fds[i]);
 	free(rep);
@@ -229,8 +244,8 @@ int main(void)
 	close(idle);
 	CHECK_OK(kr_detach(ctx));
 
-	/* 1,000 concurrent attaches on a pool of 2 job slots */
-	many_attaches(&k, 2);
+	/* 1,000 concurrent attaches from one uid on a pool of 2 job slots */
+	many_attaches(&k, 2, 2 + KR_POOL_UID_CONNS_EXTRA);
 	ctx = kp_attach(&k, 5000);
 	if (!ctx)
 		KR_FAIL("attach after the storm: %s", strerror(errno));
