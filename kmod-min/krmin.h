@@ -91,6 +91,8 @@ struct krmin_dev {
 extern struct krmin_dev krmin_dev;
 
 /* krmin_slot.c: ioctls and teardown; each returns 0 or a negative errno. */
+/* krmin_dev.c: CAP_IPC_LOCK and the keeper_uid, or a member of keeper_gid. */
+bool krmin_may_keep(void);
 long krmin_keeper_reg(struct krmin_file *kf, void __user *uarg);
 long krmin_slot_reg(struct krmin_file *kf, void __user *uarg);
 long krmin_slot_unreg(struct krmin_file *kf, void __user *uarg);

@@ -27,6 +27,25 @@ module_param(max_pinned_mb, uint, 0444);
 MODULE_PARM_DESC(max_pinned_mb,
 		 "Most memory all slots may pin, MiB (0: a quarter of RAM)");
 
+/* Who may take the keeper role, besides holding CAP_IPC_LOCK (init namespace ids). */
+static unsigned int keeper_uid;
+module_param(keeper_uid, uint, 0444);
+MODULE_PARM_DESC(keeper_uid, "uid that may register as the keeper (default 0)");
+static unsigned int keeper_gid;
+module_param(keeper_gid, uint, 0444);
+MODULE_PARM_DESC(keeper_gid, "gid whose members may register as the keeper (default 0)");
+
+bool krmin_may_keep(void)
+{
+	kuid_t uid = make_kuid(&init_user_ns, keeper_uid);
+	kgid_t gid = make_kgid(&init_user_ns, keeper_gid);
+
+	if (!capable(CAP_IPC_LOCK))
+		return false;
+	return (uid_valid(uid) && uid_eq(current_euid(), uid)) ||
+	       (gid_valid(gid) && in_egroup_p(gid));
+}
+
 struct krmin_dev krmin_dev = {
 	.lock = __MUTEX_INITIALIZER(krmin_dev.lock),
 	.queue = LIST_HEAD_INIT(krmin_dev.queue),

@@ -100,7 +100,7 @@ long krmin_keeper_reg(struct krmin_file *kf, void __user *uarg)
 	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
 	if (ret)
 		return ret;
-	if (!capable(CAP_IPC_LOCK))
+	if (!krmin_may_keep())
 		return -EPERM;
 	/* The answer is constant: copy it out first, nothing to undo. */
 	req.max_slots = KRMIN_MAX_SLOTS;

@@ -3,9 +3,14 @@
  * kmod-min, ownership and mapping: keeper registration, argument checks,
  * grant/claim tokens (one-time, tenant-bound), mmap by the owner only and
  * only within the slot, post-sized writes seen by the keeper, revocation
- * by the keeper and release by the job, fork.
+ * by the keeper and release by the job, fork, the keeper role limited to
+ * keeper_uid/keeper_gid even for holders of CAP_IPC_LOCK.
  * Runs inside the qemu guest (tests/kmod/run_qemu_tests.sh).
  */
+#include <grp.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "krmin_test.h"
@@ -73,6 +78,43 @@ static void test_keeper_needs_cap(void)
 			_exit(3);
 		}
 		_exit(kt_keeper_reg(fd) == -EPERM ? 0 : 4);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
+/*
+ * CAP_IPC_LOCK alone is not enough: uid 65534 holding it gets EPERM (the
+ * module takes keepers only from keeper_uid or keeper_gid, root by
+ * default), where root gets EBUSY (a keeper is registered).
+ */
+static void test_keeper_role_uid(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+		struct __user_cap_data_struct d[2];
+		int fd;
+
+		if (prctl(PR_SET_KEEPCAPS, 1) || setgroups(0, NULL) || setgid(65534) ||
+		    setuid(65534))
+			_exit(2);
+		if (syscall(SYS_capget, &h, d))
+			_exit(3);
+		d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective |= CAP_TO_MASK(CAP_IPC_LOCK);
+		if (syscall(SYS_capset, &h, d)) {
+			fprintf(stderr, "map: capset CAP_IPC_LOCK as uid 65534: %s\n",
+				strerror(errno));
+			_exit(4);
+		}
+		fd = open(KT_DEV, O_RDWR);
+		if (fd < 0)
+			_exit(5);
+		_exit(kt_keeper_reg(fd) == -EPERM ? 0 : 6);
 	}
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status));
@@ -280,6 +322,7 @@ int main(void)
 		KR_SKIP("%s missing: krmin.ko not loaded", KT_DEV);
 	test_keeper_reg(&k);
 	test_keeper_needs_cap();
+	test_keeper_role_uid();
 	test_slot_reg(&k);
 	job = kt_open();
 	other = kt_open();
