@@ -7,12 +7,22 @@
 #ifndef KR_SEC_FIXTURE_H
 #define KR_SEC_FIXTURE_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "pool_fixture.h"
 
 #define SEC_UID 65534u
 #define SEC_GID 65534u
+
+/* In an attacker child: report and return 1 from the function unless cond holds. */
+#define SEC_EXPECT(cond)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
+			return 1;                                                                  \
+		}                                                                                  \
+	} while (0)
 
 /* Exit 77 unless root (the attackers need setresuid). */
 void sec_require_root(void);

@@ -3,10 +3,10 @@
  * sec_flood: one uid cannot lock the others out. uid 65534 opens 5,000
  * connections to a keeper and holds them; the keeper accepts only its
  * tenant's job slots plus 16 and refuses the rest at once with EUSERS (a
- * reply that says so, then close; kr_attach returns EUSERS). Meanwhile root attaches and detaches 200
- * times: every attach must succeed within a 1 s deadline (the p99 is
- * printed, not asserted). The keeper's log stays short (rate-limited), and
- * once the flood is gone, connections left unattached are closed.
+ * reply that says so, then close; kr_attach returns EUSERS). Meanwhile root attaches and detaches
+ * 200 times: every attach must succeed within a 1 s deadline (the p99 is printed, not asserted).
+ * The keeper's log stays short (rate-limited), and once the flood is gone, connections left
+ * unattached are closed.
  */
 #include <errno.h>
 #include <poll.h>

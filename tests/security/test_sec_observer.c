@@ -47,14 +47,6 @@ static int status_call(int fd, uint32_t seq, uint64_t off, uint32_t len,
 	return rc ? rc : rep->status;
 }
 
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
-
 /* As uid 65534: observe by hand and poke at the bounds. */
 static int observer(void *arg)
 {
@@ -68,27 +60,27 @@ static int observer(void *arg)
 	int fd;
 
 	(void)arg;
-	EXPECT(rep && st);
+	SEC_EXPECT(rep && st);
 	fd = kr_msg_connect(K.sock);
-	EXPECT(fd >= 0);
+	SEC_EXPECT(fd >= 0);
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
-	EXPECT(kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds, KR_ATTACH_MAX_REGIONS + 1,
-			   &nfds) == 0);
-	EXPECT(rep->status == 0);
-	EXPECT(nfds == 0 && rep->nfds == 0 && rep->nregions == 0); /* no descriptor at all */
+	SEC_EXPECT(kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds,
+			       KR_ATTACH_MAX_REGIONS + 1, &nfds) == 0);
+	SEC_EXPECT(rep->status == 0);
+	SEC_EXPECT(nfds == 0 && rep->nfds == 0 && rep->nregions == 0); /* no descriptor at all */
 	size = rep->seg_len;
-	EXPECT(size >= sizeof(struct kr_pool_seg));
+	SEC_EXPECT(size >= sizeof(struct kr_pool_seg));
 
-	EXPECT(status_call(fd, 2, 0, 64, st) == 0);
-	EXPECT(st->len == 64 && st->seg_len == size);
-	EXPECT(((const struct kr_pool_seg *)st->data)->magic != 0);
+	SEC_EXPECT(status_call(fd, 2, 0, 64, st) == 0);
+	SEC_EXPECT(st->len == 64 && st->seg_len == size);
+	SEC_EXPECT(((const struct kr_pool_seg *)st->data)->magic != 0);
 	/* bounds: past the end, straddling it, empty, too long */
-	EXPECT(status_call(fd, 3, size, 1, st) == -EINVAL);
-	EXPECT(status_call(fd, 4, size - 8, 16, st) == -EINVAL);
-	EXPECT(status_call(fd, 5, 0, 0, st) == -EINVAL);
-	EXPECT(status_call(fd, 6, 0, KR_STATUS_CHUNK + 1, st) == -EINVAL);
-	EXPECT(status_call(fd, 7, UINT64_MAX - 4, 8, st) == -EINVAL);
-	EXPECT(status_call(fd, 8, size - 8, 8, st) == 0); /* the connection goes on */
+	SEC_EXPECT(status_call(fd, 3, size, 1, st) == -EINVAL);
+	SEC_EXPECT(status_call(fd, 4, size - 8, 16, st) == -EINVAL);
+	SEC_EXPECT(status_call(fd, 5, 0, 0, st) == -EINVAL);
+	SEC_EXPECT(status_call(fd, 6, 0, KR_STATUS_CHUNK + 1, st) == -EINVAL);
+	SEC_EXPECT(status_call(fd, 7, UINT64_MAX - 4, 8, st) == -EINVAL);
+	SEC_EXPECT(status_call(fd, 8, size - 8, 8, st) == 0); /* the connection goes on */
 
 	/* a lingering observer is closed: EOF well after KR_POOL_HELLO_MS */
 	for (double t0 = kp_now_ms();;) {
@@ -99,7 +91,7 @@ static int observer(void *arg)
 		n = recv(fd, &c, 1, 0);
 		if (n == 0 || (n < 0 && errno == ECONNRESET))
 			break;
-		EXPECT(kp_now_ms() - t0 < 10.0 * KR_POOL_HELLO_MS);
+		SEC_EXPECT(kp_now_ms() - t0 < 10.0 * KR_POOL_HELLO_MS);
 	}
 	close(fd);
 	free(rep);

@@ -23,14 +23,6 @@
 
 static struct kp_keeper K;
 
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
-
 /* As uid 65534: attach by hand and try to write through the segment's fds. */
 static int nobody_job(void *arg)
 {
@@ -41,13 +33,13 @@ static int nobody_job(void *arg)
 	int fd;
 
 	(void)arg;
-	EXPECT(rep != NULL);
+	SEC_EXPECT(rep != NULL);
 	fd = kr_msg_connect(K.sock);
-	EXPECT(fd >= 0);
+	SEC_EXPECT(fd >= 0);
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
-	EXPECT(kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds, KR_ATTACH_MAX_REGIONS + 1,
-			   &nfds) == 0);
-	EXPECT(rep->status == 0);
+	SEC_EXPECT(kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds,
+			       KR_ATTACH_MAX_REGIONS + 1, &nfds) == 0);
+	SEC_EXPECT(rep->status == 0);
 	for (uint32_t i = 0; i < rep->nregions; i++) {
 		const struct kr_msg_region *r = &rep->region[i];
 		int rfd = fds[r->fd_index];
@@ -57,18 +49,18 @@ static int nobody_job(void *arg)
 		if (rep->region_role[i] != KR_REGION_SEG)
 			continue;
 		nseg++;
-		EXPECT(r->prot == PROT_READ);
-		EXPECT((fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY);
+		SEC_EXPECT(r->prot == PROT_READ);
+		SEC_EXPECT((fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY);
 		p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, (off_t)r->off);
-		EXPECT(p == MAP_FAILED && errno == EACCES);
+		SEC_EXPECT(p == MAP_FAILED && errno == EACCES);
 		p = mmap(NULL, r->len, PROT_READ, MAP_SHARED, rfd, (off_t)r->off);
-		EXPECT(p != MAP_FAILED);
-		EXPECT(mprotect(p, r->len, PROT_READ | PROT_WRITE) == -1 && errno == EACCES);
+		SEC_EXPECT(p != MAP_FAILED);
+		SEC_EXPECT(mprotect(p, r->len, PROT_READ | PROT_WRITE) == -1 && errno == EACCES);
 		munmap(p, r->len);
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", rfd);
-		EXPECT(open(path, O_RDWR) < 0);
+		SEC_EXPECT(open(path, O_RDWR) < 0);
 	}
-	EXPECT(nseg > 0);
+	SEC_EXPECT(nseg > 0);
 	for (unsigned int i = 0; i < nfds; i++)
 		close(fds[i]);
 	close(fd); /* the keeper reclaims the job */

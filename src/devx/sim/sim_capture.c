@@ -148,20 +148,27 @@ int sim_fault_capture(struct kr_devx_ctx *ctx, uint8_t opcode, enum sim_capture_
 	return 0;
 }
 
-/* sim_fault_captured() - see sim_fault.h. */
-int sim_fault_captured(struct kr_devx_ctx *ctx, uint32_t *psn)
+/* The armed capture of ctx's engine in *out; 0, -EINVAL, -ESRCH, -ENOENT. */
+static int sim_capture_of(struct kr_devx_ctx *ctx, struct sim_capture **out)
 {
 	struct sim_engine *eng = sim_capture_engine(ctx);
-	struct sim_capture *c;
-	int rc = 0;
 
 	if (!ctx || !ctx->is_sim)
 		return -EINVAL;
 	if (!eng)
 		return -ESRCH;
-	c = eng->capture;
-	if (!c)
-		return -ENOENT;
+	*out = eng->capture;
+	return *out ? 0 : -ENOENT;
+}
+
+/* sim_fault_captured() - see sim_fault.h. */
+int sim_fault_captured(struct kr_devx_ctx *ctx, uint32_t *psn)
+{
+	struct sim_capture *c;
+	int rc = sim_capture_of(ctx, &c);
+
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&c->lock);
 	if (c->pkt) {
 		if (psn)
@@ -175,19 +182,14 @@ int sim_fault_captured(struct kr_devx_ctx *ctx, uint32_t *psn)
 /* sim_fault_replay() - see sim_fault.h. */
 int sim_fault_replay(struct kr_devx_ctx *ctx)
 {
-	struct sim_engine *eng = sim_capture_engine(ctx);
 	struct timespec ts = {.tv_nsec = 100000};
 	struct sim_capture *c;
 	uint64_t waited = 0;
 	uint32_t left;
+	int rc = sim_capture_of(ctx, &c);
 
-	if (!ctx || !ctx->is_sim)
-		return -EINVAL;
-	if (!eng)
-		return -ESRCH;
-	c = eng->capture;
-	if (!c)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&c->lock);
 	if (!c->pkt) {
 		pthread_mutex_unlock(&c->lock);
@@ -195,7 +197,7 @@ int sim_fault_replay(struct kr_devx_ctx *ctx)
 	}
 	c->replays++;
 	pthread_mutex_unlock(&c->lock);
-	sim_engine_kick(eng->sh);
+	sim_engine_kick(sim_dev_of(ctx)->sh);
 	/* back once the engine put it on the wire, so what the caller posts next
 	 * goes out after it */
 	for (;;) {
