@@ -554,26 +554,30 @@ int kr_devx_cq_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int n);
 /* PRM completion syndrome -> enum kr_wc_status. */
 int kr_devx_syndrome_to_status(uint8_t syndrome);
 
-/* ---- sharing the device with jobs (devx_share.c; h6, issue 4) ---- */
+/* ---- sharing the device with jobs (devx_share.c) ---- */
 
 /*
- * kr_devx_export() - the descriptor a job needs to reach this device's
- * doorbells: the sim's shared segment memfd. On hw it would be the device
- * command fd (the job mmaps its UAR through it); not implemented without a
- * NIC: -EOPNOTSUPP. The fd stays owned by ctx. Returns 0, -EINVAL.
+ * kr_devx_uar_export() - the descriptor through which a job may ring UAR
+ * page uar and nothing else of the device: on the sim the page's own memfd
+ * (owned by the device, not dup'ed; valid while uar is allocated). On
+ * hardware a job must never hold the device's command fd (it could issue any
+ * DEVX command as the keeper); the tenant's UAR page is mapped into its jobs
+ * by kmod-min instead, which krpoold does not drive yet: -EOPNOTSUPP.
+ * Returns 0, -EINVAL.
  */
-int kr_devx_export(struct kr_devx_ctx *ctx, int *fd);
+int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd);
 /*
  * kr_devx_import() - a doorbell-only view of a device another process opened,
- * from the fd kr_devx_export() gave it (consumed on success: the view owns
- * it). Every firmware command and UAR/umem allocation on it returns -EPERM:
- * jobs never issue firmware commands. Close with kr_devx_close().
- * Returns 0, -EINVAL (not a device segment), -EOPNOTSUPP (hw), -ENOMEM, -errno.
+ * from the fd kr_devx_uar_export() gave it (consumed on success: the view
+ * owns it). Every firmware command, GID query and UAR/umem allocation on it
+ * returns -EPERM: jobs never issue firmware commands. Close with
+ * kr_devx_close(). Returns 0, -EINVAL (not a UAR page of the sim),
+ * -EOPNOTSUPP (hw), -ENOMEM, -errno.
  */
 int kr_devx_import(const char *name, int fd, bool is_sim, struct kr_devx_ctx **ctx);
 /*
- * kr_devx_uar_import() - the UAR page_id (allocated by the exporting process)
- * in an imported view, for doorbells. Returns 0, -EINVAL (no such page),
+ * kr_devx_uar_import() - the UAR page_id in an imported view (the page it
+ * was made from), for doorbells. Returns 0, -EINVAL (not that page),
  * -ENOMEM. Free with kr_devx_uar_unimport().
  */
 int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);

@@ -2,11 +2,10 @@
 /*
  * Sharing a device between the keeper (which opened it and issues every
  * firmware command) and its jobs (which only write WQEs and ring doorbells).
- * rdma-core 44 cannot share DEVX objects across processes, so what a job
- * receives is the doorbell path alone: on the sim the shared segment memfd;
- * on hardware it would be the device command fd, through which the job
- * mmaps the UAR page at the offset the keeper names (untestable here: no NIC,
- * so the hw branch reports -EOPNOTSUPP).
+ * rdma-core 44 cannot share DEVX objects across processes, and a job must
+ * never hold the device's command fd, so what a job receives is one UAR
+ * page: on the sim its memfd; on hardware kmod-min maps the tenant's UAR
+ * page (not driven by krpoold yet: -EOPNOTSUPP).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,15 +13,15 @@
 #include "devx.h"
 #include "sim/sim.h"
 
-int kr_devx_export(struct kr_devx_ctx *ctx, int *fd)
+int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd)
 {
 	int rc;
 
-	if (!ctx || !fd)
+	if (!uar || !uar->ctx || !fd)
 		return -EINVAL;
-	if (!ctx->is_sim)
+	if (!uar->ctx->is_sim)
 		return -EOPNOTSUPP;
-	rc = sim_export_fd(ctx);
+	rc = sim_uar_export(uar);
 	if (rc < 0)
 		return rc;
 	*fd = rc;

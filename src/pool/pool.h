@@ -371,7 +371,7 @@ int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-#define KR_PROTO_VERSION      1u
+#define KR_PROTO_VERSION      2u
 #define KR_ATTACH_MAX_REGIONS 64u
 
 enum kr_msg_type {
@@ -437,7 +437,7 @@ struct kr_msg_attach_reply {
 	uint32_t heap_lkey;
 	uint32_t heap_rkey;
 	uint32_t dev_is_sim;
-	uint32_t dev_fd_index; /* sim: the segment memfd; hw: the command fd */
+	uint32_t uar_fd_index; /* the tenant's UAR page (sim: its memfd), never the device */
 	char dev_name[64];
 	uint32_t nregions;
 	uint32_t nfds;
@@ -546,6 +546,7 @@ struct kr_keeper_tenant {
 	uint32_t idx;
 	struct kr_devx_pd pd;
 	struct kr_devx_uar *uar;
+	int uar_fd; /* what its jobs ring through (kr_devx_uar_export; owned by uar) */
 	/*
 	 * One memzone per tenant, carved in whole hugepages (one per-page fd
 	 * each, so a job is sent exactly the pages it may map):
@@ -600,7 +601,6 @@ struct kr_keeper {
 	int signal_fd;
 	int timer_fd;
 	char eal_prefix[32];
-	int dev_fd;	     /* what jobs get to ring doorbells (sim: segment memfd) */
 	uint64_t reclaim_t0; /* when the oldest unfinished reclaim began, 0 = none */
 	volatile int stop;
 	bool eal_up;

@@ -128,11 +128,11 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 			   ? -EPROTO
 			   : 0;
 	if (rep->nfds != nfds || !nfds || rep->nregions > KR_ATTACH_MAX_REGIONS ||
-	    rep->dev_fd_index >= nfds || !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
+	    rep->uar_fd_index >= nfds || !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
 		return -EPROTO;
 	for (uint32_t i = 0; i < rep->nregions; i++)
 		if (!region_ok(&rep->region[i], nfds) ||
-		    rep->region[i].fd_index == rep->dev_fd_index)
+		    rep->region[i].fd_index == rep->uar_fd_index)
 			return -EPROTO;
 	if (reply_range(rep, KR_REGION_SEG, rep->seg_va, rep->seg_len))
 		return -EPROTO;
@@ -223,7 +223,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_free;
 	rc = ctx_map_fixed(ctx, rep, fds);
-	close_fds(fds, nfds, (int)rep->dev_fd_index);
+	close_fds(fds, nfds, (int)rep->uar_fd_index);
 	if (rc)
 		goto err_unmap;
 
@@ -248,10 +248,10 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_unmap;
 
-	rc = kr_devx_import(rep->dev_name, fds[rep->dev_fd_index], rep->dev_is_sim, &ctx->dev);
+	rc = kr_devx_import(rep->dev_name, fds[rep->uar_fd_index], rep->dev_is_sim, &ctx->dev);
 	if (rc)
 		goto err_unmap;
-	rep->dev_fd_index = ~0u; /* the view owns it now */
+	rep->uar_fd_index = ~0u; /* the view owns it now */
 	rc = kr_arena_create(ctx->heap, ctx->heap_len, &ctx->arena);
 	if (rc)
 		goto err_close_dev;
@@ -264,8 +264,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 err_close_dev:
 	kr_devx_close(ctx->dev);
 err_unmap:
-	if (rep->dev_fd_index < nfds)
-		close(fds[rep->dev_fd_index]);
+	if (rep->uar_fd_index < nfds)
+		close(fds[rep->uar_fd_index]);
 	ctx_unmap(ctx);
 err_free:
 	if (ctx)

@@ -96,11 +96,6 @@ static int keeper_open_device(struct kr_keeper *k)
 		KR_ERR("pool", "cannot open device %s: %s", name, strerror(-rc));
 		return rc;
 	}
-	rc = kr_devx_export(k->ctx, &k->dev_fd);
-	if (rc) {
-		KR_ERR("pool", "device %s cannot be shared with jobs: %s", name, strerror(-rc));
-		return rc;
-	}
 	return 0;
 }
 
@@ -253,7 +248,7 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 	if (!k)
 		return -ENOMEM;
 	k->cfg = *cfg;
-	k->listen_fd = k->lock_fd = k->epoll_fd = k->signal_fd = k->timer_fd = k->dev_fd = -1;
+	k->listen_fd = k->lock_fd = k->epoll_fd = k->signal_fd = k->timer_fd = -1;
 	k->grow_fd = -1;
 	pthread_mutex_init(&k->cmd_lock, NULL);
 	keeper_raise_nofile();

@@ -296,6 +296,9 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
 {
 	const struct kr_pool_seg *s = k->seg;
+	const struct kr_pool_job *job;
+	struct kr_keeper_tenant *t;
+	struct kr_keeper_heap *h;
 	int rc;
 
 	rep->dev_is_sim = k->ctx->is_sim;
@@ -306,33 +309,30 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 		rep->seg_len = s->size;
 		return 0;
 	}
-	fds[(*nfds)++] = k->dev_fd;
-	rep->dev_fd_index = 0;
+	job = kr_seg_job(s, c->job_plus1 - 1);
+	t = &k->tenant[job->tenant];
+	h = &t->heap[(c->job_plus1 - 1) % k->cfg.jobs];
+	/* the tenant's UAR page: the only part of the device a job reaches */
+	fds[(*nfds)++] = t->uar_fd;
+	rep->uar_fd_index = 0;
 	rep->seg_va = (uintptr_t)s;
 	rep->seg_len = kr_pool_pages_len(s->size);
 	rc = kr_keeper_mem_regions(s, rep->seg_len, 1 /* PROT_READ */, KR_REGION_SEG, rep, fds,
 				   nfds);
 	if (rc)
 		return rc;
-	{
-		struct kr_pool_job *job = kr_seg_job(s, c->job_plus1 - 1);
-		struct kr_keeper_tenant *t = &k->tenant[job->tenant];
-		struct kr_keeper_heap *h = &t->heap[(c->job_plus1 - 1) % k->cfg.jobs];
-
-		rep->tenant = job->tenant;
-		rep->job = c->job_plus1 - 1;
-		rep->job_gen = job->gen;
-		rep->zone_va = (uintptr_t)t->zone;
-		rep->zone_len = t->zone_len;
-		rep->heap_va = (uintptr_t)h->addr;
-		rep->heap_len = h->len;
-		rep->heap_lkey = h->mr.lkey;
-		rep->heap_rkey = h->mr.rkey;
-		rc = kr_keeper_mem_regions(t->zone, t->zone_len, 3, KR_REGION_ZONE, rep, fds, nfds);
-		if (!rc)
-			rc = kr_keeper_mem_regions(h->addr, h->len, 3, KR_REGION_HEAP, rep, fds,
-						   nfds);
-	}
+	rep->tenant = job->tenant;
+	rep->job = c->job_plus1 - 1;
+	rep->job_gen = job->gen;
+	rep->zone_va = (uintptr_t)t->zone;
+	rep->zone_len = t->zone_len;
+	rep->heap_va = (uintptr_t)h->addr;
+	rep->heap_len = h->len;
+	rep->heap_lkey = h->mr.lkey;
+	rep->heap_rkey = h->mr.rkey;
+	rc = kr_keeper_mem_regions(t->zone, t->zone_len, 3, KR_REGION_ZONE, rep, fds, nfds);
+	if (!rc)
+		rc = kr_keeper_mem_regions(h->addr, h->len, 3, KR_REGION_HEAP, rep, fds, nfds);
 	return rc;
 }
 

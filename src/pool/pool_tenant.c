@@ -150,6 +150,12 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
 	if (rc)
 		return rc;
+	rc = kr_devx_uar_export(t->uar, &t->uar_fd);
+	if (rc) {
+		KR_ERR("pool", "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
+		       k->ctx->name, t->idx, strerror(-rc));
+		return rc;
+	}
 	rc = tenant_dct_build(k, t);
 	if (rc)
 		return rc;
@@ -207,6 +213,7 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	if (t->uar) {
 		k->ctx->ops->free_uar(t->uar);
 		t->uar = NULL;
+		t->uar_fd = -1;
 	}
 	if (t->pd_ok) {
 		kr_devx_pd_free(&t->pd);

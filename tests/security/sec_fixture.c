@@ -26,9 +26,8 @@ void sec_drop(void)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
-int sec_as_nobody(int (*fn)(void *arg), void *arg)
+pid_t sec_spawn_nobody(int (*fn)(void *arg), void *arg)
 {
-	int status;
 	pid_t pid = fork();
 
 	CHECK(pid >= 0);
@@ -37,6 +36,35 @@ int sec_as_nobody(int (*fn)(void *arg), void *arg)
 		fflush(stdout);
 		_exit(fn(arg));
 	}
+	return pid;
+}
+
+int sec_wait(pid_t pid)
+{
+	int status;
+
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int sec_as_nobody(int (*fn)(void *arg), void *arg)
+{
+	return sec_wait(sec_spawn_nobody(fn, arg));
+}
+
+int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
+{
+	struct kr_msg_attach req = {0};
+	int fd = kr_msg_connect(sock);
+
+	if (fd < 0)
+		return -1;
+	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
+	if (kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds, KR_ATTACH_MAX_REGIONS + 1,
+			nfds) ||
+	    rep->status) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -30,5 +30,15 @@ void sec_require_root(void);
 void sec_drop(void);
 /* Run fn() in a child dropped to SEC_UID; returns its exit status (or 128 + signal). */
 int sec_as_nobody(int (*fn)(void *arg), void *arg);
+/* The same in two steps: start the child, then wait for its status. */
+pid_t sec_spawn_nobody(int (*fn)(void *arg), void *arg);
+int sec_wait(pid_t pid);
+/*
+ * Attach to the keeper at sock by hand (no kr_attach): the reply and the
+ * descriptors it carried. Returns the connection (close it to detach), or -1
+ * when the call or the attach failed.
+ */
+int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds,
+		   unsigned int *nfds);
 
 #endif

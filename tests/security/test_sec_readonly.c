@@ -26,7 +26,6 @@ static struct kp_keeper K;
 /* As uid 65534: attach by hand and try to write through the segment's fds. */
 static int nobody_job(void *arg)
 {
-	struct kr_msg_attach req = {0};
 	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
 	int fds[KR_ATTACH_MAX_REGIONS + 1];
 	unsigned int nfds = 0, nseg = 0;
@@ -34,12 +33,8 @@ static int nobody_job(void *arg)
 
 	(void)arg;
 	SEC_EXPECT(rep != NULL);
-	fd = kr_msg_connect(K.sock);
+	fd = sec_attach_raw(K.sock, rep, fds, &nfds);
 	SEC_EXPECT(fd >= 0);
-	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
-	SEC_EXPECT(kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds,
-			       KR_ATTACH_MAX_REGIONS + 1, &nfds) == 0);
-	SEC_EXPECT(rep->status == 0);
 	for (uint32_t i = 0; i < rep->nregions; i++) {
 		const struct kr_msg_region *r = &rep->region[i];
 		int rfd = fds[r->fd_index];

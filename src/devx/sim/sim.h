@@ -34,7 +34,7 @@
 #include "sim_fault.h"
 
 #define SIM_MAGIC 0x6b72736du /* "krsm" */
-#define SIM_VERSION 1u
+#define SIM_VERSION 2u /* 2: UAR pages left the segment (sim_bell) */
 
 #define SIM_MAX_PD 256
 #define SIM_MAX_UAR 64
@@ -199,7 +199,6 @@ struct sim_shared {
 	pthread_mutex_t lock;         /* process-shared; commands vs engine */
 	_Atomic uint32_t db_seq;      /* bumped by every doorbell: futex word */
 	_Atomic uint32_t engine_sleeping; /* engine parked on db_seq */
-	_Atomic uint64_t doorbells;   /* statistics */
 	struct sim_pd pd[SIM_MAX_PD];
 	struct sim_uar uar[SIM_MAX_UAR];
 	struct sim_umem umem[SIM_MAX_UMEM];
@@ -208,10 +207,34 @@ struct sim_shared {
 	struct sim_srq srq[SIM_MAX_SRQ];
 	struct sim_dct dct[SIM_MAX_DCT];
 	struct sim_mkey mkey[SIM_MAX_MKEY];
-	uint8_t uar_pages[SIM_MAX_UAR][SIM_UAR_SIZE] __attribute__((aligned(4096)));
 	/* engine statistics: SIM_STAT_INC by whoever counts, sim_stats_query reads */
 	struct sim_stats stats;
 };
+
+/*
+ * A UAR page (sim_bell.c): one page in its own memfd, so that the keeper can
+ * hand a tenant's jobs their UAR page and nothing else of the host. Where
+ * hardware has its doorbell register (SIM_UAR_DB_OFFSET) the sim has one
+ * too; below it are the sim's wake words. A job may write any bytes anywhere
+ * in the page: the engine only compares seq (its futex word) and writes
+ * sleeping, so no value here can crash it or reach another tenant.
+ */
+#define SIM_BELL_MAGIC 0x6b72626cu /* "krbl" */
+
+struct sim_bell {
+	uint32_t magic; /* SIM_BELL_MAGIC: lets a job check what it was sent */
+	uint32_t page_id;
+	_Atomic uint32_t seq;	   /* bumped by every doorbell: a futex word */
+	_Atomic uint32_t sleeping; /* set by the engine before it waits on seq */
+	_Atomic uint64_t rung;	   /* doorbells, for statistics */
+	uint8_t rsvd0[SIM_UAR_DB_OFFSET - 24];
+	uint64_t db; /* the doorbell register */
+	uint8_t rsvd1[SIM_UAR_SIZE - SIM_UAR_DB_OFFSET - 8];
+};
+
+_Static_assert(sizeof(struct sim_bell) == SIM_UAR_SIZE, "a bell is one UAR page");
+_Static_assert(__builtin_offsetof(struct sim_bell, db) == SIM_UAR_DB_OFFSET,
+	       "doorbell register where hardware has it");
 
 struct sim_engine; /* engine-private, sim_engine.c */
 
@@ -221,6 +244,12 @@ struct sim_dev {
 	struct sim_shared *sh;
 	int shm_fd;
 	struct sim_engine *eng;  /* only in the opening process */
+	/* UAR pages mapped here (a job's view has one); created once, kept until
+	 * close: the engine may be waiting on them. Guarded by sh->lock in the
+	 * opener; bell_hi is read by the engine without it. */
+	struct sim_bell *bell[SIM_MAX_UAR];
+	int bell_fd[SIM_MAX_UAR];
+	_Atomic uint32_t bell_hi; /* 1 + highest page index ever created */
 	struct sim_dev *next;    /* process registry */
 	struct sim_config cfg;   /* parsed from the device name by sim_open() */
 };
@@ -549,13 +578,18 @@ void sim_cost_charge(const struct sim_config *cfg, enum sim_cost_cmd c);
  * engine and other commands run meanwhile, and taken again. */
 void sim_cost_charge_locked(struct sim_dev *dev, enum sim_cost_cmd c);
 
-/* ---- additions (h6, job-side views for the keeper's jobs; sim_device.c) ---- */
+/* ---- sim_bell.c: UAR pages and the job's doorbell-only view ---- */
 
-/* The segment memfd of a host opened (with its engine) in this process, or -EINVAL. */
-int sim_export_fd(struct kr_devx_ctx *ctx);
-/* A doorbell-only view of a host from its memfd (taken over on success). */
+/* ops->alloc_uar / ops->free_uar of an opened host. */
+int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
+void sim_free_uar(struct kr_devx_uar *uar);
+/* Unmap and close every UAR page of dev (at close, the engine stopped). */
+void sim_bell_release(struct sim_dev *dev);
+/* The memfd of an allocated UAR page (owned by the host, not dup'ed). */
+int sim_uar_export(struct kr_devx_uar *uar);
+/* A doorbell-only view of a host from one UAR page's memfd (taken over on success). */
 int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctx);
-/* An imported UAR of a view (or of the opener), by page id. */
+/* The UAR page_id of a view (or of the opener). */
 int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
 
 #endif /* KR_SIM_H */

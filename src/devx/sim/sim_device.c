@@ -4,7 +4,8 @@
  * of hosts open in this process (the wire delivers packets through it).
  *
  * The segment is a memfd ("krsim:<name>") holding struct sim_shared, mapped
- * MAP_SHARED so a forked child sees the same rings, UAR pages and tables.
+ * MAP_SHARED so a forked child sees the same tables. It is the device's
+ * private memory: never sent to a job (a job gets one UAR page, sim_bell.c).
  * sh->lock is a robust process-shared mutex: firmware commands, umem/UAR
  * bookkeeping and the engine's passes all take it.
  *
@@ -365,54 +366,6 @@ static int sim_obj_destroy(struct kr_devx_obj *obj)
 
 /* ---- UARs, umems, EQ, GID ---- */
 
-static int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uarp)
-{
-	struct sim_dev *dev = sim_dev_of(ctx);
-	struct sim_shared *sh = dev->sh;
-	struct kr_devx_uar *uar;
-	uint32_t i;
-
-	uar = calloc(1, sizeof(*uar));
-	if (!uar)
-		return -ENOMEM;
-	sim_lock(dev);
-	/* a freed UAR still counted by a CQ or QP stays reserved until they go */
-	for (i = 0; i < SIM_MAX_UAR && (sh->uar[i].in_use || sh->uar[i].refcnt); i++)
-		;
-	if (i == SIM_MAX_UAR) {
-		sim_unlock(dev);
-		free(uar);
-		return -ENOMEM;
-	}
-	sh->uar[i].in_use = 1;
-	sim_unlock(dev);
-
-	uar->ctx = ctx;
-	uar->page_id = i + 1;
-	uar->base_addr = sh->uar_pages[i];
-	uar->reg_addr = sh->uar_pages[i] + SIM_UAR_DB_OFFSET;
-	*uarp = uar;
-	return 0;
-}
-
-static void sim_free_uar(struct kr_devx_uar *uar)
-{
-	struct sim_dev *dev;
-	struct sim_uar *u;
-
-	if (!uar)
-		return;
-	dev = sim_dev_of(uar->ctx);
-	sim_lock(dev);
-	u = &dev->sh->uar[uar->page_id - 1];
-	if (u->refcnt)
-		KR_WARN("sim", "%s: UAR %u freed while %u CQs/QPs still use it", dev->ctx.name,
-			uar->page_id, u->refcnt);
-	u->in_use = 0;
-	sim_unlock(dev);
-	free(uar);
-}
-
 static int sim_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
 			struct kr_devx_umem **umemp)
 {
@@ -662,167 +615,8 @@ static void sim_close(struct kr_devx_ctx *ctx)
 	dev = sim_dev_of(ctx);
 	sim_registry_del(dev);
 	sim_engine_stop(dev);
+	sim_bell_release(dev);
 	munmap(dev->sh, sizeof(*dev->sh));
 	close(dev->shm_fd);
 	free(dev);
-}
-
-/* ---- job side: a doorbell-only view of a host another process opened ---- */
-
-/*
- * A job maps the keeper's sim segment from the memfd it was sent and may
- * only ring doorbells on it (and read the GID). Firmware commands, UARs and
- * umems are the keeper's: they return -EPERM here. On hardware the job would
- * instead receive the device command fd and mmap its UAR page through it.
- */
-static int sim_job_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
-			  size_t outlen)
-{
-	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen;
-	return -EPERM;
-}
-
-static int sim_job_no_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
-			     size_t outlen, struct kr_devx_obj **obj)
-{
-	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen, (void)obj;
-	return -EPERM;
-}
-
-static int sim_job_no_obj_cmd(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
-			      size_t outlen)
-{
-	(void)obj, (void)in, (void)inlen, (void)out, (void)outlen;
-	return -EPERM;
-}
-
-static int sim_job_no_destroy(struct kr_devx_obj *obj)
-{
-	(void)obj;
-	return -EPERM;
-}
-
-static int sim_job_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
-{
-	(void)ctx, (void)uar;
-	return -EPERM;
-}
-
-static void sim_job_free_uar(struct kr_devx_uar *uar)
-{
-	(void)uar; /* the keeper's UAR: an imported view is released by kr_devx_uar_unimport */
-}
-
-static int sim_job_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn)
-{
-	(void)ctx, (void)vector, (void)eqn;
-	return -EPERM;
-}
-
-static int sim_job_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
-			       struct kr_devx_umem **umem)
-{
-	(void)ctx, (void)addr, (void)size, (void)access, (void)umem;
-	return -EPERM;
-}
-
-static int sim_job_no_umem_dereg(struct kr_devx_umem *umem)
-{
-	(void)umem;
-	return -EPERM;
-}
-
-static void sim_job_close(struct kr_devx_ctx *ctx)
-{
-	struct sim_dev *dev;
-
-	if (!ctx)
-		return;
-	dev = sim_dev_of(ctx);
-	munmap(dev->sh, sizeof(*dev->sh));
-	close(dev->shm_fd);
-	free(dev);
-}
-
-static const struct kr_devx_ops sim_job_ops = {
-    .alloc_uar = sim_job_no_uar,
-    .close = sim_job_close,
-    .doorbell = sim_doorbell,
-    .free_uar = sim_job_free_uar,
-    .general_cmd = sim_job_no_cmd,
-    .obj_create = sim_job_no_create,
-    .obj_destroy = sim_job_no_destroy,
-    .obj_modify = sim_job_no_obj_cmd,
-    .obj_query = sim_job_no_obj_cmd,
-    .query_eqn = sim_job_no_eqn,
-    .query_gid = sim_query_gid,
-    .umem_dereg = sim_job_no_umem_dereg,
-    .umem_reg = sim_job_no_umem_reg,
-};
-
-/* sim_export_fd() - the segment memfd of a host this process opened (not dup'ed). */
-int sim_export_fd(struct kr_devx_ctx *ctx)
-{
-	struct sim_dev *dev = sim_dev_of(ctx);
-
-	return dev->eng ? dev->shm_fd : -EINVAL;
-}
-
-/*
- * sim_attach_fd() - map a host's segment from fd (taken over on success) as a
- * doorbell-only view named name. Returns 0, -EINVAL (not a sim segment of
- * this version), -ENOMEM, or mmap's errno. Not added to the registry: no
- * packets are delivered to a view.
- */
-int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
-{
-	struct sim_shared *sh;
-	struct sim_dev *dev;
-	struct stat st;
-
-	if (fd < 0 || !ctxp)
-		return -EINVAL;
-	if (fstat(fd, &st))
-		return -errno;
-	if ((uint64_t)st.st_size < sizeof(*sh))
-		return -EINVAL;
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (sh == MAP_FAILED)
-		return -errno;
-	if (sh->magic != SIM_MAGIC || sh->version != SIM_VERSION || sh->size != sizeof(*sh)) {
-		munmap(sh, sizeof(*sh));
-		return -EINVAL;
-	}
-	dev = calloc(1, sizeof(*dev));
-	if (!dev) {
-		munmap(sh, sizeof(*sh));
-		return -ENOMEM;
-	}
-	dev->sh = sh;
-	dev->shm_fd = fd;
-	dev->ctx.ops = &sim_job_ops;
-	dev->ctx.is_sim = true;
-	dev->ctx.priv = dev;
-	snprintf(dev->ctx.name, sizeof(dev->ctx.name), "%s", name ? name : "sim:?");
-	*ctxp = &dev->ctx;
-	return 0;
-}
-
-/* sim_uar_import() - UAR page_id of the segment, for doorbells from a view. */
-int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
-{
-	struct sim_dev *dev = sim_dev_of(ctx);
-	struct kr_devx_uar *uar;
-
-	if (!page_id || page_id > SIM_MAX_UAR || !uarp)
-		return -EINVAL;
-	uar = calloc(1, sizeof(*uar));
-	if (!uar)
-		return -ENOMEM;
-	uar->ctx = ctx;
-	uar->page_id = page_id;
-	uar->base_addr = dev->sh->uar_pages[page_id - 1];
-	uar->reg_addr = dev->sh->uar_pages[page_id - 1] + SIM_UAR_DB_OFFSET;
-	*uarp = uar;
-	return 0;
 }

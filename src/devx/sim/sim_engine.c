@@ -8,19 +8,22 @@
  *      the SQ up to the doorbell record, packets within the window); for
  *      every QP in ERR flush what was posted since the last pass.
  * When a pass finds nothing to do the engine polls a little longer (a
- * doorbell right after a completion is the common case), then sleeps on the
- * futex sh->db_seq until a doorbell, a packet or its next timer.
+ * doorbell right after a completion is the common case), then sleeps until a
+ * doorbell, a packet or its next timer: one futex_waitv on the host's word
+ * sh->db_seq (the wire, commands, stop) and the seq word of every UAR page
+ * (sim_bell.c), which live in separate memfds so a tenant's jobs map only
+ * their own page.
  *
- * Doorbells need no lock: sim_doorbell() stores the UAR word, bumps db_seq
- * and wakes the engine if it sleeps. It touches only the shared segment, so
- * a forked child (or any process that maps the segment) may ring.
+ * Doorbells need no lock: sim_doorbell() stores the UAR word, bumps its
+ * page's seq and wakes the engine if it sleeps. It touches only the UAR
+ * page, so any process that maps the page may ring.
  *
- * Sleep/wake handshake (Dekker, both sides seq_cst):
- *   engine:   seq = db_seq; pass finds nothing; engine_sleeping = 1;
- *             if (db_seq == seq) futex_wait(db_seq, seq); engine_sleeping = 0
- *   doorbell: db_seq++; if (engine_sleeping) futex_wake(db_seq)
- * Either the engine sees the new db_seq, or the doorbell sees the flag; a
- * futex_wait on a stale value returns at once.
+ * Sleep/wake handshake (Dekker, both sides seq_cst), per word:
+ *   engine:   seq = word (before the pass); pass finds nothing; sleeping = 1;
+ *             futex_waitv(word == seq, ...); sleeping = 0
+ *   doorbell: word++; if (sleeping) futex_wake(word)
+ * Either the wait sees the new value and returns at once, or the doorbell
+ * sees the flag. A job that writes its page's words only delays itself.
  */
 #include <endian.h>
 #include <errno.h>
@@ -76,17 +79,6 @@ void sim_engine_kick(struct sim_shared *sh)
 	atomic_fetch_add(&sh->db_seq, 1);
 	if (atomic_load(&sh->engine_sleeping))
 		sim_futex(&sh->db_seq, FUTEX_WAKE, INT_MAX, NULL);
-}
-
-void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
-{
-	struct sim_dev *dev = sim_dev_of(uar->ctx);
-
-	/* One 8-byte store, as the UAR write on hardware. The engine does not
-	 * trust the value: it reads the doorbell record the WQEs came with. */
-	__atomic_store_n((uint64_t *)uar->reg_addr, val, __ATOMIC_RELEASE);
-	atomic_fetch_add(&dev->sh->doorbells, 1);
-	sim_engine_kick(dev->sh);
 }
 
 void sim_engine_timer(struct sim_engine *eng, uint64_t deadline)
@@ -237,11 +229,65 @@ static bool sim_engine_inq_empty(struct sim_engine *eng)
 	return empty;
 }
 
-static void sim_engine_sleep(struct sim_engine *eng, uint32_t seq)
+/*
+ * Before a pass: the values the engine would sleep against, the host's word
+ * first, then each UAR page's (pages are never unmapped while the engine
+ * runs, and bell_hi only grows).
+ */
+static void sim_engine_arm(struct sim_engine *eng)
 {
-	struct sim_shared *sh = eng->sh;
+	struct sim_dev *dev = eng->dev;
+	uint32_t hi = atomic_load(&dev->bell_hi), n = 1;
+
+	eng->wait[0].uaddr = (uintptr_t)&eng->sh->db_seq;
+	eng->wait[0].val = atomic_load(&eng->sh->db_seq);
+	eng->wait[0].flags = FUTEX_32;
+	for (uint32_t i = 0; i < hi && i < SIM_MAX_UAR; i++) {
+		struct sim_bell *b = dev->bell[i];
+
+		if (!b)
+			continue;
+		eng->wait_bell[n - 1] = b;
+		eng->wait[n].uaddr = (uintptr_t)&b->seq;
+		eng->wait[n].val = atomic_load(&b->seq);
+		eng->wait[n].flags = FUTEX_32;
+		n++;
+	}
+	eng->nwait = n;
+}
+
+static void sim_engine_sleeping(struct sim_engine *eng, uint32_t on)
+{
+	atomic_store(&eng->sh->engine_sleeping, on);
+	for (uint32_t i = 0; i + 1 < eng->nwait; i++)
+		atomic_store(&eng->wait_bell[i]->sleeping, on);
+}
+
+/* Wait until a word of eng->wait changes or wait_ns pass. */
+static void sim_engine_wait(struct sim_engine *eng, uint64_t wait_ns)
+{
+	uint64_t until = sim_now_ns() + wait_ns;
+	struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+
+	if (!eng->no_waitv &&
+	    syscall(SYS_futex_waitv, eng->wait, eng->nwait, 0, &ts, CLOCK_MONOTONIC) < 0 &&
+	    errno == ENOSYS) {
+		KR_INFO("sim", "%s: no futex_waitv: doorbells are polled every 1 ms", eng->sh->name);
+		eng->no_waitv = true;
+	}
+	if (eng->no_waitv) {
+		/* before Linux 5.16: sleep on the host's word, poll the pages */
+		if (wait_ns > 1000000ull)
+			wait_ns = 1000000ull;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)wait_ns;
+		sim_futex(&eng->sh->db_seq, FUTEX_WAIT, (uint32_t)eng->wait[0].val, &ts);
+	}
+}
+
+static void sim_engine_sleep(struct sim_engine *eng)
+{
 	uint64_t now = sim_now_ns(), wait = SIM_SLEEP_MAX_NS;
-	struct timespec ts;
 
 	if (eng->next_deadline != UINT64_MAX) {
 		if (eng->next_deadline <= now)
@@ -249,19 +295,15 @@ static void sim_engine_sleep(struct sim_engine *eng, uint32_t seq)
 		if (eng->next_deadline - now < wait)
 			wait = eng->next_deadline - now;
 	}
-	ts.tv_sec = wait / 1000000000ull;
-	ts.tv_nsec = wait % 1000000000ull;
-	atomic_store(&sh->engine_sleeping, 1);
-	if (atomic_load(&sh->db_seq) == seq && sim_engine_inq_empty(eng) &&
-	    !atomic_load(&eng->stop))
-		sim_futex(&sh->db_seq, FUTEX_WAIT, seq, &ts);
-	atomic_store(&sh->engine_sleeping, 0);
+	sim_engine_sleeping(eng, 1);
+	if (sim_engine_inq_empty(eng) && !atomic_load(&eng->stop))
+		sim_engine_wait(eng, wait);
+	sim_engine_sleeping(eng, 0);
 }
 
 static void *sim_engine_main(void *arg)
 {
 	struct sim_engine *eng = arg;
-	struct sim_shared *sh = eng->sh;
 	uint64_t idle_since = 0, last_rescan = 0;
 	sigset_t all;
 
@@ -270,9 +312,9 @@ static void *sim_engine_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	while (!atomic_load(&eng->stop)) {
-		uint32_t seq = atomic_load(&sh->db_seq);
 		uint64_t now;
 
+		sim_engine_arm(eng);
 		eng->work = false;
 		eng->next_deadline = UINT64_MAX;
 		sim_engine_pass(eng);
@@ -293,7 +335,7 @@ static void *sim_engine_main(void *arg)
 			sched_yield();
 			continue;
 		}
-		sim_engine_sleep(eng, seq);
+		sim_engine_sleep(eng);
 	}
 	return NULL;
 }

@@ -4,7 +4,7 @@
  *
  *   sim_engine.c  the engine thread of one simulated host: one pass over the
  *                 QPs and the inbound packets under sh->lock, timers, back-off
- *                 to a futex sleep on sh->db_seq; doorbells; QP reset/flush
+ *                 to a futex sleep on sh->db_seq and the UAR pages; QP reset/flush
  *   sim_req.c     requester: send WQEs from the SQ ring -> request packets
  *   sim_comp.c    completer: ACK/NAK/READ and atomic responses -> send CQEs
  *   sim_resp.c    responder: request packets -> memory, receives, ACK/NAK
@@ -32,6 +32,7 @@
 #ifndef KR_SIM_ENGINE_H
 #define KR_SIM_ENGINE_H
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -337,6 +338,11 @@ struct sim_engine {
 	/* sim_fault.c: per-host PRNG (xoshiro256**) from cfg.seed and the host name */
 	uint64_t fault_rng[4];
 	bool fault_rng_ready;
+	/* what the engine sleeps on: sh->db_seq, then each UAR page's seq */
+	struct futex_waitv wait[1 + SIM_MAX_UAR];
+	struct sim_bell *wait_bell[SIM_MAX_UAR];
+	uint32_t nwait;
+	bool no_waitv; /* the kernel lacks futex_waitv: poll the pages */
 };
 
 /* ---- sim_engine.c ---- */

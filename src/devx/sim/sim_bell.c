@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * UAR pages of a simulated host and the job's doorbell-only view.
+ *
+ * Each UAR is one page (struct sim_bell) in its own memfd,
+ * "krsim:<host>:uar<N>", so that the keeper can hand a tenant's jobs their
+ * UAR page and nothing else of the device; hardware does the same with the
+ * tenant's UAR page mapped through kmod-min. A page, once created, lives as
+ * long as the host (the engine may be waiting on it); a slot freed and
+ * allocated again gets the same page, as a UAR index names a fixed page on
+ * hardware. Ringing a page rings no QP in particular: the engine reads
+ * every QP's doorbell record, so a stray ring is a spurious wake-up.
+ *
+ * A job's view of the host is its one page: it may ring, and commands,
+ * UARs, umems and EQs return -EPERM, as the kernel's DEVX gate refuses a
+ * process without the device's command fd.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kr_log.h"
+#include "sim.h"
+
+/* sh->lock held: page i of dev, created on first use. */
+static struct sim_bell *sim_bell_get(struct sim_dev *dev, uint32_t i)
+{
+	char name[96];
+	struct sim_bell *b;
+	int fd;
+
+	if (dev->bell[i])
+		return dev->bell[i];
+	snprintf(name, sizeof(name), "krsim:%s:uar%u", dev->sh->name, i + 1);
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return NULL;
+	/* sealed at one page: a job holding the fd cannot shrink it under the
+	 * engine (a SIGBUS in the keeper) or grow it */
+	if (ftruncate(fd, SIM_UAR_SIZE) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		close(fd);
+		return NULL;
+	}
+	b = mmap(NULL, SIM_UAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (b == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	b->magic = SIM_BELL_MAGIC;
+	b->page_id = i + 1;
+	dev->bell_fd[i] = fd;
+	dev->bell[i] = b;
+	if (i + 1 > atomic_load(&dev->bell_hi))
+		atomic_store(&dev->bell_hi, i + 1);
+	return b;
+}
+
+static void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
+			 struct sim_bell *b)
+{
+	uar->ctx = ctx;
+	uar->page_id = page_id;
+	uar->base_addr = b;
+	uar->reg_addr = &b->db;
+	uar->priv = b;
+}
+
+int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uarp)
+{
+	struct sim_dev *dev = sim_dev_of(ctx);
+	struct sim_shared *sh = dev->sh;
+	struct kr_devx_uar *uar;
+	struct sim_bell *b;
+	uint32_t i;
+
+	uar = calloc(1, sizeof(*uar));
+	if (!uar)
+		return -ENOMEM;
+	sim_lock(dev);
+	/* a freed UAR still counted by a CQ or QP stays reserved until they go */
+	for (i = 0; i < SIM_MAX_UAR && (sh->uar[i].in_use || sh->uar[i].refcnt); i++)
+		;
+	b = i < SIM_MAX_UAR ? sim_bell_get(dev, i) : NULL;
+	if (!b) {
+		sim_unlock(dev);
+		free(uar);
+		return -ENOMEM;
+	}
+	sh->uar[i].in_use = 1;
+	sim_unlock(dev);
+	sim_uar_fill(uar, ctx, i + 1, b);
+	*uarp = uar;
+	return 0;
+}
+
+void sim_free_uar(struct kr_devx_uar *uar)
+{
+	struct sim_dev *dev;
+	struct sim_uar *u;
+
+	if (!uar)
+		return;
+	dev = sim_dev_of(uar->ctx);
+	sim_lock(dev);
+	u = &dev->sh->uar[uar->page_id - 1];
+	if (u->refcnt)
+		KR_WARN("sim", "%s: UAR %u freed while %u CQs/QPs still use it", dev->ctx.name,
+			uar->page_id, u->refcnt);
+	u->in_use = 0;
+	sim_unlock(dev);
+	free(uar);
+}
+
+void sim_bell_release(struct sim_dev *dev)
+{
+	for (uint32_t i = 0; i < SIM_MAX_UAR; i++) {
+		if (!dev->bell[i])
+			continue;
+		munmap(dev->bell[i], SIM_UAR_SIZE);
+		close(dev->bell_fd[i]);
+		dev->bell[i] = NULL;
+	}
+	atomic_store(&dev->bell_hi, 0);
+}
+
+int sim_uar_export(struct kr_devx_uar *uar)
+{
+	struct sim_dev *dev = sim_dev_of(uar->ctx);
+	uint32_t i = uar->page_id - 1;
+
+	if (!dev->eng || i >= SIM_MAX_UAR || !dev->bell[i])
+		return -EINVAL;
+	return dev->bell_fd[i];
+}
+
+void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
+{
+	struct sim_bell *b = uar->priv;
+
+	/* One 8-byte store, as the UAR write on hardware. The engine does not
+	 * trust the value: it reads the doorbell record the WQEs came with. */
+	__atomic_store_n(&b->db, val, __ATOMIC_RELEASE);
+	atomic_fetch_add_explicit(&b->rung, 1, memory_order_relaxed);
+	/* Dekker with the engine's sleep (sim_engine.c): bump, then look. */
+	atomic_fetch_add(&b->seq, 1);
+	if (atomic_load(&b->sleeping))
+		/* not FUTEX_PRIVATE: the page is shared with the keeper's engine */
+		syscall(SYS_futex, (uint32_t *)&b->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* ---- the job's view ---- */
+
+static int sim_job_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			  size_t outlen)
+{
+	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen;
+	return -EPERM;
+}
+
+static int sim_job_no_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			     size_t outlen, struct kr_devx_obj **obj)
+{
+	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen, (void)obj;
+	return -EPERM;
+}
+
+static int sim_job_no_obj_cmd(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+			      size_t outlen)
+{
+	(void)obj, (void)in, (void)inlen, (void)out, (void)outlen;
+	return -EPERM;
+}
+
+static int sim_job_no_destroy(struct kr_devx_obj *obj)
+{
+	(void)obj;
+	return -EPERM;
+}
+
+static int sim_job_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
+{
+	(void)ctx, (void)uar;
+	return -EPERM;
+}
+
+static void sim_job_free_uar(struct kr_devx_uar *uar)
+{
+	(void)uar; /* the keeper's UAR: an imported view is released by kr_devx_uar_unimport */
+}
+
+static int sim_job_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn)
+{
+	(void)ctx, (void)vector, (void)eqn;
+	return -EPERM;
+}
+
+static int sim_job_no_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index, uint8_t gid[16])
+{
+	(void)ctx, (void)port, (void)index, (void)gid;
+	return -EPERM; /* the keeper publishes the GID in the tenant zone */
+}
+
+static int sim_job_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
+			       struct kr_devx_umem **umem)
+{
+	(void)ctx, (void)addr, (void)size, (void)access, (void)umem;
+	return -EPERM;
+}
+
+static int sim_job_no_umem_dereg(struct kr_devx_umem *umem)
+{
+	(void)umem;
+	return -EPERM;
+}
+
+static void sim_job_close(struct kr_devx_ctx *ctx)
+{
+	struct sim_dev *dev;
+
+	if (!ctx)
+		return;
+	dev = sim_dev_of(ctx);
+	sim_bell_release(dev);
+	free(dev);
+}
+
+static const struct kr_devx_ops sim_job_ops = {
+    .alloc_uar = sim_job_no_uar,
+    .close = sim_job_close,
+    .doorbell = sim_doorbell,
+    .free_uar = sim_job_free_uar,
+    .general_cmd = sim_job_no_cmd,
+    .obj_create = sim_job_no_create,
+    .obj_destroy = sim_job_no_destroy,
+    .obj_modify = sim_job_no_obj_cmd,
+    .obj_query = sim_job_no_obj_cmd,
+    .query_eqn = sim_job_no_eqn,
+    .query_gid = sim_job_no_gid,
+    .umem_dereg = sim_job_no_umem_dereg,
+    .umem_reg = sim_job_no_umem_reg,
+};
+
+/*
+ * sim_attach_fd() - map the UAR page in fd (taken over on success) as a
+ * doorbell-only view named name. Returns 0, -EINVAL (not one UAR page of
+ * this sim), -ENOMEM, or fstat's or mmap's errno. Not added to the
+ * registry: no packets are delivered to a view.
+ */
+int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
+{
+	struct sim_bell *b;
+	struct sim_dev *dev;
+	struct stat st;
+
+	if (fd < 0 || !ctxp)
+		return -EINVAL;
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_size != SIM_UAR_SIZE)
+		return -EINVAL;
+	b = mmap(NULL, SIM_UAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (b == MAP_FAILED)
+		return -errno;
+	if (b->magic != SIM_BELL_MAGIC || !b->page_id || b->page_id > SIM_MAX_UAR) {
+		munmap(b, SIM_UAR_SIZE);
+		return -EINVAL;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		munmap(b, SIM_UAR_SIZE);
+		return -ENOMEM;
+	}
+	dev->bell[b->page_id - 1] = b;
+	dev->bell_fd[b->page_id - 1] = fd;
+	dev->ctx.ops = &sim_job_ops;
+	dev->ctx.is_sim = true;
+	dev->ctx.priv = dev;
+	snprintf(dev->ctx.name, sizeof(dev->ctx.name), "%s", name ? name : "sim:?");
+	*ctxp = &dev->ctx;
+	return 0;
+}
+
+/* sim_uar_import() - UAR page_id mapped in this process, for doorbells. */
+int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
+{
+	struct sim_dev *dev = sim_dev_of(ctx);
+	struct kr_devx_uar *uar;
+
+	if (!page_id || page_id > SIM_MAX_UAR || !uarp || !dev->bell[page_id - 1])
+		return -EINVAL;
+	uar = calloc(1, sizeof(*uar));
+	if (!uar)
+		return -ENOMEM;
+	sim_uar_fill(uar, ctx, page_id, dev->bell[page_id - 1]);
+	*uarp = uar;
+	return 0;
+}
