@@ -56,6 +56,7 @@
 #define KR_POOL_RC_RQ_WQE      64u
 #define KR_POOL_DEFAULT_SOCKET "/run/krcore/krpoold.sock"
 #define KR_POOL_BASE_VA	       0x200000000000ull /* outside ASan's shadow and allocator */
+#define KR_SHM_VA_OFFSET       0x40000000000ull  /* job-writable memory: base_va + 4 TB */
 #define KR_POOL_EAL_RESERVE    (4ull << 20)	 /* the EAL's own heap, in the budget */
 
 /* ---- keeper configuration (pool_config.c) ---- */
@@ -535,8 +536,16 @@ struct kr_keeper_qp {
 	bool grown; /* built by the grow thread, not yet in the free ring (atomic) */
 };
 
+/* Job-writable memory: a sealed hugetlb memfd mapped at addr (pool_shm.c). */
+struct kr_shm {
+	uint8_t *addr; /* NULL: not mapped */
+	uint64_t len;
+	int fd;
+};
+
 struct kr_keeper_heap {
-	uint8_t *addr; /* KR_POOL_PAGE aligned, inside the tenant memzone */
+	struct kr_shm shm;
+	uint8_t *addr; /* shm.addr */
 	uint64_t len;
 	struct kr_devx_mr mr;
 	bool registered;
@@ -548,13 +557,14 @@ struct kr_keeper_tenant {
 	struct kr_devx_uar *uar;
 	int uar_fd; /* what its jobs ring through (kr_devx_uar_export; owned by uar) */
 	/*
-	 * One memzone per tenant, carved in whole hugepages (one per-page fd
-	 * each, so a job is sent exactly the pages it may map):
-	 *   [zone: header, DCI rings and CQs; job-visible]
-	 *   [kzone: DCT CQ and SRQ, receive buffers, spare RC QPs; keeper-only]
-	 *   [heap 0] ... [heap jobs-1]; each job maps only its own
+	 * Memory, in whole hugepages:
+	 *   zone: header, DCI rings and CQs; job-writable (zone_shm, sealed)
+	 *   kzone: DCT CQ and SRQ, receive buffers, spare RC QPs; keeper-only
+	 *          (a memzone, never sent)
+	 *   heap[j].shm: job j's heap; job-writable, each job maps only its own
 	 */
-	const struct rte_memzone *mz;
+	const struct rte_memzone *mz; /* the kzone */
+	struct kr_shm zone_shm;
 	uint8_t *zone;
 	uint64_t zone_len;
 	uint8_t *kzone;
@@ -592,6 +602,7 @@ struct kr_keeper {
 	struct kr_devx_ctx *ctx;
 	const struct rte_memzone *seg_mz;
 	struct kr_pool_seg *seg;
+	uint64_t shm_used; /* bytes of the job-writable window mapped so far */
 	struct kr_keeper_tenant *tenant; /* [cfg.tenants] */
 	struct kr_keeper_conn **conn;	 /* [KR_POOL_MAX_CONNS] */
 	uint32_t nconn;
@@ -625,13 +636,23 @@ void kr_keeper_eal_stop(struct kr_keeper *k);
 /* Reserve a 2 MB-aligned memzone of len (rounded up to 2 MB pages), zeroed. NULL + errno. */
 const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len);
 /*
- * kr_keeper_mem_regions() - one region per hugepage of [addr, addr+len)
- * (page aligned), with the page's fd (not dup'ed: the caller only sends it).
- * Appends to rep->region and fds. Returns 0, -E2BIG (too many regions),
- * -ENOENT (a page the EAL does not know or has no fd for).
+ * kr_keeper_ro_regions() - one read-only region per hugepage of memzone
+ * memory [addr, addr+len) (page aligned), each with a read-only file
+ * description of the page (kept by the keeper: the caller only sends it).
+ * Memzone pages never go to a job writable (see pool_shm.c). Appends to
+ * rep->region and fds. Returns 0, -E2BIG (too many regions), -ENOENT (a
+ * page the EAL does not know or has no fd for), or open's -errno.
  */
-int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t role,
-			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
+int kr_keeper_ro_regions(const void *addr, uint64_t len, uint8_t role,
+			 struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
+
+/* pool_shm.c: job-writable memory, sealed hugetlb memfds (see there) */
+int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, struct kr_shm *shm);
+void kr_keeper_shm_unmap(struct kr_shm *shm);
+int kr_keeper_shm_renew(const char *name, struct kr_shm *shm);
+uint64_t kr_keeper_shm_holes(void);
+int kr_keeper_shm_regions(const struct kr_shm *shm, uint8_t role, struct kr_msg_attach_reply *rep,
+			  int *fds, unsigned int *nfds);
 /* Round up to whole hugepages. */
 static inline uint64_t kr_pool_pages_len(uint64_t len)
 {

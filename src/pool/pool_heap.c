@@ -6,10 +6,12 @@
  * command. The MR covers exactly that heap: never another job's memory.
  *
  * When a job leaves (detach or death) its heap is scrubbed in the background
- * before another job gets it: zeroed, and re-registered under a new MKEY so
- * every lkey/rkey the old job gave out stops working.
+ * before another job gets it: given new zeroed pages (kr_keeper_shm_renew),
+ * and re-registered under a new MKEY so every lkey/rkey the old job gave
+ * out stops working.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kr_log.h"
@@ -40,12 +42,13 @@ int kr_keeper_heap_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32
 }
 
 /*
- * kr_keeper_heap_scrub() - zero heap j and register it again (new keys).
+ * kr_keeper_heap_scrub() - new pages for heap j, registered again (new keys).
  * Returns 0 or the devx error (the heap then stays out of the pool).
  */
 int kr_keeper_heap_scrub(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t j)
 {
 	struct kr_keeper_heap *h = &t->heap[j];
+	char name[32];
 	int rc;
 
 	if (h->registered) {
@@ -57,7 +60,14 @@ int kr_keeper_heap_scrub(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32
 		}
 		h->registered = false;
 	}
-	memset(h->addr, 0, h->len);
+	/* new pages, not zeroed old ones: a descriptor the old job kept must not
+	 * reach the next job's heap */
+	snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
+	rc = kr_keeper_shm_renew(name, &h->shm);
+	if (rc) {
+		KR_ERR("pool", "tenant %u heap %u: new pages: %s", t->idx, j, strerror(-rc));
+		return rc;
+	}
 	return kr_keeper_heap_build(k, t, j);
 }
 

@@ -18,7 +18,9 @@
  *   -l 0 --no-telemetry         one lcore, no extra sockets; the keeper's threads
  *                               get their CPU affinity back after init
  *
- * Pages a job may only read (the pool segment) go out as a second file
+ * Memzone pages go to jobs read-only, never writable (job-writable memory is
+ * sealed memfds, pool_shm.c: a writable hugetlbfs file could be truncated
+ * under the keeper). Pages a job may only read (the pool segment) go out as a second file
  * description opened O_RDONLY through /proc/self/fd: mmap(PROT_WRITE,
  * MAP_SHARED) and mprotect(PROT_WRITE) of it fail in the job (EACCES), so a
  * read-only mapping cannot be turned writable. One per page, opened at the
@@ -165,8 +167,8 @@ static int keeper_ro_fd(int fd)
 	return ro;
 }
 
-int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t role,
-			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
+int kr_keeper_ro_regions(const void *addr, uint64_t len, uint8_t role,
+			 struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
 {
 	const uint8_t *p = addr;
 
@@ -183,11 +185,9 @@ int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t
 		fd = rte_memseg_get_fd_thread_unsafe(ms);
 		if (fd < 0 || rte_memseg_get_fd_offset_thread_unsafe(ms, &fd_off))
 			return -ENOENT;
-		if (!(prot & PROT_WRITE)) {
-			fd = keeper_ro_fd(fd);
-			if (fd < 0)
-				return fd;
-		}
+		fd = keeper_ro_fd(fd);
+		if (fd < 0)
+			return fd;
 		if (rep->nregions >= KR_ATTACH_MAX_REGIONS || *nfds >= KR_ATTACH_MAX_REGIONS + 1)
 			return -E2BIG;
 		r = &rep->region[rep->nregions];
@@ -196,7 +196,7 @@ int kr_keeper_mem_regions(const void *addr, uint64_t len, uint32_t prot, uint8_t
 		/* the page may start inside its memseg when memsegs are bigger */
 		r->off = fd_off + (uint64_t)((uintptr_t)(p + off) - (uintptr_t)ms->addr);
 		r->fd_index = *nfds;
-		r->prot = prot;
+		r->prot = PROT_READ;
 		rep->region_role[rep->nregions] = role;
 		fds[(*nfds)++] = fd;
 		rep->nregions++;

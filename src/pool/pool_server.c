@@ -317,8 +317,7 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->uar_fd_index = 0;
 	rep->seg_va = (uintptr_t)s;
 	rep->seg_len = kr_pool_pages_len(s->size);
-	rc = kr_keeper_mem_regions(s, rep->seg_len, 1 /* PROT_READ */, KR_REGION_SEG, rep, fds,
-				   nfds);
+	rc = kr_keeper_ro_regions(s, rep->seg_len, KR_REGION_SEG, rep, fds, nfds);
 	if (rc)
 		return rc;
 	rep->tenant = job->tenant;
@@ -330,9 +329,9 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->heap_len = h->len;
 	rep->heap_lkey = h->mr.lkey;
 	rep->heap_rkey = h->mr.rkey;
-	rc = kr_keeper_mem_regions(t->zone, t->zone_len, 3, KR_REGION_ZONE, rep, fds, nfds);
+	rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, rep, fds, nfds);
 	if (!rc)
-		rc = kr_keeper_mem_regions(h->addr, h->len, 3, KR_REGION_HEAP, rep, fds, nfds);
+		rc = kr_keeper_shm_regions(&h->shm, KR_REGION_HEAP, rep, fds, nfds);
 	return rc;
 }
 

@@ -131,11 +131,15 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->zone_len = kr_pool_pages_len(kr_pool_zone_size(cfg));
 	t->kzone_len = kr_pool_pages_len(kr_pool_kzone_size(cfg));
 	snprintf(name, sizeof(name), "kr_t%u", t->idx);
-	t->mz = kr_keeper_zone_reserve(name, t->zone_len + t->kzone_len + cfg->jobs * heap_len);
+	t->mz = kr_keeper_zone_reserve(name, t->kzone_len);
 	if (!t->mz)
 		return -ENOMEM;
-	t->zone = t->mz->addr;
-	t->kzone = t->zone + t->zone_len;
+	t->kzone = t->mz->addr;
+	snprintf(name, sizeof(name), "kr_t%u_zone", t->idx);
+	rc = kr_keeper_shm_map(k, name, t->zone_len, &t->zone_shm);
+	if (rc)
+		return rc;
+	t->zone = t->zone_shm.addr;
 
 	t->dci = calloc(kr_pool_cfg_dci_slots(cfg), sizeof(*t->dci));
 	t->rc = calloc(kr_pool_cfg_rc_slots(cfg) ? kr_pool_cfg_rc_slots(cfg) : 1, sizeof(*t->rc));
@@ -180,7 +184,11 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 			return rc;
 	}
 	for (uint32_t j = 0; j < cfg->jobs; j++) {
-		t->heap[j].addr = t->kzone + t->kzone_len + j * heap_len;
+		snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
+		rc = kr_keeper_shm_map(k, name, heap_len, &t->heap[j].shm);
+		if (rc)
+			return rc;
+		t->heap[j].addr = t->heap[j].shm.addr;
 		t->heap[j].len = heap_len;
 		rc = kr_keeper_heap_build(k, t, j);
 		if (rc)
@@ -197,8 +205,10 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 /* Tear down in reverse; tolerates a partly built tenant. */
 void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
-	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
+	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++) {
 		kr_keeper_heap_destroy(&t->heap[j]);
+		kr_keeper_shm_unmap(&t->heap[j].shm);
+	}
 	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(&t->rc[i]);
 	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
@@ -225,6 +235,8 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->heap = NULL;
 	t->rc = NULL;
 	t->dci = NULL;
+	kr_keeper_shm_unmap(&t->zone_shm);
+	t->zone = NULL;
 	if (t->mz) {
 		rte_memzone_free(t->mz);
 		t->mz = NULL;

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "kr_log.h"
-#include "sim.h"
+#include "sim_engine.h"
 
 /* sh->lock held: page i of dev, created on first use. */
 static struct sim_bell *sim_bell_get(struct sim_dev *dev, uint32_t i)
@@ -61,6 +61,7 @@ static struct sim_bell *sim_bell_get(struct sim_dev *dev, uint32_t i)
 	dev->bell[i] = b;
 	if (i + 1 > atomic_load(&dev->bell_hi))
 		atomic_store(&dev->bell_hi, i + 1);
+	sim_engine_kick(dev->sh); /* a sleeping engine re-arms with the new page */
 	return b;
 }
 

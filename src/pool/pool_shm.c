@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Job-writable memory: the tenant zone and the job heaps. A job gets a
+ * writable descriptor of these pages, and a file it can write it can also
+ * truncate: the keeper's next touch of a truncated page is a SIGBUS. DPDK's
+ * hugetlbfs page files cannot be sealed, so job-writable memory never comes
+ * from a memzone; each piece is a hugetlb memfd sealed at its size
+ * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL).
+ *
+ * The pieces are mapped at fixed addresses in a window of their own,
+ * cfg.base_va + KR_SHM_VA_OFFSET, above the EAL's reservation and outside
+ * ASan's, so every job can map them at the keeper's address too.
+ *
+ * Two things a job can still do to its own pages, and why they stay its own
+ * problem:
+ *   - keep the descriptor after it leaves: a heap is renewed (a new memfd
+ *     at the same address) when it is scrubbed, so a kept descriptor reaches
+ *     the dead job's old pages, never the next job's;
+ *   - punch a hole (fallocate; only F_SEAL_WRITE forbids it, and jobs must
+ *     write): the keeper's next touch needs a fresh hugepage, and with none
+ *     free the kernel sends SIGBUS. A SIGBUS inside the window is answered
+ *     by mapping private zero pages over the faulting page, so the keeper
+ *     goes on; only that job's tenant loses the shared view of the page.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21u << 26) /* log2(2 MB) << MFD_HUGE_SHIFT */
+#endif
+
+/* The window's bounds for the SIGBUS guard; written before it is armed. */
+static uintptr_t shm_lo, shm_hi;
+static _Atomic uint64_t shm_holes; /* pages the guard replaced */
+
+static void shm_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr & ~(uintptr_t)(KR_POOL_PAGE - 1);
+
+	(void)uc;
+	if (a >= shm_lo && a < shm_hi &&
+	    mmap((void *)a, KR_POOL_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+		atomic_fetch_add(&shm_holes, 1);
+		return; /* the faulting access runs again, on the private page */
+	}
+	signal(sig, SIG_DFL); /* not ours: die as we would have */
+	raise(sig);
+}
+
+/* Arm the guard for [lo, hi) (idempotent; the window only grows). */
+static void shm_guard(uintptr_t lo, uintptr_t hi)
+{
+	struct sigaction sa = {.sa_sigaction = shm_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER};
+
+	shm_lo = lo;
+	shm_hi = hi;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* Pages of the window a job punched out and the keeper then touched. */
+uint64_t kr_keeper_shm_holes(void)
+{
+	return atomic_load(&shm_holes);
+}
+
+/* A sealed hugetlb memfd of len bytes mapped at exactly at; 0 or -errno. */
+static int shm_create_at(const char *name, void *at, uint64_t len, struct kr_shm *shm)
+{
+	void *p;
+	int fd, rc;
+
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB | MFD_HUGE_2MB);
+	if (fd < 0) {
+		rc = -errno;
+		KR_ERR("pool", "%s: memfd_create(MFD_HUGETLB): %s", name, strerror(-rc));
+		return rc;
+	}
+	if (ftruncate(fd, (off_t)len) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		rc = -errno;
+		KR_ERR("pool", "%s: sizing and sealing %llu MB: %s", name,
+		       (unsigned long long)(len >> 20), strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	/* MAP_SHARED hugetlb reserves its pages here: no SIGBUS later */
+	p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p == MAP_FAILED || p != at) {
+		rc = p == MAP_FAILED ? -errno : -EEXIST;
+		if (p != MAP_FAILED)
+			munmap(p, len);
+		KR_ERR("pool", "%s: %llu MB of 2 MB hugepages at %p: %s%s", name,
+		       (unsigned long long)(len >> 20), at, strerror(-rc),
+		       rc == -ENOMEM ? "; free hugepages: echo N > /proc/sys/vm/nr_hugepages" : "");
+		close(fd);
+		return rc;
+	}
+	shm->addr = p;
+	shm->len = len;
+	shm->fd = fd;
+	return 0;
+}
+
+/*
+ * kr_keeper_shm_map() - len bytes (whole hugepages) of sealed, zeroed
+ * hugetlb memory at the next address of the window. Returns 0, -ENOMEM (no
+ * free hugepages: the message says how to get some), -EEXIST (the window's
+ * address is taken), or another -errno.
+ */
+int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, struct kr_shm *shm)
+{
+	uintptr_t lo = (uintptr_t)(k->cfg.base_va + KR_SHM_VA_OFFSET);
+	int rc;
+
+	shm->fd = -1;
+	shm->addr = NULL;
+	len = kr_pool_pages_len(len);
+	rc = shm_create_at(name, (void *)(lo + k->shm_used), len, shm);
+	if (rc)
+		return rc;
+	k->shm_used += len;
+	shm_guard(lo, lo + k->shm_used);
+	return 0;
+}
+
+/*
+ * kr_keeper_shm_renew() - replace shm's pages with new, zeroed ones at the
+ * same address: whoever kept the old descriptor keeps only the old pages.
+ * Nothing may be registered on shm meanwhile. 0, or -errno with shm
+ * unmapped (fd -1) but its address kept for a later attempt.
+ */
+int kr_keeper_shm_renew(const char *name, struct kr_shm *shm)
+{
+	void *at = shm->addr;
+	uint64_t len = shm->len;
+
+	int rc;
+
+	if (shm->fd >= 0)
+		kr_keeper_shm_unmap(shm);
+	rc = shm_create_at(name, at, len, shm);
+	if (rc) { /* keep the place for the next attempt */
+		shm->addr = at;
+		shm->len = len;
+	}
+	return rc;
+}
+
+void kr_keeper_shm_unmap(struct kr_shm *shm)
+{
+	if (!shm->addr || shm->fd < 0)
+		return;
+	munmap(shm->addr, shm->len);
+	close(shm->fd);
+	shm->fd = -1;
+	shm->addr = NULL;
+}
+
+/*
+ * kr_keeper_shm_regions() - shm as one read-write region per hugepage
+ * (what the attach reply carries), appended to rep and fds. 0, -E2BIG.
+ */
+int kr_keeper_shm_regions(const struct kr_shm *shm, uint8_t role, struct kr_msg_attach_reply *rep,
+			  int *fds, unsigned int *nfds)
+{
+	unsigned int fd_index = *nfds;
+
+	if (*nfds >= KR_ATTACH_MAX_REGIONS + 1)
+		return -E2BIG;
+	fds[(*nfds)++] = shm->fd;
+	for (uint64_t off = 0; off < shm->len; off += KR_POOL_PAGE) {
+		struct kr_msg_region *r;
+
+		if (rep->nregions >= KR_ATTACH_MAX_REGIONS)
+			return -E2BIG;
+		r = &rep->region[rep->nregions];
+		r->va = (uintptr_t)(shm->addr + off);
+		r->len = KR_POOL_PAGE;
+		r->off = off;
+		r->fd_index = fd_index;
+		r->prot = PROT_READ | PROT_WRITE;
+		rep->region_role[rep->nregions] = role;
+		rep->nregions++;
+	}
+	return 0;
+}
