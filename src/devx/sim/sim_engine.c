@@ -45,6 +45,7 @@
 #define SIM_SLEEP_MAX_NS 100000000ull /* sleep at most this long without a timer */
 #define SIM_RESCAN_NS	 1000000ull   /* look for QPs created behind our back */
 #define SIM_PASS_BUDGET	 1024u	      /* request packets per pass: bounds the lock hold */
+#define SIM_NO_WAITV_NS	 10000000ull  /* without futex_waitv: doorbell latency when asleep */
 
 uint64_t sim_now_ns(void)
 {
@@ -272,13 +273,16 @@ static void sim_engine_wait(struct sim_engine *eng, uint64_t wait_ns)
 	if (!eng->no_waitv &&
 	    syscall(SYS_futex_waitv, eng->wait, eng->nwait, 0, &ts, CLOCK_MONOTONIC) < 0 &&
 	    errno == ENOSYS) {
-		KR_INFO("sim", "%s: no futex_waitv: doorbells are polled every 1 ms", eng->sh->name);
+		KR_INFO("sim",
+			"%s: no futex_waitv: a sleeping engine looks at doorbells every %u ms",
+			eng->sh->name, (unsigned int)(SIM_NO_WAITV_NS / 1000000u));
 		eng->no_waitv = true;
 	}
 	if (eng->no_waitv) {
-		/* before Linux 5.16: sleep on the host's word, poll the pages */
-		if (wait_ns > 1000000ull)
-			wait_ns = 1000000ull;
+		/* before Linux 5.16, or under valgrind: sleep on the host's word
+		 * (packets, commands), poll the pages */
+		if (wait_ns > SIM_NO_WAITV_NS)
+			wait_ns = SIM_NO_WAITV_NS;
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)wait_ns;
 		sim_futex(&eng->sh->db_seq, FUTEX_WAIT, (uint32_t)eng->wait[0].val, &ts);
