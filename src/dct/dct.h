@@ -115,12 +115,12 @@ int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec);
  * The node cache and the node's identity, in each tenant zone (so the DC
  * keys of a tenant stay with its jobs). Set-associative, KR_DCT_CACHE_WAYS
  * entries per set, CLOCK inside a set: bounded whatever the cluster size.
- * Notes: every job of the tenant reads and writes entries; the keeper writes
- * the header once before any job attaches and the static peers. An entry is
- * a seqlock: a writer takes it by CAS seq even -> odd, writes, releases with
- * seq + 2; readers copy and re-check seq and the CRC. A writer that dies
- * holding an entry leaves that one way unusable until the keeper restarts
- * (bounded). No pointers: offsets from the zone start only.
+ * Notes: jobs only read it (the zone head is mapped read-only in jobs); the
+ * keeper alone writes: the header before any job attaches, the static
+ * peers, and what jobs report (KR_MSG_CACHE: a record a job read from a
+ * MetaServer, or a node to forget). An entry is a seqlock: the writer takes
+ * it by CAS seq even -> odd, writes, releases with seq + 2; readers copy and
+ * re-check seq and the CRC. No pointers: offsets from the zone start only.
  */
 #define KR_DCT_CACHE_SETS 256u
 #define KR_DCT_CACHE_WAYS 8u
@@ -157,7 +157,8 @@ struct kr_dct_zone {
 	uint32_t nmeta;
 	uint64_t entries_off; /* from the zone start: struct kr_dct_centry[nsets * ways] */
 	uint64_t hands_off;   /* from the zone start: uint32_t[nsets] CLOCK hands */
-	uint64_t hits, misses, inserts, evictions, invalidations; /* approximate (relaxed) */
+	uint64_t rsvd_hits, rsvd_misses; /* unused: jobs cannot write here (their own: look_stats) */
+	uint64_t inserts, evictions, invalidations; /* the keeper's */
 	uint64_t rsvd[2];
 	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
 };
@@ -168,9 +169,11 @@ uint64_t kr_dct_zone_bytes(void);
 /* Lay out and reset the block at zone + off (keeper, before jobs attach). */
 void kr_dct_zone_init(void *zone, uint64_t off, uint32_t node_id, uint32_t tenant);
 
-/* dct_cache.c: the cache itself (both sides). */
-int kr_dct_cache_lookup(void *zone, struct kr_dct_zone *dz, uint32_t node_id,
+/* dct_cache.c: the cache itself. Lookups only read (jobs); the rest is the keeper's. */
+int kr_dct_cache_lookup(const void *zone, const struct kr_dct_zone *dz, uint32_t node_id,
 			struct kr_dct_rec *rec);
+/* true when node_id's entry is a static peer's (never forgotten). */
+bool kr_dct_cache_is_static(const void *zone, const struct kr_dct_zone *dz, uint32_t node_id);
 /* Insert or replace; best effort (0, or -EBUSY when a writer holds every candidate). */
 int kr_dct_cache_insert(void *zone, struct kr_dct_zone *dz, const struct kr_dct_rec *rec,
 			uint32_t flags);
@@ -228,6 +231,8 @@ struct kr_dct_look_stats {
 	uint64_t local_errors;  /* completed with a local error: a bug on our side */
 	uint64_t remote_errors; /* error completion or timeout: MetaServer unreachable */
 	uint64_t torn;          /* copies refused as torn or in update */
+	uint64_t hits;          /* node cache hits and misses of this process */
+	uint64_t misses;
 };
 void kr_dct_look_stats_get(struct kr_dct_look_stats *st);
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The node-wide DCT cache in a tenant zone: set-associative, CLOCK within a
- * set, one seqlock per entry (see struct kr_dct_zone for who writes what).
- * Readers never block: a held or torn entry is a miss. Writers never wait:
- * an entry another writer holds is skipped.
+ * The node-wide DCT cache in a tenant zone head: set-associative, CLOCK
+ * within a set (reference bits set by inserts: readers never write), one
+ * seqlock per entry (see struct kr_dct_zone for who writes what). Readers
+ * never block: a held or torn entry is a miss. The writer never waits: an
+ * entry held is skipped.
  */
 #include <errno.h>
 #include <string.h>
@@ -37,11 +38,12 @@ void kr_dct_zone_init(void *zone, uint64_t off, uint32_t node_id, uint32_t tenan
 	__atomic_store_n(&dz->magic, KR_DCT_ZONE_MAGIC, __ATOMIC_RELEASE);
 }
 
-static struct kr_dct_centry *set_of(void *zone, const struct kr_dct_zone *dz, uint32_t node_id)
+static struct kr_dct_centry *set_of(const void *zone, const struct kr_dct_zone *dz,
+				    uint32_t node_id)
 {
 	uint32_t h = node_id * 0x9e3779b1u;
 
-	return (struct kr_dct_centry *)((uint8_t *)zone + dz->entries_off) +
+	return (struct kr_dct_centry *)((uintptr_t)zone + dz->entries_off) +
 	       (size_t)(h >> 8) % dz->nsets * dz->ways;
 }
 
@@ -97,10 +99,10 @@ static void entry_store(struct kr_dct_centry *e, const struct kr_dct_wire *w, ui
 	__atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
 }
 
-int kr_dct_cache_lookup(void *zone, struct kr_dct_zone *dz, uint32_t node_id,
+int kr_dct_cache_lookup(const void *zone, const struct kr_dct_zone *dz, uint32_t node_id,
 			struct kr_dct_rec *rec)
 {
-	struct kr_dct_centry *set = set_of(zone, dz, node_id);
+	const struct kr_dct_centry *set = set_of(zone, dz, node_id);
 	struct kr_dct_wire w;
 
 	for (uint32_t i = 0; i < dz->ways; i++) {
@@ -109,13 +111,21 @@ int kr_dct_cache_lookup(void *zone, struct kr_dct_zone *dz, uint32_t node_id,
 			continue;
 		if (kr_dct_rec_decode(&w, rec))
 			continue;
-		if (!__atomic_load_n(&set[i].ref, __ATOMIC_RELAXED))
-			__atomic_store_n(&set[i].ref, 1, __ATOMIC_RELAXED);
-		stat_inc(&dz->hits);
-		return 0;
+		return 0; /* no reference bit: readers never write (CLOCK runs on inserts) */
 	}
-	stat_inc(&dz->misses);
 	return -ENOENT;
+}
+
+bool kr_dct_cache_is_static(const void *zone, const struct kr_dct_zone *dz, uint32_t node_id)
+{
+	const struct kr_dct_centry *set = set_of(zone, dz, node_id);
+	struct kr_dct_wire w;
+
+	for (uint32_t i = 0; i < dz->ways; i++)
+		if (__atomic_load_n(&set[i].rec.node_id, __ATOMIC_RELAXED) == node_id &&
+		    entry_read(&set[i], &w) && w.node_id == node_id && (w.flags & KR_DCT_F_STATIC))
+			return true;
+	return false;
 }
 
 int kr_dct_cache_insert(void *zone, struct kr_dct_zone *dz, const struct kr_dct_rec *rec,

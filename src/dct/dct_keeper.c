@@ -9,6 +9,11 @@
  * one (dctn, dc_key) pair per tenant in tenant order; gid is an IPv6 address
  * (RoCE: ::ffff:a.b.c.d) or a bare IPv4 address; numbers take 0x prefixes.
  * The entries are static in the node cache: never evicted, never invalidated.
+ *
+ * After start the keeper is still the cache's only writer: jobs map it
+ * read-only and report (KR_MSG_CACHE) what they read from a MetaServer and
+ * what failed them; a report is taken only as a well-formed record of the
+ * reporting job's own tenant.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -224,4 +229,33 @@ int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	if (k->cfg.peers[0])
 		return peers_load(k, t->idx, t->zone, dz);
 	return 0;
+}
+
+int kr_keeper_cache_report(struct kr_keeper *k, uint32_t t, const struct kr_msg_cache *m)
+{
+	/* the keeper's own layout, not the zone header's dct_off */
+	uint8_t *zone = k->tenant[t].zone;
+	struct kr_dct_zone *dz = (struct kr_dct_zone *)(zone + kr_pool_zone_dct_off(&k->cfg));
+	struct kr_dct_wire w;
+	struct kr_dct_rec rec;
+
+	_Static_assert(sizeof(w) == KR_CACHE_REC_BYTES, "KR_CACHE_REC_BYTES");
+	switch (m->op) {
+	case KR_CACHE_PUT:
+		memcpy(&w, m->rec, sizeof(w));
+		if (m->node_id || kr_dct_rec_decode(&w, &rec) || rec.tenant != t || !rec.node_id ||
+		    rec.node_id == 0xffffffffu || rec.node_id == k->cfg.node_id)
+			return -EINVAL;
+		return kr_dct_cache_insert(zone, dz, &rec, 0);
+	case KR_CACHE_FORGET:
+		if (!m->node_id || m->node_id == 0xffffffffu)
+			return -EINVAL;
+		for (size_t i = 0; i < sizeof(m->rec); i++)
+			if (m->rec[i])
+				return -EINVAL;
+		kr_dct_cache_invalidate(zone, dz, m->node_id);
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }

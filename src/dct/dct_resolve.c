@@ -5,6 +5,7 @@
  * in the zone (static peers, earlier lookups), else from a MetaServer.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -58,6 +59,46 @@ static struct {
 	uint64_t wr_id;
 	struct kr_dct_look_stats stats;
 } g_look = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/*
+ * Nodes this process told the keeper to forget: their cache entries are
+ * skipped for KR_DCT_FORGET_NS, since the keeper drops them a little later
+ * (the report is one-way). Lock-free and tiny: the hit path reads nforgot.
+ */
+#define KR_DCT_FORGOT	 16u
+#define KR_DCT_FORGET_NS 1000000000ull
+
+static struct {
+	_Atomic uint32_t n; /* entries ever added, capped at KR_DCT_FORGOT */
+	_Atomic uint32_t next;
+	struct {
+		_Atomic uint32_t node_id;
+		_Atomic uint64_t until_ns;
+	} e[KR_DCT_FORGOT];
+} g_forgot;
+
+static uint64_t now_ns(void);
+
+static void forgot_add(uint32_t node_id)
+{
+	uint32_t i = atomic_fetch_add(&g_forgot.next, 1) % KR_DCT_FORGOT;
+
+	atomic_store(&g_forgot.e[i].until_ns, now_ns() + KR_DCT_FORGET_NS);
+	atomic_store(&g_forgot.e[i].node_id, node_id);
+	if (atomic_load(&g_forgot.n) < KR_DCT_FORGOT)
+		atomic_fetch_add(&g_forgot.n, 1);
+}
+
+static bool forgot_recently(uint32_t node_id)
+{
+	uint32_t n = atomic_load_explicit(&g_forgot.n, memory_order_relaxed);
+
+	for (uint32_t i = 0; i < n && i < KR_DCT_FORGOT; i++)
+		if (atomic_load(&g_forgot.e[i].node_id) == node_id &&
+		    atomic_load(&g_forgot.e[i].until_ns) > now_ns())
+			return true;
+	return false;
+}
 
 void kr_dct_look_stats_get(struct kr_dct_look_stats *st)
 {
@@ -206,8 +247,13 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 	pthread_mutex_unlock(&g_look.lock);
 	if (rc == -EPIPE)
 		rc = -ENOTCONN;
-	if (!rc)
-		kr_dct_cache_insert(ctx->zone, dz, rec, 0); /* best effort */
+	if (!rc) {
+		struct kr_dct_wire w;
+
+		/* the keeper alone writes the cache: report, do not wait */
+		if (!kr_dct_rec_encode(rec, 0, 0, &w))
+			kr_pool_cache_report(ctx, KR_CACHE_PUT, 0, &w, sizeof(w));
+	}
 	else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN)
 		rc = -EHOSTUNREACH;
 	return rc;
@@ -235,8 +281,11 @@ int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
 	}
 	if (node_id == 0)
 		return -EINVAL;
-	if (!kr_dct_cache_lookup(ctx->zone, dz, node_id, rec))
+	if (!forgot_recently(node_id) && !kr_dct_cache_lookup(ctx->zone, dz, node_id, rec)) {
+		__atomic_fetch_add(&g_look.stats.hits, 1, __ATOMIC_RELAXED);
 		return 0;
+	}
+	__atomic_fetch_add(&g_look.stats.misses, 1, __ATOMIC_RELAXED);
 	return dct_meta_resolve(ctx, dz, node_id, rec);
 }
 
@@ -247,6 +296,9 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id)
 	if (!ctx || ctx->observer || !ctx->zone)
 		return;
 	dz = job_dct_zone(ctx);
-	if (dz)
-		kr_dct_cache_invalidate(ctx->zone, dz, node_id);
+	if (!dz || !node_id || node_id == dz->node_id ||
+	    kr_dct_cache_is_static(ctx->zone, dz, node_id))
+		return; /* a static entry has nothing to be refreshed from: it stays */
+	forgot_add(node_id);
+	kr_pool_cache_report(ctx, KR_CACHE_FORGET, node_id, NULL, 0);
 }

@@ -345,15 +345,19 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
 
 /* Layout of the pool segment for cfg: fills the *_off fields and size. */
 void kr_pool_seg_layout(const struct kr_pool_cfg *cfg, struct kr_pool_seg *s);
-/* Bytes of a tenant zone: header, descriptors, DCI and RC buffers. */
+/*
+ * Bytes of a tenant zone: its head (header, descriptors, node cache; jobs
+ * map it read-only), then the DCI rings and CQs (jobs write them).
+ */
 uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg);
+uint64_t kr_pool_zone_head_len(void);
 /* Bytes of a tenant's keeper-only zone, and of one spare RC QP in it. */
 uint64_t kr_pool_kzone_size(const struct kr_pool_cfg *cfg);
 uint64_t kr_pool_kzone_rc_bytes(void);
 /* Offset in the tenant zone of DCI i's QP buffer and CQ buffer. */
 uint64_t kr_pool_zone_dci_qp_off(uint32_t i);
 uint64_t kr_pool_zone_dci_cq_off(uint32_t i);
-/* Offset in the tenant zone of the src/dct block (after the DCIs). */
+/* Offset in the tenant zone of the src/dct block (in the head, after the descriptors). */
 uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg);
 /* Number of free entries in a ring of the segment (read-only view). */
 uint32_t kr_pool_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off);
@@ -383,6 +387,7 @@ enum kr_msg_type {
 	KR_MSG_REG_MR,
 	KR_MSG_DEREG_MR,
 	KR_MSG_STATUS, /* observer: a copy of the pool segment, a chunk at a time */
+	KR_MSG_CACHE,  /* job: what it learnt for the node cache, which only the keeper writes */
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -475,6 +480,21 @@ struct kr_msg_reply {
 /* Observer: bytes [off, off + len) of the pool segment, len <= KR_STATUS_CHUNK. */
 #define KR_STATUS_CHUNK    (32u * 1024)
 #define KR_OBSERVE_MAX_SEG (1ull << 30) /* larger: not a segment we built */
+/*
+ * KR_MSG_CACHE, one-way (no reply: neither the connect path nor kr_poll
+ * waits for it): KR_CACHE_PUT carries a record the job read from a
+ * MetaServer (struct kr_dct_wire, CRC and all); KR_CACHE_FORGET names a
+ * node whose record failed the job (rec all zero).
+ */
+enum { KR_CACHE_PUT = 1, KR_CACHE_FORGET = 2 };
+#define KR_CACHE_REC_BYTES 48u
+struct kr_msg_cache {
+	struct kr_msg_hdr hdr;
+	uint32_t op;
+	uint32_t node_id; /* FORGET */
+	uint8_t rec[KR_CACHE_REC_BYTES];
+};
+
 struct kr_msg_status {
 	struct kr_msg_hdr hdr;
 	uint64_t off;
@@ -496,6 +516,7 @@ _Static_assert(offsetof(struct kr_msg_status_reply, data) == 32, "kr_msg_status_
 _Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");
 _Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
 _Static_assert(sizeof(struct kr_msg_reply) == 40, "kr_msg_reply layout");
+_Static_assert(sizeof(struct kr_msg_cache) == 72, "kr_msg_cache layout");
 _Static_assert(offsetof(struct kr_msg_attach_reply, region) == 176 &&
 		   sizeof(struct kr_msg_attach_reply) == 176 + 33 * KR_ATTACH_MAX_REGIONS,
 	       "kr_msg_attach_reply layout");
@@ -541,6 +562,8 @@ struct kr_shm {
 	uint8_t *addr; /* NULL: not mapped */
 	uint64_t len;
 	int fd;
+	int ro_fd; /* a read-only file description of it, for jobs that only read; -1 */
+	bool huge; /* hugetlb (registered with the device) or plain shmem */
 };
 
 struct kr_keeper_heap {
@@ -564,8 +587,9 @@ struct kr_keeper_tenant {
 	 *   heap[j].shm: job j's heap; job-writable, each job maps only its own
 	 */
 	const struct rte_memzone *mz; /* the kzone */
-	struct kr_shm zone_shm;
-	uint8_t *zone;
+	struct kr_shm zhead_shm; /* the zone head: jobs read it (kr_pool_zone_head_len) */
+	struct kr_shm zone_shm;	 /* the rest: DCI rings and CQs, jobs write them */
+	uint8_t *zone;		 /* zhead_shm.addr; zone_shm follows at once */
 	uint64_t zone_len;
 	uint8_t *kzone;
 	uint64_t kzone_len;
@@ -578,6 +602,16 @@ struct kr_keeper_tenant {
 	struct kr_keeper_heap *heap; /* [cfg.jobs] */
 	bool pd_ok, dct_ok;
 };
+
+/*
+ * DCI i's descriptor as the keeper writes it: at the place its own layout
+ * puts it, never at z->dci_off (a job must not steer the keeper's writes).
+ * i < kr_pool_cfg_dci_slots(cfg).
+ */
+static inline struct kr_zone_dci *kr_keeper_zone_dci(const struct kr_keeper_tenant *t, uint32_t i)
+{
+	return (struct kr_zone_dci *)(t->zone + sizeof(struct kr_zone_hdr)) + i;
+}
 
 /* One MR a job asked for (kr_reg_mr). */
 struct kr_keeper_mr {
@@ -647,12 +681,13 @@ int kr_keeper_ro_regions(const void *addr, uint64_t len, uint8_t role,
 			 struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
 
 /* pool_shm.c: job-writable memory, sealed hugetlb memfds (see there) */
-int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, struct kr_shm *shm);
+int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, bool huge,
+		      struct kr_shm *shm);
 void kr_keeper_shm_unmap(struct kr_shm *shm);
 int kr_keeper_shm_renew(const char *name, struct kr_shm *shm);
 uint64_t kr_keeper_shm_holes(void);
-int kr_keeper_shm_regions(const struct kr_shm *shm, uint8_t role, struct kr_msg_attach_reply *rep,
-			  int *fds, unsigned int *nfds);
+int kr_keeper_shm_regions(struct kr_shm *shm, uint8_t role, bool writable,
+			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
 /* Round up to whole hugepages. */
 static inline uint64_t kr_pool_pages_len(uint64_t len)
 {
@@ -704,6 +739,13 @@ int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, ch
 		   size_t errlen);
 /* Write tenant t's dct block (zone header dct_off set by the caller). 0 or -errno. */
 int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/*
+ * kr_keeper_cache_report() - a job of tenant t reports for the node cache
+ * (struct kr_msg_cache, already size-checked). 0, -EINVAL (bad op, or a
+ * record that does not decode, is not tenant t's or names this node),
+ * -EBUSY (no way free).
+ */
+int kr_keeper_cache_report(struct kr_keeper *k, uint32_t t, const struct kr_msg_cache *m);
 /* Hugepage bytes the MetaServer table needs (0 without --metaserver). */
 uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
 /*
@@ -826,6 +868,14 @@ bool kr_pool_keeper_gone(struct kr_ctx *ctx);
  * KR_POOL_STALE_NS once it is not, never waits for ctx->lock.
  */
 bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx);
+
+/*
+ * pool_job.c: a node cache report to the keeper (KR_CACHE_PUT with a record,
+ * struct kr_dct_wire of len bytes, read from a MetaServer; KR_CACHE_FORGET
+ * with node_id). One-way: it returns at once, without a reply.
+ */
+void kr_pool_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
+			  size_t len);
 
 /* pool_job.c: the posting view of a leased DCI and the tenant's own DCT. */
 /*

@@ -76,7 +76,7 @@ err_destroy_cq:
 /* Publish DCI i's descriptor in the tenant zone (offsets from the zone start). */
 static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 {
-	struct kr_zone_dci *d = kr_zone_dci_at((struct kr_zone_hdr *)t->zone, i);
+	struct kr_zone_dci *d = kr_keeper_zone_dci(t, i);
 	struct kr_keeper_qp *q = &t->dci[i];
 	uintptr_t base = (uintptr_t)t->zone;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Job side of everything after attach: calls to the keeper (leases, MRs),
- * kr_malloc/kr_free, and the posting view of a leased DCI built from its
+ * Job side of everything after attach: calls to the keeper (leases, MRs,
+ * node cache reports), kr_malloc/kr_free, and the posting view of a leased DCI built from its
  * descriptor in the tenant zone.
  *
  * A call to a keeper that went away returns -ENOTCONN (EOF or reset) or
@@ -34,6 +34,28 @@ static int job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_rep
 	if (rep->hdr.len != sizeof(*rep))
 		return -EPROTO;
 	return rep->status;
+}
+
+/* ---- the node cache: the keeper writes it, jobs report ---- */
+
+void kr_pool_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
+			  size_t len)
+{
+	struct kr_msg_cache m = {.op = op, .node_id = node_id};
+
+	if (len > sizeof(m.rec))
+		return;
+	if (len)
+		memcpy(m.rec, rec, len);
+	kr_msg_init(&m.hdr, KR_MSG_CACHE, sizeof(m), 0);
+	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->dead && !ctx->observer) {
+		m.hdr.seq = ++ctx->seq;
+		/* one-way: a lost report only costs a later lookup a READ */
+		if (kr_msg_send(ctx->sock, &m, sizeof(m), NULL, 0) == -EPIPE)
+			ctx->dead = true;
+	}
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 /* ---- DCIs ---- */

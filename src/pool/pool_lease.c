@@ -90,9 +90,7 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 	s->owner_pid = c->pid;
 	s->state = KR_SLOT_LEASED;
 	if (kind == KR_SLOT_DCI) {
-		struct kr_zone_hdr *z = (struct kr_zone_hdr *)k->tenant[job->tenant].zone;
-
-		kr_zone_dci_at(z, idx)->gen = s->gen;
+		kr_keeper_zone_dci(&k->tenant[job->tenant], idx)->gen = s->gen;
 		job->dci_leases++;
 	} else if (kind == KR_SLOT_VQP) {
 		job->vqp_leases++;

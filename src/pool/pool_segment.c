@@ -95,12 +95,28 @@ static uint64_t qp_slot_bytes(void)
 	       align_up(kr_devx_cq_buf_size(KR_POOL_DCI_CQE), KR_ZONE_ALIGN);
 }
 
-static uint64_t zone_first_off(void)
+/* src/dct: the node cache and node identity follow the descriptors. */
+uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg)
 {
+	(void)cfg;
 	/* header and descriptors for the most DCIs a tenant may have */
 	return align_up(sizeof(struct kr_zone_hdr) +
 			    (uint64_t)KR_POOL_MAX_DCIS * sizeof(struct kr_zone_dci),
 			KR_ZONE_ALIGN);
+}
+
+/*
+ * The zone head, which jobs may only read: header, descriptors, node cache.
+ * Whole hugepages, so the rings after it are a mapping of their own.
+ */
+uint64_t kr_pool_zone_head_len(void)
+{
+	return kr_pool_pages_len(kr_pool_zone_dct_off(NULL) + kr_dct_zone_bytes());
+}
+
+static uint64_t zone_first_off(void)
+{
+	return kr_pool_zone_head_len();
 }
 
 uint64_t kr_pool_zone_dci_qp_off(uint32_t i)
@@ -142,12 +158,6 @@ uint64_t kr_pool_kzone_rc_bytes(void)
 
 /* The zone holds the DCIs; spare RC QPs live in the keeper zone until leased. */
 uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg)
-{
-	return kr_pool_zone_dct_off(cfg) + kr_dct_zone_bytes();
-}
-
-/* src/dct: the node cache and node identity follow the DCIs. */
-uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg)
 {
 	return zone_first_off() + (uint64_t)kr_pool_cfg_dci_slots(cfg) * qp_slot_bytes();
 }

@@ -329,9 +329,11 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->heap_len = h->len;
 	rep->heap_lkey = h->mr.lkey;
 	rep->heap_rkey = h->mr.rkey;
-	rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, rep, fds, nfds);
+	rc = kr_keeper_shm_regions(&t->zhead_shm, KR_REGION_ZONE, false, rep, fds, nfds);
 	if (!rc)
-		rc = kr_keeper_shm_regions(&h->shm, KR_REGION_HEAP, rep, fds, nfds);
+		rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, true, rep, fds, nfds);
+	if (!rc)
+		rc = kr_keeper_shm_regions(&h->shm, KR_REGION_HEAP, true, rep, fds, nfds);
 	return rc;
 }
 
@@ -505,6 +507,8 @@ static size_t req_size(uint16_t type)
 		return sizeof(struct kr_msg_mr);
 	case KR_MSG_STATUS:
 		return sizeof(struct kr_msg_status);
+	case KR_MSG_CACHE:
+		return sizeof(struct kr_msg_cache);
 	default:
 		return 0;
 	}
@@ -551,6 +555,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_lease lease;
 		struct kr_msg_mr mr;
 		struct kr_msg_status status;
+		struct kr_msg_cache cache;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
@@ -608,6 +613,14 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 	case KR_MSG_REG_MR:
 		rc = serve_reg_mr(k, c, &req.mr, &rep);
 		break;
+	case KR_MSG_CACHE:
+		/* one-way: no reply; a bad report changes nothing */
+		if (c->job_plus1 &&
+		    kr_keeper_cache_report(k, kr_seg_job(k->seg, c->job_plus1 - 1)->tenant,
+					   &req.cache) == -EINVAL)
+			KR_WARN_RATELIMITED("pool", "pid %d: node cache report refused",
+					    (int)c->pid);
+		return;
 	default: /* KR_MSG_DEREG_MR */
 		rc = serve_dereg_mr(k, c, &req.mr);
 		break;

@@ -5,7 +5,10 @@
  * truncate: the keeper's next touch of a truncated page is a SIGBUS. DPDK's
  * hugetlbfs page files cannot be sealed, so job-writable memory never comes
  * from a memzone; each piece is a hugetlb memfd sealed at its size
- * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL).
+ * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL). What jobs only read but the
+ * keeper writes while they run (the zone head: descriptors, node cache) is
+ * the same kind of piece, plain shmem (never registered with the device),
+ * sent as a read-only file description: mmap(PROT_WRITE) and mprotect fail.
  *
  * The pieces are mapped at fixed addresses in a window of their own,
  * cfg.base_va + KR_SHM_VA_OFFSET, above the EAL's reservation and outside
@@ -74,16 +77,19 @@ uint64_t kr_keeper_shm_holes(void)
 	return atomic_load(&shm_holes);
 }
 
-/* A sealed hugetlb memfd of len bytes mapped at exactly at; 0 or -errno. */
-static int shm_create_at(const char *name, void *at, uint64_t len, struct kr_shm *shm)
+/* A sealed memfd (hugetlb if huge) of len bytes mapped at exactly at; 0 or -errno. */
+static int shm_create_at(const char *name, void *at, uint64_t len, bool huge, struct kr_shm *shm)
 {
+	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
 	void *p;
 	int fd, rc;
 
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB | MFD_HUGE_2MB);
+	if (huge)
+		flags |= MFD_HUGETLB | MFD_HUGE_2MB;
+	fd = memfd_create(name, flags);
 	if (fd < 0) {
 		rc = -errno;
-		KR_ERR("pool", "%s: memfd_create(MFD_HUGETLB): %s", name, strerror(-rc));
+		KR_ERR("pool", "%s: memfd_create: %s", name, strerror(-rc));
 		return rc;
 	}
 	if (ftruncate(fd, (off_t)len) ||
@@ -109,6 +115,8 @@ static int shm_create_at(const char *name, void *at, uint64_t len, struct kr_shm
 	shm->addr = p;
 	shm->len = len;
 	shm->fd = fd;
+	shm->ro_fd = -1;
+	shm->huge = huge;
 	return 0;
 }
 
@@ -118,7 +126,8 @@ static int shm_create_at(const char *name, void *at, uint64_t len, struct kr_shm
  * free hugepages: the message says how to get some), -EEXIST (the window's
  * address is taken), or another -errno.
  */
-int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, struct kr_shm *shm)
+int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, bool huge,
+		      struct kr_shm *shm)
 {
 	uintptr_t lo = (uintptr_t)(k->cfg.base_va + KR_SHM_VA_OFFSET);
 	int rc;
@@ -126,7 +135,7 @@ int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, struc
 	shm->fd = -1;
 	shm->addr = NULL;
 	len = kr_pool_pages_len(len);
-	rc = shm_create_at(name, (void *)(lo + k->shm_used), len, shm);
+	rc = shm_create_at(name, (void *)(lo + k->shm_used), len, huge, shm);
 	if (rc)
 		return rc;
 	k->shm_used += len;
@@ -144,12 +153,12 @@ int kr_keeper_shm_renew(const char *name, struct kr_shm *shm)
 {
 	void *at = shm->addr;
 	uint64_t len = shm->len;
-
+	bool huge = shm->huge;
 	int rc;
 
 	if (shm->fd >= 0)
 		kr_keeper_shm_unmap(shm);
-	rc = shm_create_at(name, at, len, shm);
+	rc = shm_create_at(name, at, len, huge, shm);
 	if (rc) { /* keep the place for the next attempt */
 		shm->addr = at;
 		shm->len = len;
@@ -163,22 +172,33 @@ void kr_keeper_shm_unmap(struct kr_shm *shm)
 		return;
 	munmap(shm->addr, shm->len);
 	close(shm->fd);
-	shm->fd = -1;
+	if (shm->ro_fd >= 0)
+		close(shm->ro_fd);
+	shm->fd = shm->ro_fd = -1;
 	shm->addr = NULL;
 }
 
 /*
- * kr_keeper_shm_regions() - shm as one read-write region per hugepage
- * (what the attach reply carries), appended to rep and fds. 0, -E2BIG.
+ * kr_keeper_shm_regions() - shm as one region per hugepage (what the
+ * attach reply carries), read-write or read-only through a read-only file
+ * description, appended to rep and fds. 0, -E2BIG, or open's -errno.
  */
-int kr_keeper_shm_regions(const struct kr_shm *shm, uint8_t role, struct kr_msg_attach_reply *rep,
-			  int *fds, unsigned int *nfds)
+int kr_keeper_shm_regions(struct kr_shm *shm, uint8_t role, bool writable,
+			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
 {
 	unsigned int fd_index = *nfds;
 
 	if (*nfds >= KR_ATTACH_MAX_REGIONS + 1)
 		return -E2BIG;
-	fds[(*nfds)++] = shm->fd;
+	if (!writable && shm->ro_fd < 0) {
+		char path[40];
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", shm->fd);
+		shm->ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (shm->ro_fd < 0)
+			return -errno;
+	}
+	fds[(*nfds)++] = writable ? shm->fd : shm->ro_fd;
 	for (uint64_t off = 0; off < shm->len; off += KR_POOL_PAGE) {
 		struct kr_msg_region *r;
 
@@ -189,7 +209,7 @@ int kr_keeper_shm_regions(const struct kr_shm *shm, uint8_t role, struct kr_msg_
 		r->len = KR_POOL_PAGE;
 		r->off = off;
 		r->fd_index = fd_index;
-		r->prot = PROT_READ | PROT_WRITE;
+		r->prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
 		rep->region_role[rep->nregions] = role;
 		rep->nregions++;
 	}

@@ -135,11 +135,16 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	if (!t->mz)
 		return -ENOMEM;
 	t->kzone = t->mz->addr;
-	snprintf(name, sizeof(name), "kr_t%u_zone", t->idx);
-	rc = kr_keeper_shm_map(k, name, t->zone_len, &t->zone_shm);
+	/* head then rings, back to back in the window: one zone for the jobs */
+	snprintf(name, sizeof(name), "kr_t%u_zone_head", t->idx);
+	rc = kr_keeper_shm_map(k, name, kr_pool_zone_head_len(), false, &t->zhead_shm);
 	if (rc)
 		return rc;
-	t->zone = t->zone_shm.addr;
+	snprintf(name, sizeof(name), "kr_t%u_zone", t->idx);
+	rc = kr_keeper_shm_map(k, name, t->zone_len - kr_pool_zone_head_len(), true, &t->zone_shm);
+	if (rc)
+		return rc;
+	t->zone = t->zhead_shm.addr;
 
 	t->dci = calloc(kr_pool_cfg_dci_slots(cfg), sizeof(*t->dci));
 	t->rc = calloc(kr_pool_cfg_rc_slots(cfg) ? kr_pool_cfg_rc_slots(cfg) : 1, sizeof(*t->rc));
@@ -185,7 +190,7 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	}
 	for (uint32_t j = 0; j < cfg->jobs; j++) {
 		snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
-		rc = kr_keeper_shm_map(k, name, heap_len, &t->heap[j].shm);
+		rc = kr_keeper_shm_map(k, name, heap_len, true, &t->heap[j].shm);
 		if (rc)
 			return rc;
 		t->heap[j].addr = t->heap[j].shm.addr;
@@ -236,6 +241,7 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->rc = NULL;
 	t->dci = NULL;
 	kr_keeper_shm_unmap(&t->zone_shm);
+	kr_keeper_shm_unmap(&t->zhead_shm);
 	t->zone = NULL;
 	if (t->mz) {
 		rte_memzone_free(t->mz);

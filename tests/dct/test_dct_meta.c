@@ -287,9 +287,11 @@ int main(void)
 		a = job_resolve(&k2, 4, true);
 		CHECK_OK(a.rc);
 		rec_same(&a.rec, &self4.rec);
-		/* cached now: no MetaServer needed */
+		/* cached now, by the keeper from the last job's report: no READ */
 		a = job_resolve(&k2, 4, false);
 		CHECK_OK(a.rc);
+		CHECK_EQ(a.stats.hits, 1);
+		CHECK_EQ(a.stats.reads, 0);
 
 		CHECK_EQ(kp_keeper_stop(&k4, SIGTERM), 0);
 		CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);

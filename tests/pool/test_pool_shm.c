@@ -29,7 +29,7 @@ int main(void)
 	kp_require_hugepages(4);
 	memset(&k, 0, sizeof(k));
 	k.cfg.base_va = KR_POOL_BASE_VA + 0x10000000000ull; /* away from a keeper's window */
-	CHECK_OK(kr_keeper_shm_map(&k, "test_shm", 2 * KR_POOL_PAGE, &a));
+	CHECK_OK(kr_keeper_shm_map(&k, "test_shm", 2 * KR_POOL_PAGE, true, &a));
 	CHECK_EQ((uintptr_t)a.addr, k.cfg.base_va + KR_SHM_VA_OFFSET);
 	CHECK(ftruncate(a.fd, 0) == -1 && errno == EPERM);
 	CHECK(ftruncate(a.fd, 8 * KR_POOL_PAGE) == -1 && errno == EPERM);
