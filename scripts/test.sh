@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Quickstart 2: install what is missing, build with ASan+UBSan, run every test
 # suite (fast, integration, kmod; kmod skips itself without qemu), then the fast
-# suite again under valgrind memcheck in a build without sanitizers. Exits
-# non-zero when any test fails.
+# suite again under valgrind memcheck in a build without sanitizers, and
+# compile the release build the benchmarks use. Exits non-zero when any test
+# fails or a build does not compile.
 # Usage: scripts/test.sh [extra meson test args, e.g. --suite fast]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,11 @@ ninja -C "$vgdir"
 meson test -C "$vgdir" --setup valgrind --suite fast --print-errorlogs \
 	--logbase valgrind || rc=$?
 logs+=("$vgdir/meson-logs/valgrind-valgrind.json")
+
+# The benchmarks' build (-O3 warns where -O2 does not): it must compile too.
+reldir=build-release
+[ -d "$reldir" ] || meson setup "$reldir" --buildtype=release >/dev/null
+ninja -C "$reldir" >/dev/null || { echo "release build failed"; rc=1; }
 
 python3 - "${logs[@]}" <<'PY'
 import json, sys

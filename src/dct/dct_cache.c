@@ -119,7 +119,7 @@ int kr_dct_cache_lookup(const void *zone, const struct kr_dct_zone *dz, uint32_t
 bool kr_dct_cache_is_static(const void *zone, const struct kr_dct_zone *dz, uint32_t node_id)
 {
 	const struct kr_dct_centry *set = set_of(zone, dz, node_id);
-	struct kr_dct_wire w;
+	struct kr_dct_wire w = {0};
 
 	for (uint32_t i = 0; i < dz->ways; i++)
 		if (__atomic_load_n(&set[i].rec.node_id, __ATOMIC_RELAXED) == node_id &&
