@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -286,4 +287,28 @@ int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src
 			return -EIO;
 	}
 	return 0;
+}
+
+int kp_hog_hugepages(int *fds, int max)
+{
+	int n = 0;
+
+	while (n < max) {
+		int fd = memfd_create("hog", MFD_HUGETLB | MFD_CLOEXEC);
+		void *p;
+
+		if (fd < 0 || ftruncate(fd, KR_POOL_PAGE)) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		p = mmap(NULL, KR_POOL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			close(fd);
+			break;
+		}
+		*(volatile char *)p = 1; /* faulted in: taken from the pool */
+		fds[n++] = fd;
+	}
+	return n;
 }

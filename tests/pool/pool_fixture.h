@@ -54,4 +54,11 @@ struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms);
 int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src, uint8_t *dst,
 		      uint8_t *chk, uint32_t len, int n, uint64_t wr_base);
 
+/*
+ * Take every free 2 MB hugepage (each a faulted-in hugetlb memfd page, at
+ * most max): their fds go to fds, the count is returned. The pages stay
+ * taken until the process exits (the mappings are kept).
+ */
+int kp_hog_hugepages(int *fds, int max);
+
 #endif /* KR_POOL_FIXTURE_H */

@@ -53,20 +53,7 @@ int main(void)
 	a.addr[KR_POOL_PAGE] = 1;
 	CHECK_OK(fallocate(a.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, KR_POOL_PAGE,
 			   KR_POOL_PAGE));
-	while (nhog < HOG_MAX) {
-		int fd = memfd_create("hog", MFD_HUGETLB);
-		void *p;
-
-		if (fd < 0 || ftruncate(fd, KR_POOL_PAGE))
-			break;
-		p = mmap(NULL, KR_POOL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED) {
-			close(fd);
-			break;
-		}
-		*(volatile char *)p = 1;
-		hog[nhog++] = fd;
-	}
+	nhog = kp_hog_hugepages(hog, HOG_MAX);
 	CHECK_EQ(kr_keeper_shm_holes(), 0);
 	((volatile uint8_t *)a.addr)[KR_POOL_PAGE + 64] = 7; /* SIGBUS without the guard */
 	CHECK_EQ(a.addr[KR_POOL_PAGE + 64], 7);

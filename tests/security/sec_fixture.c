@@ -3,7 +3,9 @@
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,4 +69,50 @@ int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, 
 		return -1;
 	}
 	return fd;
+}
+
+void sec_keeper_start(struct kp_keeper *k, const char *const *args)
+{
+	sec_require_root();
+	kp_require_hugepages(16);
+	kp_keeper_init(k);
+	CHECK_OK(chmod(k->dir, 0755));
+	CHECK_OK(kp_keeper_start(k, args));
+}
+
+void sec_victim_start(struct sec_victim *v, const struct kp_keeper *k)
+{
+	memset(v, 0, sizeof(*v));
+	v->ctx = kp_attach(k, 5000);
+	CHECK(v->ctx != NULL);
+	v->src = kr_malloc(v->ctx, SEC_VICTIM_LEN);
+	v->dst = kr_malloc(v->ctx, SEC_VICTIM_LEN);
+	v->chk = kr_malloc(v->ctx, SEC_VICTIM_LEN);
+	CHECK(v->src && v->dst && v->chk);
+	CHECK_OK(kr_lease_alloc(v->ctx, KR_LEASE_DCI, &v->dci));
+}
+
+void sec_victim_round(struct sec_victim *v, int n)
+{
+	CHECK_OK(kp_dci_write_read(v->ctx, &v->dci, v->src, v->dst, v->chk, SEC_VICTIM_LEN, n,
+				   (uint64_t)(++v->rounds) << 8));
+}
+
+int sec_victim_until_exit(struct sec_victim *v, pid_t pid)
+{
+	int status;
+
+	for (;;) {
+		sec_victim_round(v, 4);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void sec_victim_stop(struct sec_victim *v)
+{
+	CHECK_OK(kr_lease_free(v->ctx, &v->dci));
+	CHECK_OK(kr_detach(v->ctx));
+	v->ctx = NULL;
 }

@@ -38,7 +38,31 @@ int sec_wait(pid_t pid);
  * descriptors it carried. Returns the connection (close it to detach), or -1
  * when the call or the attach failed.
  */
-int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds,
-		   unsigned int *nfds);
+int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
+
+/*
+ * A root keeper for attackers: exit 77 unless root with free hugepages, then
+ * start k with args (its directory searchable by SEC_UID). Fails the test
+ * if the keeper does not start.
+ */
+void sec_keeper_start(struct kp_keeper *k, const char *const *args);
+
+/* A root job checking its own bytes while attackers run. */
+struct sec_victim {
+	struct kr_ctx *ctx;
+	uint8_t *src, *dst, *chk;
+	struct kr_lease dci;
+	unsigned int rounds;
+};
+
+#define SEC_VICTIM_LEN 4096u
+
+/* Attach to k, take heap buffers and a DCI lease. */
+void sec_victim_start(struct sec_victim *v, const struct kp_keeper *k);
+/* One round: n WRITEs and READs through its DCI, every byte checked (fails the test). */
+void sec_victim_round(struct sec_victim *v, int n);
+/* Rounds until child pid exits; returns its status as sec_wait. */
+int sec_victim_until_exit(struct sec_victim *v, pid_t pid);
+void sec_victim_stop(struct sec_victim *v);
 
 #endif

@@ -25,7 +25,6 @@
 #include "kr_test.h"
 #include "sec_fixture.h"
 
-#define LEN   4096u
 #define PAGE  4096u
 #define BURST 2000u
 
@@ -120,43 +119,17 @@ int main(void)
 	static const char *const args[] = {
 	    "--tenants", "2",		"--dcis", "2",	     "--jobs", "2", "--heap-mb",
 	    "2",	 "--hugepages", "32",	  "--group", "65534",  NULL};
-	uint8_t *src, *dst, *chk;
-	struct kr_lease dci;
-	struct kr_ctx *ctx;
-	unsigned int rounds = 0;
-	pid_t pid;
-	int st = -1;
+	struct sec_victim v;
 
-	sec_require_root();
-	kp_require_hugepages(16);
-	kp_keeper_init(&K);
-	CHECK_OK(chmod(K.dir, 0755));
-	CHECK_OK(kp_keeper_start(&K, args));
-
-	ctx = kp_attach(&K, 5000);
-	CHECK(ctx != NULL);
-	src = kr_malloc(ctx, LEN);
-	dst = kr_malloc(ctx, LEN);
-	chk = kr_malloc(ctx, LEN);
-	CHECK(src && dst && chk);
-	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &dci));
-	CHECK_OK(kp_dci_write_read(ctx, &dci, src, dst, chk, LEN, 10, 0));
-
+	sec_keeper_start(&K, args);
+	sec_victim_start(&v, &K);
+	sec_victim_round(&v, 10);
 	/* the root job keeps its traffic going while the attacker scribbles */
-	pid = sec_spawn_nobody(nobody_job, NULL);
-	for (;;) {
-		CHECK_OK(kp_dci_write_read(ctx, &dci, src, dst, chk, LEN, 4,
-					   (uint64_t)(rounds + 1) << 8));
-		rounds++;
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			break;
-	}
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK_OK(kp_dci_write_read(ctx, &dci, src, dst, chk, LEN, 10, 1u << 30));
+	CHECK_EQ(sec_victim_until_exit(&v, sec_spawn_nobody(nobody_job, NULL)), 0);
+	sec_victim_round(&v, 10);
 	printf("root job: %u rounds of WRITE+READ verified while uid %u scribbled its UAR page\n",
-	       rounds, SEC_UID);
-	CHECK_OK(kr_lease_free(ctx, &dci));
-	CHECK_OK(kr_detach(ctx));
+	       v.rounds, SEC_UID);
+	sec_victim_stop(&v);
 	CHECK_EQ(kp_keeper_stop(&K, SIGTERM), 0);
 	kp_keeper_fini(&K);
 	KR_PASS("sec_device");

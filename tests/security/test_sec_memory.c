@@ -144,20 +144,7 @@ static int attacker(void *arg)
 					     FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 					     (off_t)g->off, (off_t)g->len) == 0);
 	}
-	while (nhog < HOG_MAX) {
-		int fd = memfd_create("hog", MFD_HUGETLB);
-		void *p;
-
-		if (fd < 0 || ftruncate(fd, KR_POOL_PAGE))
-			break;
-		p = mmap(NULL, KR_POOL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED) {
-			close(fd);
-			break;
-		}
-		*(volatile char *)p = 1;
-		hog[nhog++] = fd;
-	}
+	nhog = kp_hog_hugepages(hog, HOG_MAX);
 	raw_close(&b);
 	printf("attacker: punched %u pages, holds %d free hugepages\n", b.rep.nregions, nhog);
 	fflush(stdout);
@@ -173,39 +160,25 @@ int main(void)
 	static const char *const args[] = {
 	    "--tenants", "2",		"--dcis", "2",	     "--jobs", "1", "--heap-mb",
 	    "2",	 "--hugepages", "32",	  "--group", "65534",  NULL};
-	uint8_t *src, *dst, *chk;
-	struct kr_lease dci;
-	struct kr_ctx *ctx;
-	unsigned int rounds = 0;
+	struct sec_victim v;
 	struct raw again;
 	pid_t pid;
 	char c;
 
-	sec_require_root();
-	kp_require_hugepages(16);
-	kp_keeper_init(&K);
-	CHECK_OK(chmod(K.dir, 0755));
-	CHECK_OK(kp_keeper_start(&K, args));
+	sec_keeper_start(&K, args);
 	CHECK_OK(pipe(go_pipe));
-
-	ctx = kp_attach(&K, 5000);
-	CHECK(ctx != NULL);
-	src = kr_malloc(ctx, LEN);
-	dst = kr_malloc(ctx, LEN);
-	chk = kr_malloc(ctx, LEN);
-	CHECK(src && dst && chk);
-	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &dci));
+	sec_victim_start(&v, &K);
 
 	pid = sec_spawn_nobody(attacker, NULL);
 	CHECK_EQ(read(go_pipe[0], &c, 1), 1);
 	/* while the attacker holds every free hugepage */
-	for (double t0 = kp_now_ms(); kp_now_ms() - t0 < 400; rounds++)
-		CHECK_OK(kp_dci_write_read(ctx, &dci, src, dst, chk, LEN, 4,
-					   (uint64_t)(rounds + 1) << 8));
+	for (double t0 = kp_now_ms(); kp_now_ms() - t0 < 400;)
+		sec_victim_round(&v, 4);
 	CHECK_EQ(sec_wait(pid), 0);
 	CHECK_EQ(kill(K.pid, 0), 0); /* the keeper is alive */
-	CHECK_OK(kp_dci_write_read(ctx, &dci, src, dst, chk, LEN, 10, 1u << 30));
-	printf("root job: %u rounds verified during the hugepage squeeze\n", rounds);
+	sec_victim_round(&v, 10);
+	printf("root job: %u rounds verified during the hugepage squeeze\n", v.rounds);
+	fflush(stdout);
 
 	/* the attacker's slot comes back once hugepages are free again */
 	pid = fork();
@@ -216,8 +189,7 @@ int main(void)
 	}
 	CHECK_EQ(sec_wait(pid), 0);
 
-	CHECK_OK(kr_lease_free(ctx, &dci));
-	CHECK_OK(kr_detach(ctx));
+	sec_victim_stop(&v);
 	CHECK_EQ(kp_keeper_stop(&K, SIGTERM), 0);
 	kp_keeper_fini(&K);
 	KR_PASS("sec_memory");

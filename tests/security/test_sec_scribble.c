@@ -24,7 +24,6 @@
 #include "kr_test.h"
 #include "sec_fixture.h"
 
-#define LEN	  4096u
 #define SEEDS	  6u
 #define ROUND_MS  250.0
 #define MAX_PAGES KR_ATTACH_MAX_REGIONS
@@ -163,45 +162,19 @@ int main(void)
 	static const char *const args[] = {
 	    "--tenants", "2",		"--dcis", "4",	     "--jobs", "1", "--heap-mb",
 	    "2",	 "--hugepages", "32",	  "--group", "65534",  NULL};
-	uint8_t *src, *dst, *chk;
-	struct kr_lease dci;
-	struct kr_ctx *ctx;
-	unsigned int rounds = 0;
-	pid_t pid;
-	int st = -1;
+	struct sec_victim v;
 
-	sec_require_root();
-	kp_require_hugepages(16);
-	kp_keeper_init(&K);
-	CHECK_OK(chmod(K.dir, 0755));
-	CHECK_OK(kp_keeper_start(&K, args));
-
-	ctx = kp_attach(&K, 5000);
-	CHECK(ctx != NULL);
-	src = kr_malloc(ctx, LEN);
-	dst = kr_malloc(ctx, LEN);
-	chk = kr_malloc(ctx, LEN);
-	CHECK(src && dst && chk);
-	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &dci));
-
-	pid = sec_spawn_nobody(attacker, NULL);
-	for (;;) {
-		CHECK_OK(kp_dci_write_read(ctx, &dci, src, dst, chk, LEN, 4,
-					   (uint64_t)(rounds + 1) << 8));
-		rounds++;
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			break;
-	}
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	sec_keeper_start(&K, args);
+	sec_victim_start(&v, &K);
+	CHECK_EQ(sec_victim_until_exit(&v, sec_spawn_nobody(attacker, NULL)), 0);
 	CHECK_EQ(kill(K.pid, 0), 0);
-	printf("root job: %u rounds of WRITE+READ verified during the scribbling\n", rounds);
+	printf("root job: %u rounds of WRITE+READ verified during the scribbling\n", v.rounds);
 	fflush(stdout);
 
 	/* the keeper reclaims the attacker's slot and serves it again */
 	CHECK_EQ(sec_as_nobody(comeback, NULL), 0);
-	CHECK_OK(kp_dci_write_read(ctx, &dci, src, dst, chk, LEN, 10, 1u << 30));
-	CHECK_OK(kr_lease_free(ctx, &dci));
-	CHECK_OK(kr_detach(ctx));
+	sec_victim_round(&v, 10);
+	sec_victim_stop(&v);
 	CHECK_EQ(kp_keeper_stop(&K, SIGTERM), 0);
 	kp_keeper_fini(&K);
 	KR_PASS("sec_scribble");
