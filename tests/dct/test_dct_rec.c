@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dct/dct.h"
 #include "kr_test.h"
@@ -95,7 +96,13 @@ static void test_torn(void)
 	uint32_t last = 0;
 
 	CHECK_OK(-pthread_create(&th, NULL, writer, NULL));
-	for (int i = 0; i < 300000; i++) {
+	/* on a loaded machine the writer may start late: read while it writes */
+	for (int spins = 0; !__atomic_load_n(&g_written, __ATOMIC_ACQUIRE); spins++) {
+		if (spins > 10000)
+			KR_FAIL("the writer thread did not write within ~10 s");
+		usleep(1000);
+	}
+	for (int i = 0; i < 300000 || (!ok && i < 30000000); i++) {
 		struct kr_dct_slot copy;
 		struct kr_dct_rec r;
 		uint32_t v, hi;
