@@ -11,6 +11,10 @@
  * is flushed. Then B comes back (a new process on the same address and port,
  * a new QP), A takes its QP through 2RST, INIT, RTR, RTS towards it, and a
  * WRITE and a READ go through; B checks the bytes.
+ *
+ * Both lives of B are forked before A opens its host: a child forked from a
+ * process whose engine threads run may inherit a lock one of them held (an
+ * allocator lock under ASan) and hang at its first packet.
  */
 #include <errno.h>
 #include <signal.h>
@@ -65,6 +69,12 @@ static void conn_tmpl(struct kr_devx_qp_conn *c)
 static int peer_main(int gen, void *arg)
 {
 	struct shm *s = arg;
+	uint64_t deadline = mp_now_ms() + 4 * TMO_MS;
+
+	/* a later life waits, forked, until A calls it */
+	while (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) < (uint32_t)gen)
+		if (mp_now_ms() > deadline || usleep(1000))
+			KR_FAIL("B life %d: never called", gen);
 	struct kr_devx_qp_conn c;
 	struct kr_devx_qp qp;
 	struct kr_fx_host h;
@@ -124,7 +134,7 @@ int main(void)
 	struct kr_devx_wc wc;
 	uint64_t t0, elapsed, budget;
 	char dev[64];
-	pid_t pid;
+	pid_t pid, pid2;
 	int st;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -134,6 +144,10 @@ int main(void)
 	if (!s->port)
 		KR_SKIP("no free UDP port on 127.0.0.1 and 127.0.0.2");
 	mp_barrier_init(&s->bar, 2);
+	s->gen = 1;
+	pid = mp_spawn(peer_main, 1, s);
+	pid2 = mp_spawn(peer_main, 2, s);
+	CHECK(pid > 0 && pid2 > 0);
 	snprintf(dev, sizeof(dev), "sim:ka@127.0.0.1:%u", s->port);
 	CHECK_OK(kr_fx_host_open(&a, dev, MEM_LEN));
 	CHECK_OK(mp_rc_create(&a, &qp));
@@ -142,8 +156,6 @@ int main(void)
 	conn_tmpl(&c);
 
 	/* B, first life */
-	pid = mp_spawn(peer_main, 1, s);
-	CHECK(pid > 0);
 	BAR(s, "A");
 	CHECK_OK(mp_rc_connect(&qp, s->b_qpn, s->b_gid, &c));
 	BAR(s, "A");
@@ -195,9 +207,8 @@ int main(void)
 	}
 
 	/* B comes back: same address and port, a new QP; A recovers through 2RST */
-	s->gen = 2;
-	pid = mp_spawn(peer_main, 2, s);
-	CHECK(pid > 0);
+	__atomic_store_n(&s->gen, 2, __ATOMIC_RELEASE);
+	pid = pid2;
 	BAR(s, "A");
 	CHECK_OK(kr_devx_qp_modify(&qp, KR_QP_2RST, NULL));
 	CHECK_OK(mp_rc_connect(&qp, s->b_qpn, s->b_gid, &c));
