@@ -239,6 +239,7 @@ struct kr_keeper {
 	uint64_t shm_used; /* bytes of the job-writable window mapped so far */
 	struct kr_keeper_tenant *tenant; /* [cfg.tenants] */
 	struct kr_keeper_conn **conn;	 /* [KR_POOL_MAX_CONNS] */
+	struct kr_conns *conns;		 /* free slots, connections per uid (pool_conns.c) */
 	uint32_t nconn;
 	int listen_fd;
 	int lock_fd;
@@ -370,6 +371,13 @@ int kr_keeper_lock(struct kr_keeper *k);
 int kr_keeper_listen(struct kr_keeper *k);
 void kr_keeper_unlisten(struct kr_keeper *k);
 void kr_keeper_accept(struct kr_keeper *k);
+/* pool_conns.c: the connection table, constant work per accept and close */
+int kr_keeper_conns_init(struct kr_keeper *k);
+void kr_keeper_conns_fini(struct kr_keeper *k);
+/* A free slot for a connection of uid: 0, -EUSERS (uid holds limit), -ENOSPC (table full). */
+int kr_keeper_conn_slot_get(struct kr_keeper *k, uid_t uid, uint32_t limit, uint32_t *slot);
+void kr_keeper_conn_slot_put(struct kr_keeper *k, uint32_t slot, uid_t uid);
+uint32_t kr_keeper_conns_of_uid(struct kr_keeper *k, uid_t uid);
 /* Serve one readable connection (request, EOF or error). */
 void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot);
 /* Close connections that never attached within KR_POOL_HELLO_MS. */

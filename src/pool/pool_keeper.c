@@ -234,7 +234,7 @@ static void keeper_shutdown(struct kr_keeper *k)
 		close(k->signal_fd);
 	if (k->epoll_fd >= 0)
 		close(k->epoll_fd);
-	free(k->conn);
+	kr_keeper_conns_fini(k);
 }
 
 int kr_keeper_run(const struct kr_pool_cfg *cfg)
@@ -276,8 +276,7 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 	if (getrandom(&k->seg->keeper_gen, sizeof(k->seg->keeper_gen), 0) < 0)
 		k->seg->keeper_gen = k->seg->start_ns;
 	k->tenant = calloc(k->cfg.tenants, sizeof(*k->tenant));
-	k->conn = calloc(KR_POOL_MAX_CONNS, sizeof(*k->conn));
-	if (!k->tenant || !k->conn) {
+	if (!k->tenant || kr_keeper_conns_init(k)) {
 		rc = -ENOMEM;
 		goto out;
 	}

@@ -193,16 +193,6 @@ void kr_keeper_unlisten(struct kr_keeper *k)
 	}
 }
 
-/* Connections uid holds now (a scan: bounded, and only at accept). */
-static uint32_t conns_of_uid(const struct kr_keeper *k, uid_t uid)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < KR_POOL_MAX_CONNS; i++)
-		n += k->conn[i] && k->conn[i]->uid == uid;
-	return n;
-}
-
 /*
  * Refuse a connection without serving it: an ATTACH reply with seq 0 and the
  * reason (a client's first request is always ATTACH), then close. What the
@@ -236,7 +226,7 @@ void kr_keeper_accept(struct kr_keeper *k)
 		socklen_t len = sizeof(cred);
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP};
 		uint32_t slot;
-		int fd;
+		int fd, rc;
 
 		fd = accept4(k->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -250,21 +240,24 @@ void kr_keeper_accept(struct kr_keeper *k)
 			continue;
 		}
 		/* one uid cannot take the slots every other uid needs */
-		if (conns_of_uid(k, cred.uid) >= k->cfg.jobs + KR_POOL_UID_CONNS_EXTRA) {
+		rc = kr_keeper_conn_slot_get(k, cred.uid, k->cfg.jobs + KR_POOL_UID_CONNS_EXTRA,
+					     &slot);
+		if (rc == -EUSERS)
 			KR_WARN_RATELIMITED("pool",
 					    "uid %u holds %u connections (its limit); refusing pid %d",
 					    (unsigned)cred.uid, k->cfg.jobs + KR_POOL_UID_CONNS_EXTRA,
 					    (int)cred.pid);
+		else if (rc)
+			KR_ERR_RATELIMITED("pool", "too many connections (%u); refusing pid %d",
+					   k->nconn, (int)cred.pid);
+		if (rc) {
 			refuse_conn(k, fd, -EUSERS);
 			continue;
 		}
-		for (slot = 0; slot < KR_POOL_MAX_CONNS && k->conn[slot]; slot++)
-			;
-		c = slot < KR_POOL_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+		c = calloc(1, sizeof(*c));
 		if (!c) {
-			KR_ERR_RATELIMITED("pool", "too many connections (%u); refusing pid %d",
-					   k->nconn, (int)cred.pid);
-			refuse_conn(k, fd, -EUSERS);
+			kr_keeper_conn_slot_put(k, slot, cred.uid);
+			refuse_conn(k, fd, -ENOMEM);
 			continue;
 		}
 		c->fd = fd;
@@ -274,6 +267,7 @@ void kr_keeper_accept(struct kr_keeper *k)
 		c->last_ns = c->accept_ns;
 		ev.data.u64 = (KR_EV_CONN << 32) | slot;
 		if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+			kr_keeper_conn_slot_put(k, slot, cred.uid);
 			close(fd);
 			free(c);
 			continue;
@@ -642,6 +636,7 @@ void kr_keeper_conn_close(struct kr_keeper *k, uint32_t slot, bool died)
 		release_job(k, c, died);
 	epoll_ctl(k->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	kr_keeper_conn_slot_put(k, slot, c->uid);
 	free(c);
 	k->conn[slot] = NULL;
 	k->nconn--;
