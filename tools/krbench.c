@@ -12,8 +12,12 @@
  * (devx post + ring + CQ poll) in the same run.
  *   krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]
  * kr_connect() latency (p50/p99) and connects/s to the node's own keeper:
- * warm (the thread already holds its DCI: resolve + credits) and first (a
- * thread's first connect, which leases its DCI over the keeper socket).
+ * warm (the thread already holds its DCI: resolve + credits), cold (a
+ * thread's first connect, holding no DCI: it takes one its process kept
+ * from an earlier thread) and cold with nothing kept (it leases a DCI over
+ * the keeper socket, and its disconnect gives the DCI back for a reset).
+ * --profile NAME runs the keeper's sim under that firmware cost model
+ * (none, connectx4; named in the table and the JSON).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +33,7 @@
 #include <krcore/krcore.h>
 
 #include "pool.h"
+#include "virtqp/virtqp.h"
 
 static double now_us(void)
 {
@@ -56,7 +61,11 @@ struct keeper {
 	pid_t pid;
 	char dir[64];
 	char sock[128];
+	char device[64];
 };
+
+/* --profile: the sim's firmware cost model for a keeper started here ("none": no model). */
+static const char *g_profile = "none";
 
 static int keeper_start(struct keeper *k, const char *krpoold)
 {
@@ -76,13 +85,17 @@ static int keeper_start(struct keeper *k, const char *krpoold)
 	if (!mkdtemp(k->dir))
 		return -errno;
 	snprintf(k->sock, sizeof(k->sock), "%s/krpoold.sock", k->dir);
+	if (strcmp(g_profile, "none"))
+		snprintf(k->device, sizeof(k->device), "sim:krbench,profile=%s", g_profile);
+	else
+		snprintf(k->device, sizeof(k->device), "sim:krbench");
 	k->pid = fork();
 	if (k->pid < 0)
 		return -errno;
 	if (k->pid == 0) {
-		execl(krpoold, krpoold, "--foreground", "--socket", k->sock, "--device",
-		      "sim:krbench", "--tenants", "1", "--dcis", "4", "--jobs", "4", "--heap-mb",
-		      "2", "--hugepages", "64", (char *)NULL);
+		execl(krpoold, krpoold, "--foreground", "--socket", k->sock, "--device", k->device,
+		      "--tenants", "1", "--dcis", "4", "--jobs", "4", "--heap-mb", "2",
+		      "--hugepages", "64", (char *)NULL);
 		fprintf(stderr, "krbench: cannot run %s: %s\n", krpoold, strerror(errno));
 		_exit(127);
 	}
@@ -117,7 +130,8 @@ static void keeper_stop(struct keeper *k)
 	rmdir(k->dir);
 }
 
-/* The keeper to bench: the one at *sock, else one started here on the sim. 0 or -errno (reported). */
+/* The keeper to bench: the one at *sock, else one started here on the sim. 0 or -errno (reported).
+ */
 static int keeper_use(struct keeper *k, const char **sock, const char *krpoold)
 {
 	int rc;
@@ -383,12 +397,45 @@ out_keeper:
 
 /* ---- krbench connect ---- */
 
+/*
+ * n connects each from a thread holding no DCI (one thread: its disconnect
+ * lets the DCI go), with the process keeping at most spares idle DCIs;
+ * p50/p99 in us. 0, or 1 (reported).
+ */
+static int cold_loop(struct kr_ctx *ctx, double *lat, int n, uint32_t spares, double *p50,
+		     double *p99)
+{
+	kr_vq_spare_max(spares);
+	for (int i = 0; i < n; i++) {
+		struct kr_vqp *v;
+		double t0;
+
+		for (double tw = now_us();;) {
+			t0 = now_us();
+			v = kr_connect(ctx, KR_NODE_SELF, NULL);
+			if (v || errno != ENOSPC || now_us() - tw > 5e6)
+				break;
+			usleep(100); /* the keeper still resets the DCIs given back */
+		}
+		lat[i] = now_us() - t0;
+		if (!v) {
+			fprintf(stderr, "krbench: cold kr_connect: %s\n", strerror(errno));
+			return 1;
+		}
+		kr_disconnect(v);
+	}
+	qsort(lat, (size_t)n, sizeof(*lat), cmp_double);
+	*p50 = pct(lat, n, 50);
+	*p99 = pct(lat, n, 99);
+	return 0;
+}
+
 static int bench_connect(int iters, bool json, const char *sock, const char *krpoold)
 {
 	struct kr_connect_opts one = {.credits = 2};
 	struct kr_attach_opts o;
 	struct keeper k = {0};
-	double *lat, t0, total, w50, w99, f50, f99;
+	double *lat, t0, total, w50, w99, c50, c99, l50, l99;
 	int nfirst = iters < 200 ? iters : 200, rc = 1;
 	struct kr_vqp *hold, *v;
 	struct kr_ctx *ctx;
@@ -429,37 +476,31 @@ static int bench_connect(int iters, bool json, const char *sock, const char *krp
 	w99 = pct(lat, iters, 99);
 	kr_disconnect(hold);
 
-	/* first connect of a thread: leases the DCI (given back at disconnect) */
-	for (int i = 0; i < nfirst; i++) {
-		for (double tw = now_us();;) {
-			t0 = now_us();
-			v = kr_connect(ctx, KR_NODE_SELF, NULL);
-			if (v || errno != ENOSPC || now_us() - tw > 5e6)
-				break;
-			usleep(100); /* the keeper still resets the DCIs given back */
-		}
-		lat[i] = now_us() - t0;
-		if (!v) {
-			fprintf(stderr, "krbench: first kr_connect: %s\n", strerror(errno));
-			goto out_detach;
-		}
-		kr_disconnect(v);
-	}
-	qsort(lat, (size_t)nfirst, sizeof(*lat), cmp_double);
-	f50 = pct(lat, nfirst, 50);
-	f99 = pct(lat, nfirst, 99);
+	/* cold: every connect is its thread's first (the last disconnect let the DCI go) */
+	if (cold_loop(ctx, lat, nfirst, 8, &c50, &c99) ||
+	    cold_loop(ctx, lat, nfirst, 0, &l50, &l99))
+		goto out_detach;
+	kr_vq_spare_max(8);
 	if (json) {
-		printf("{\"bench\": \"connect\", \"iters\": %d, \"p50_us\": %.3f, "
-		       "\"p99_us\": %.3f, \"connects_per_s\": %.0f, \"first\": {\"iters\": %d, "
-		       "\"p50_us\": %.1f, \"p99_us\": %.1f}}\n",
-		       iters, w50, w99, iters / total * 1e6, nfirst, f50, f99);
+		printf("{\"bench\": \"connect\", \"profile\": \"%s\", \"iters\": %d, "
+		       "\"p50_us\": %.3f, \"p99_us\": %.3f, \"connects_per_s\": %.0f, "
+		       "\"cold_iters\": %d, \"cold_p50_us\": %.3f, \"cold_p99_us\": %.3f, "
+		       "\"cold_leased_p50_us\": %.1f, \"cold_leased_p99_us\": %.1f}\n",
+		       g_profile, iters, w50, w99, iters / total * 1e6, nfirst, c50, c99, l50, l99);
 	} else {
-		printf("kr_connect to this node (KR_NODE_SELF), %d iterations\n", iters);
-		printf("%-28s %10s %10s %14s\n", "case", "p50 us", "p99 us", "connects/s");
-		printf("%-28s %10.3f %10.3f %14.0f\n", "warm (DCI held)", w50, w99,
+		printf(
+		    "kr_connect to this node (KR_NODE_SELF), %d iterations, firmware cost model: "
+		    "%s\n",
+		    iters, g_profile);
+		printf("%-44s %10s %10s %14s\n", "case", "p50 us", "p99 us", "connects/s");
+		printf("%-44s %10.3f %10.3f %14.0f\n", "warm (thread holds its DCI)", w50, w99,
 		       iters / total * 1e6);
-		printf("%-28s %10.1f %10.1f %14s\n", "first (leases the DCI)", f50, f99, "-");
-		printf("(connects/s: connect + disconnect pairs, one thread)\n");
+		printf("%-44s %10.3f %10.3f %14s\n",
+		       "cold (thread's first; a DCI the process kept)", c50, c99, "-");
+		printf("%-44s %10.1f %10.1f %14s\n", "cold, nothing kept (leases from the keeper)",
+		       l50, l99, "-");
+		printf("(connects/s: connect + disconnect pairs, one thread; cold: %d each)\n",
+		       nfirst);
 	}
 	rc = 0;
 out_detach:
@@ -481,15 +522,21 @@ static void usage(FILE *f)
 		   "       krbench read [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  8-byte READ latency and rate, vQP vs raw DCI (default 10000 iterations)\n"
 		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
-		   "  kr_connect latency and connects/s, warm and first (default 10000)\n");
+		   "  kr_connect latency and connects/s, warm and cold (default 10000)\n"
+		   "      --profile M   a keeper started here models firmware costs M (none,\n"
+		   "                    connectx4)\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"cycles", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'}, {"krpoold", required_argument, NULL, 'k'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
+	    {"cycles", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"krpoold", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *sock = NULL, *krpoold = NULL;
 	int cycles = 1000, opt;
@@ -509,6 +556,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			krpoold = optarg;
+			break;
+		case 'p':
+			g_profile = optarg;
 			break;
 		case 'h':
 			usage(stdout);

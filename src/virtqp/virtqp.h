@@ -103,6 +103,14 @@ void kr_vq_dci_put(struct kr_vq_dci *d);
 int kr_vq_dci_progress(struct kr_vq_dci *d);
 /* Post e (already in the ring at sequence seq) on the DCI and ring. 0 or -errno. */
 int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e);
+/* virtqp_spare.c: DCIs kept between the process's threads */
+/* Keep d, whose last vQP went, for the next thread: true, or false (the caller gives it back). */
+bool kr_vq_spare_put(struct kr_vq_dci *d);
+/* A kept DCI of ctx's attachment, or NULL. */
+struct kr_vq_dci *kr_vq_spare_get(struct kr_ctx *ctx);
+/* Keep at most n (capped at 8) from now on; 0 gives every DCI back at its thread's last disconnect. */
+void kr_vq_spare_max(uint32_t n);
+
 /* WQEBBs a request of this shape takes (mirrors devx_wqe.c's layout). */
 uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_t len);
 

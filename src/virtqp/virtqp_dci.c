@@ -59,6 +59,11 @@ struct kr_vq_dci *kr_vq_dci_get(struct kr_ctx *ctx)
 
 	if (d && d->ctx == ctx)
 		return d;
+	d = kr_vq_spare_get(ctx); /* an earlier thread's: no keeper call */
+	if (d) {
+		kr_vq_tls = d;
+		return d;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		errno = ENOMEM;
@@ -99,10 +104,12 @@ void kr_vq_dci_put(struct kr_vq_dci *d)
 		d->nvqp--;
 	if (d->nvqp)
 		return;
-	if (d->leased)
-		kr_lease_free(d->ctx, &d->lease);
 	if (kr_vq_tls == d)
 		kr_vq_tls = NULL;
+	if (kr_vq_spare_put(d))
+		return; /* the next thread's first connect takes it */
+	if (d->leased)
+		kr_lease_free(d->ctx, &d->lease);
 	free(d->ent);
 	free(d->redo);
 	free(d);

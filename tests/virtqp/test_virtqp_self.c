@@ -214,11 +214,38 @@ static void *other_thread(void *p)
 	return NULL;
 }
 
+struct fresh_arg {
+	struct kr_ctx *ctx;
+	uint8_t *src, *dst;
+	uint32_t rkey;
+	struct kr_lease lease; /* of the DCI its first connect got */
+	int rc;
+};
+
+/* A fresh thread's first connect: a WRITE through it, then its last disconnect. */
+static void *fresh_thread(void *p)
+{
+	struct fresh_arg *a = p;
+	struct kr_vqp *v = kr_connect(a->ctx, KR_NODE_SELF, NULL);
+
+	a->rc = -1;
+	if (!v)
+		return NULL;
+	a->lease = v->dci->lease;
+	memset(a->src, 0x78, 256);
+	if (kr_post_write(v, a->src, 256, (uintptr_t)a->dst, a->rkey, 43, 0) || vq_wait_ok(v, 43) ||
+	    a->dst[255] != 0x78 || kr_disconnect(v))
+		return NULL;
+	a->rc = 0;
+	return NULL;
+}
+
 int main(void)
 {
 	static const char *const args[] = {"--tenants", "1", "--dcis",	    "4",  "--jobs", "1",
 					   "--heap-mb", "4", "--hugepages", "64", NULL};
 	struct kr_ctx_attr ca;
+	struct kr_lease lease;
 	struct kp_keeper k;
 	struct kr_ctx *ctx;
 	struct kr_vqp *v;
@@ -256,9 +283,33 @@ int main(void)
 		CHECK_OK(pthread_join(t, NULL));
 		CHECK_OK(ta.rc);
 	}
-	CHECK_OK(kr_disconnect(v)); /* the last vQP gives the DCI back */
+	lease = v->dci->lease;
+	/* the last vQP: the process keeps the DCI (the other thread's too) for its next thread */
+	CHECK_OK(kr_disconnect(v));
 	CHECK_OK(kr_ctx_query(ctx, &ca));
-	CHECK_EQ(ca.dci_leases, 0);
+	CHECK_EQ(ca.dci_leases, 2);
+	{
+		/* a new thread's first connect takes one: no lease from the keeper */
+		pthread_t t;
+		struct fresh_arg fa = {ctx, src, dst, key.rkey, {0}, -1};
+
+		CHECK_OK(pthread_create(&t, NULL, fresh_thread, &fa));
+		CHECK_OK(pthread_join(t, NULL));
+		CHECK_OK(fa.rc);
+		CHECK_EQ(kr_seg_dci(ctx->seg, ctx->tenant, fa.lease.index)->gen, fa.lease.gen);
+		CHECK_EQ(kr_seg_dci(ctx->seg, ctx->tenant, fa.lease.index)->owner_job,
+			 ctx->job + 1);
+	}
+	CHECK_OK(kr_ctx_query(ctx, &ca));
+	CHECK_EQ(ca.dci_leases, 2);
+	CHECK_EQ(kr_seg_dci(ctx->seg, ctx->tenant, lease.index)->gen, lease.gen);
+	/* with no spare kept, a last disconnect gives its DCI back */
+	kr_vq_spare_max(0);
+	v = kr_connect(ctx, KR_NODE_SELF, NULL);
+	CHECK(v != NULL);
+	CHECK_OK(kr_disconnect(v));
+	CHECK_OK(kr_ctx_query(ctx, &ca));
+	CHECK_EQ(ca.dci_leases, 1);
 
 	CHECK_OK(kr_dereg_mr(mr));
 	CHECK_OK(kr_detach(ctx));
