@@ -230,7 +230,8 @@ struct kr_connect_opts {
  * kr_connect() - a virtual QP to the caller's tenant on node @peer, with RC
  * semantics (reliable, in order per vQP) over the DC initiator leased to the
  * calling thread: the thread's first connect takes a DCI an earlier thread
- * of the process let go, else leases one from the keeper (kept in
+ * of the process let go, or the one granted with kr_attach(), else leases
+ * one from the keeper (kept in
  * thread-local storage for ctx and shared by all the thread's vQPs). With
  * its last vQP the thread lets the DCI go: kept by the process for its next
  * thread when nothing is in flight on it (at most 8), else given back. The peer's DCT comes from the node's

@@ -440,6 +440,8 @@ struct kr_ctx {
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
 	uint32_t nregions;
 	struct kr_job_dci dci[KR_JOB_MAX_DCIS];
+	struct kr_lease ready[KR_ATTACH_READY_MAX]; /* DCI leases granted with the attach */
+	uint32_t nready;
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
 };

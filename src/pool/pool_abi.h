@@ -58,6 +58,7 @@
 #define KR_POOL_DCT_SRQ_WQE    64u
 #define KR_POOL_DCT_RECV_LEN   1024u
 #define KR_POOL_RC_RQ_WQE      64u
+#define KR_POOL_READY_DCIS     1u /* DCIs granted with the attach: the first connect calls nobody */
 #define KR_POOL_DEFAULT_SOCKET "/run/krcore/krpoold.sock"
 #define KR_POOL_BASE_VA	       0x200000000000ull /* outside ASan's shadow and allocator */
 #define KR_SHM_VA_OFFSET       0x40000000000ull  /* job-writable memory: base_va + 4 TB */
@@ -194,8 +195,9 @@ struct kr_pool_seg {
 	uint64_t refused;	  /* attaches refused (bad request, full, peer) */
 	uint64_t last_reclaim_ns; /* EOF seen -> leases back in the free rings */
 	char device[64];
+	uint64_t lease_calls; /* KR_MSG_LEASE requests served (not the attach grants) */
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 240, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 248, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 
@@ -285,6 +287,7 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
 #define KR_PROTO_VERSION      2u
 #define KR_ATTACH_MAX_REGIONS 64u
+#define KR_ATTACH_READY_MAX   4u
 
 enum kr_msg_type {
 	KR_MSG_ATTACH = 1,
@@ -356,6 +359,11 @@ struct kr_msg_attach_reply {
 	uint32_t nfds;
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
 	uint8_t region_role[KR_ATTACH_MAX_REGIONS];
+	/* DCI leases granted with the attach (KR_POOL_READY_DCIS when free ones exist) */
+	uint32_t nready;
+	struct kr_msg_ready {
+		uint32_t index, gen, qpn, rsvd;
+	} ready[KR_ATTACH_READY_MAX];
 };
 
 struct kr_msg_lease {
@@ -425,7 +433,8 @@ _Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
 _Static_assert(sizeof(struct kr_msg_reply) == 40, "kr_msg_reply layout");
 _Static_assert(sizeof(struct kr_msg_cache) == 72, "kr_msg_cache layout");
 _Static_assert(offsetof(struct kr_msg_attach_reply, region) == 176 &&
-		   sizeof(struct kr_msg_attach_reply) == 176 + 33 * KR_ATTACH_MAX_REGIONS,
+		   sizeof(struct kr_msg_attach_reply) ==
+		       176 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 16 * KR_ATTACH_READY_MAX,
 	       "kr_msg_attach_reply layout");
 
 /* Fill a header. */

@@ -128,6 +128,7 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 			   ? -EPROTO
 			   : 0;
 	if (rep->nfds != nfds || !nfds || rep->nregions > KR_ATTACH_MAX_REGIONS ||
+	    rep->nready > KR_ATTACH_READY_MAX ||
 	    rep->uar_fd_index >= nfds || !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
 		return -EPROTO;
 	for (uint32_t i = 0; i < rep->nregions; i++)
@@ -238,6 +239,12 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->tenant = rep->tenant;
 	ctx->job = rep->job;
 	ctx->job_gen = rep->job_gen;
+	for (uint32_t i = 0; i < rep->nready; i++)
+		ctx->ready[i] = (struct kr_lease){.kind = KR_LEASE_DCI,
+						  .index = rep->ready[i].index,
+						  .gen = rep->ready[i].gen,
+						  .qpn = rep->ready[i].qpn};
+	ctx->nready = rep->nready;
 	ctx->keeper_gen = rep->keeper_gen;
 	rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
 	if (!rc &&

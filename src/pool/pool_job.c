@@ -163,12 +163,19 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 			goto out;
 		}
 	}
-	kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
-	rc = job_call(ctx, &req, sizeof(req), &rep);
-	if (rc)
-		goto out;
-	*lease =
-	    (struct kr_lease){.kind = kind, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
+	if (kind == KR_LEASE_DCI && ctx->nready && !ctx->dead) {
+		/* granted with the attach: no call */
+		*lease = ctx->ready[--ctx->nready];
+		rep.index = lease->index;
+		rep.gen = lease->gen;
+	} else {
+		kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
+		rc = job_call(ctx, &req, sizeof(req), &rep);
+		if (rc)
+			goto out;
+		*lease = (struct kr_lease){
+		    .kind = kind, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
+	}
 	if (kind == KR_LEASE_DCI) {
 		rc = job_dci_view(ctx, lease, slot);
 		if (rc) {

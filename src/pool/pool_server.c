@@ -387,6 +387,24 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 	c->job_plus1 = 0;
 }
 
+/*
+ * DCIs granted with the attach, so the job's first connect calls nobody
+ * (none when the tenant has no free DCI: the job leases later).
+ */
+static void attach_ready(struct kr_keeper *k, struct kr_keeper_conn *c,
+			 struct kr_msg_attach_reply *rep)
+{
+	for (uint32_t i = 0; i < KR_POOL_READY_DCIS && i < KR_ATTACH_READY_MAX; i++) {
+		struct kr_msg_reply lr;
+
+		memset(&lr, 0, sizeof(lr));
+		if (kr_keeper_lease_grant(k, c, KR_SLOT_DCI, &lr))
+			break;
+		rep->ready[i] = (struct kr_msg_ready){.index = lr.index, .gen = lr.gen, .qpn = lr.qpn};
+		rep->nready = i + 1;
+	}
+}
+
 static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg_attach *req)
 {
 	struct kr_keeper_conn *c = k->conn[slot];
@@ -419,6 +437,7 @@ static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg
 		k->seg->refused++;
 	} else if (!c->observer) {
 		k->seg->attaches++;
+		attach_ready(k, c, rep);
 	}
 	kr_msg_init(&rep->hdr, KR_MSG_REPLY | KR_MSG_ATTACH, sizeof(*rep), req->hdr.seq);
 	rep->status = rc;
@@ -595,6 +614,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		rc = 0;
 		break;
 	case KR_MSG_LEASE:
+		k->seg->lease_calls++;
 		rc = req.lease.index || req.lease.gen || req.lease.rsvd
 			 ? -EINVAL
 			 : kr_keeper_lease_grant(k, c, req.lease.kind, &rep);

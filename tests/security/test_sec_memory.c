@@ -158,7 +158,7 @@ static int attacker(void *arg)
 int main(void)
 {
 	static const char *const args[] = {
-	    "--tenants", "2",		"--dcis", "2",	     "--jobs", "1", "--heap-mb",
+	    "--tenants", "2",		"--dcis", "4",	     "--jobs", "1", "--heap-mb",
 	    "2",	 "--hugepages", "32",	  "--group", "65534",  NULL};
 	struct sec_victim v;
 	struct raw again;
@@ -170,6 +170,7 @@ int main(void)
 	sec_victim_start(&v, &K);
 
 	pid = sec_spawn_nobody(attacker, NULL);
+	close(go_pipe[1]); /* an attacker that fails early: EOF, not a hang */
 	CHECK_EQ(read(go_pipe[0], &c, 1), 1);
 	/* while the attacker holds every free hugepage */
 	for (double t0 = kp_now_ms(); kp_now_ms() - t0 < 400;)
