@@ -270,6 +270,8 @@ int kr_keeper_eal_start(struct kr_keeper *k);
 void kr_keeper_eal_stop(struct kr_keeper *k);
 /* Reserve a 2 MB-aligned memzone of len (rounded up to 2 MB pages), zeroed. NULL + errno. */
 const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len);
+/* A second, read-only file description of fd's file (through /proc/self/fd); fd or -errno. */
+int kr_fd_reopen_ro(int fd);
 /*
  * kr_keeper_ro_regions() - one read-only region per hugepage of memzone
  * memory [addr, addr+len) (page aligned), each with a read-only file

@@ -454,6 +454,12 @@ ssize_t kr_msg_recv(int sock, void *buf, size_t cap, int *fds, unsigned int maxf
 		    unsigned int *nfds);
 /* Connect to a keeper socket: SOCK_SEQPACKET, CLOEXEC. fd or -errno (-ENOENT, -ECONNREFUSED...). */
 int kr_msg_connect(const char *path);
+/*
+ * Append one hugepage region to an attach reply: the page at va is at offset
+ * off of the descriptor fds[fd_index]. 0, or -E2BIG when the reply is full.
+ */
+int kr_msg_region_add(struct kr_msg_attach_reply *rep, uint64_t va, uint64_t off,
+		      uint32_t fd_index, uint32_t prot, uint8_t role);
 /* Send req and wait for its reply (same seq, REPLY bit). 0 or -errno as kr_msg_recv. */
 int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
 		unsigned int maxfds, unsigned int *nfds);

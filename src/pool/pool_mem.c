@@ -146,10 +146,19 @@ static struct {
 } kr_ro_fds[KR_RO_FDS];
 static uint32_t kr_nro_fds;
 
-/* A read-only file description of the same file as fd; -errno. */
-static int keeper_ro_fd(int fd)
+int kr_fd_reopen_ro(int fd)
 {
 	char path[40];
+	int ro;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	return ro < 0 ? -errno : ro;
+}
+
+/* The cached read-only twin of page fd fd; -errno. */
+static int keeper_ro_fd(int fd)
+{
 	int ro;
 
 	for (uint32_t i = 0; i < kr_nro_fds; i++)
@@ -157,10 +166,9 @@ static int keeper_ro_fd(int fd)
 			return kr_ro_fds[i].ro;
 	if (kr_nro_fds == KR_RO_FDS)
 		return -E2BIG;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ro = open(path, O_RDONLY | O_CLOEXEC);
+	ro = kr_fd_reopen_ro(fd);
 	if (ro < 0)
-		return -errno;
+		return ro;
 	kr_ro_fds[kr_nro_fds].fd = fd;
 	kr_ro_fds[kr_nro_fds].ro = ro;
 	kr_nro_fds++;
@@ -176,9 +184,8 @@ int kr_keeper_ro_regions(const void *addr, uint64_t len, uint8_t role,
 		return -EINVAL;
 	for (uint64_t off = 0; off < len; off += KR_POOL_PAGE) {
 		struct rte_memseg *ms = rte_mem_virt2memseg(p + off, NULL);
-		struct kr_msg_region *r;
 		size_t fd_off = 0;
-		int fd;
+		int fd, rc;
 
 		if (!ms)
 			return -ENOENT;
@@ -188,18 +195,16 @@ int kr_keeper_ro_regions(const void *addr, uint64_t len, uint8_t role,
 		fd = keeper_ro_fd(fd);
 		if (fd < 0)
 			return fd;
-		if (rep->nregions >= KR_ATTACH_MAX_REGIONS || *nfds >= KR_ATTACH_MAX_REGIONS + 1)
+		if (*nfds >= KR_ATTACH_MAX_REGIONS + 1)
 			return -E2BIG;
-		r = &rep->region[rep->nregions];
-		r->va = (uintptr_t)(p + off);
-		r->len = KR_POOL_PAGE;
 		/* the page may start inside its memseg when memsegs are bigger */
-		r->off = fd_off + (uint64_t)((uintptr_t)(p + off) - (uintptr_t)ms->addr);
-		r->fd_index = *nfds;
-		r->prot = PROT_READ;
-		rep->region_role[rep->nregions] = role;
+		rc = kr_msg_region_add(rep, (uintptr_t)(p + off),
+				       fd_off +
+					   (uint64_t)((uintptr_t)(p + off) - (uintptr_t)ms->addr),
+				       *nfds, PROT_READ, role);
+		if (rc)
+			return rc;
 		fds[(*nfds)++] = fd;
-		rep->nregions++;
 	}
 	return 0;
 }

@@ -138,6 +138,24 @@ ssize_t kr_msg_recv(int sock, void *buf, size_t cap, int *fds, unsigned int maxf
 	return n;
 }
 
+int kr_msg_region_add(struct kr_msg_attach_reply *rep, uint64_t va, uint64_t off, uint32_t fd_index,
+		      uint32_t prot, uint8_t role)
+{
+	struct kr_msg_region *r;
+
+	if (rep->nregions >= KR_ATTACH_MAX_REGIONS)
+		return -E2BIG;
+	r = &rep->region[rep->nregions];
+	r->va = va;
+	r->len = KR_POOL_PAGE;
+	r->off = off;
+	r->fd_index = fd_index;
+	r->prot = prot;
+	rep->region_role[rep->nregions] = role;
+	rep->nregions++;
+	return 0;
+}
+
 int kr_msg_connect(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};

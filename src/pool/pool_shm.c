@@ -191,27 +191,19 @@ int kr_keeper_shm_regions(struct kr_shm *shm, uint8_t role, bool writable,
 	if (*nfds >= KR_ATTACH_MAX_REGIONS + 1)
 		return -E2BIG;
 	if (!writable && shm->ro_fd < 0) {
-		char path[40];
+		int ro = kr_fd_reopen_ro(shm->fd);
 
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", shm->fd);
-		shm->ro_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (shm->ro_fd < 0)
-			return -errno;
+		if (ro < 0)
+			return ro;
+		shm->ro_fd = ro;
 	}
 	fds[(*nfds)++] = writable ? shm->fd : shm->ro_fd;
 	for (uint64_t off = 0; off < shm->len; off += KR_POOL_PAGE) {
-		struct kr_msg_region *r;
+		int rc = kr_msg_region_add(rep, (uintptr_t)(shm->addr + off), off, fd_index,
+					   writable ? PROT_READ | PROT_WRITE : PROT_READ, role);
 
-		if (rep->nregions >= KR_ATTACH_MAX_REGIONS)
-			return -E2BIG;
-		r = &rep->region[rep->nregions];
-		r->va = (uintptr_t)(shm->addr + off);
-		r->len = KR_POOL_PAGE;
-		r->off = off;
-		r->fd_index = fd_index;
-		r->prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
-		rep->region_role[rep->nregions] = role;
-		rep->nregions++;
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
