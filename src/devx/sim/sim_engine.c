@@ -231,9 +231,10 @@ static bool sim_engine_inq_empty(struct sim_engine *eng)
 }
 
 /*
- * Before a pass: the values the engine would sleep against, the host's word
- * first, then each UAR page's (pages are never unmapped while the engine
- * runs, and bell_hi only grows).
+ * Before an idle pass: the values the engine would sleep against, the
+ * host's word first, then each UAR page's (pages are never unmapped while
+ * the engine runs, and bell_hi only grows). A busy engine skips it: it
+ * sleeps only after idle passes, and the one before the sleep armed.
  */
 static void sim_engine_arm(struct sim_engine *eng)
 {
@@ -318,7 +319,8 @@ static void *sim_engine_main(void *arg)
 	while (!atomic_load(&eng->stop)) {
 		uint64_t now;
 
-		sim_engine_arm(eng);
+		if (idle_since)
+			sim_engine_arm(eng);
 		eng->work = false;
 		eng->next_deadline = UINT64_MAX;
 		sim_engine_pass(eng);
