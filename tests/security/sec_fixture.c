@@ -54,7 +54,8 @@ int sec_as_nobody(int (*fn)(void *arg), void *arg)
 	return sec_wait(sec_spawn_nobody(fn, arg));
 }
 
-int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
+static int attach_once(const char *sock, struct kr_msg_attach_reply *rep, int *fds,
+		       unsigned int *nfds)
 {
 	struct kr_msg_attach req = {0};
 	int fd = kr_msg_connect(sock);
@@ -62,11 +63,24 @@ int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, 
 	if (fd < 0)
 		return -1;
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
+	*nfds = 0;
 	if (kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds, KR_ATTACH_MAX_REGIONS + 1,
 			nfds) ||
 	    rep->status) {
 		close(fd);
 		return -1;
+	}
+	return fd;
+}
+
+int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds,
+		   int timeout_ms)
+{
+	int fd = attach_once(sock, rep, fds, nfds);
+
+	for (int waited = 0; fd < 0 && waited < timeout_ms; waited += 20) {
+		usleep(20000);
+		fd = attach_once(sock, rep, fds, nfds);
 	}
 	return fd;
 }

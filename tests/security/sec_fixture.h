@@ -7,6 +7,7 @@
 #ifndef KR_SEC_FIXTURE_H
 #define KR_SEC_FIXTURE_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -35,10 +36,21 @@ pid_t sec_spawn_nobody(int (*fn)(void *arg), void *arg);
 int sec_wait(pid_t pid);
 /*
  * Attach to the keeper at sock by hand (no kr_attach): the reply and the
- * descriptors it carried. Returns the connection (close it to detach), or -1
- * when the call or the attach failed.
+ * descriptors it carried. Tries again every 20 ms for timeout_ms while it
+ * fails (a slot still being reclaimed); 0: once. Returns the connection
+ * (close it to detach), or -1 when the call or the attach failed.
  */
-int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
+int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds,
+		   int timeout_ms);
+
+/* xorshift64: the attackers' random values (*s must not be 0). */
+static inline uint64_t sec_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
 
 /*
  * A root keeper for attackers: exit 77 unless root with free hugepages, then

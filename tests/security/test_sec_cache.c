@@ -66,7 +66,7 @@ static int attacker(void *arg)
 
 	(void)arg;
 	SEC_EXPECT(rep != NULL);
-	conn = sec_attach_raw(K.sock, rep, fds, &nfds);
+	conn = sec_attach_raw(K.sock, rep, fds, &nfds, 0);
 	SEC_EXPECT(conn >= 0);
 	SEC_EXPECT(rep->tenant == 1);
 
@@ -116,8 +116,9 @@ static int attacker(void *arg)
 		struct kr_msg_cache m;
 
 		for (size_t b = 0; b < sizeof(m); b += 8) {
-			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-			memcpy((uint8_t *)&m + b, &seed, 8);
+			uint64_t v = sec_rnd(&seed);
+
+			memcpy((uint8_t *)&m + b, &v, 8);
 		}
 		if (i & 1)
 			m.op = 1 + (i & 2) / 2;

@@ -30,21 +30,13 @@
 
 static struct kp_keeper K;
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* Write pattern k over the page and ring it (wake whoever waits on any word). */
 static void scribble(uint8_t *page, unsigned int k, uint64_t *seed)
 {
 	switch (k % 4) {
 	case 0:
 		for (uint32_t i = 0; i < PAGE; i += 8) {
-			uint64_t v = rnd(seed);
+			uint64_t v = sec_rnd(seed);
 
 			memcpy(page + i, &v, 8);
 		}
@@ -77,7 +69,7 @@ static int nobody_job(void *arg)
 
 	(void)arg;
 	SEC_EXPECT(rep != NULL);
-	fd = sec_attach_raw(K.sock, rep, fds, &nfds);
+	fd = sec_attach_raw(K.sock, rep, fds, &nfds, 0);
 	SEC_EXPECT(fd >= 0);
 	SEC_EXPECT(rep->tenant != 0); /* root's tenant is another */
 	for (unsigned int i = 0; i < nfds; i++) {

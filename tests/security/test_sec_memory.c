@@ -41,14 +41,8 @@ struct raw {
 /* Attach by hand, retrying while the slot is being reclaimed. */
 static int raw_attach(struct raw *r, int timeout_ms)
 {
-	for (int waited = 0; waited <= timeout_ms; waited += 20) {
-		r->nfds = 0;
-		r->conn = sec_attach_raw(K.sock, &r->rep, r->fds, &r->nfds);
-		if (r->conn >= 0)
-			return 0;
-		usleep(20000);
-	}
-	return -1;
+	r->conn = sec_attach_raw(K.sock, &r->rep, r->fds, &r->nfds, timeout_ms);
+	return r->conn >= 0 ? 0 : -1;
 }
 
 static void raw_close(struct raw *r)

@@ -33,7 +33,7 @@ static int nobody_job(void *arg)
 
 	(void)arg;
 	SEC_EXPECT(rep != NULL);
-	fd = sec_attach_raw(K.sock, rep, fds, &nfds);
+	fd = sec_attach_raw(K.sock, rep, fds, &nfds, 0);
 	SEC_EXPECT(fd >= 0);
 	for (uint32_t i = 0; i < rep->nregions; i++) {
 		const struct kr_msg_region *r = &rep->region[i];

@@ -30,14 +30,6 @@
 
 static struct kp_keeper K;
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* One 8-byte value: random, or one of the values that break bounds. */
 static uint64_t nasty(uint64_t *s)
 {
@@ -54,9 +46,9 @@ static uint64_t nasty(uint64_t *s)
 					0x7fffffffffffffffull,
 					0x8000000000000000ull,
 					~0ull};
-	uint64_t r = rnd(s);
+	uint64_t r = sec_rnd(s);
 
-	return r & 1 ? rnd(s) : edge[(r >> 1) % (sizeof(edge) / sizeof(edge[0]))];
+	return r & 1 ? sec_rnd(s) : edge[(r >> 1) % (sizeof(edge) / sizeof(edge[0]))];
 }
 
 /* What a sim doorbell does (struct sim_bell: seq at 8): bump, wake the engine. */
@@ -77,7 +69,7 @@ static int attacker(void *arg)
 
 	(void)arg;
 	SEC_EXPECT(rep != NULL);
-	conn = sec_attach_raw(K.sock, rep, fds, &nfds);
+	conn = sec_attach_raw(K.sock, rep, fds, &nfds, 0);
 	SEC_EXPECT(conn >= 0);
 	for (uint32_t i = 0; i < 2; i++) {
 		struct kr_msg_lease req = {.kind = KR_SLOT_DCI};
@@ -108,7 +100,7 @@ static int attacker(void *arg)
 		while (kp_now_ms() - t0 < ROUND_MS) {
 			/* a burst of 8-byte stores at random places, then a doorbell */
 			for (int n = 0; n < 256; n++) {
-				uint64_t r = rnd(&s);
+				uint64_t r = sec_rnd(&s);
 				uint8_t *p = page[r % np] + ((r >> 16) % (KR_POOL_PAGE / 8)) * 8;
 				uint64_t v = nasty(&s);
 
@@ -116,9 +108,10 @@ static int attacker(void *arg)
 				writes++;
 			}
 			if (seed % 3 == 0) /* whole pages of one value now and then */
-				memset(page[rnd(&s) % np], (int)(rnd(&s) & 0xff), KR_POOL_PAGE);
+				memset(page[sec_rnd(&s) % np], (int)(sec_rnd(&s) & 0xff),
+				       KR_POOL_PAGE);
 			ring(bell);
-			if ((rnd(&s) & 15) == 0) { /* and over the UAR page too */
+			if ((sec_rnd(&s) & 15) == 0) { /* and over the UAR page too */
 				for (uint32_t b = 0; b < 4096; b += 8) {
 					uint64_t v = nasty(&s);
 
@@ -146,12 +139,7 @@ static int comeback(void *arg)
 
 	(void)arg;
 	SEC_EXPECT(rep != NULL);
-	for (int t = 0; t < 250 && conn < 0; t++) {
-		nfds = 0;
-		conn = sec_attach_raw(K.sock, rep, fds, &nfds);
-		if (conn < 0)
-			usleep(20000);
-	}
+	conn = sec_attach_raw(K.sock, rep, fds, &nfds, 5000);
 	SEC_EXPECT(conn >= 0);
 	close(conn);
 	return 0;
