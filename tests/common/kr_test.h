@@ -6,11 +6,32 @@
 #ifndef KR_TEST_H
 #define KR_TEST_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define KR_TEST_SKIP_RC 77
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t kr_test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* splitmix64: a test's reproducible random numbers from the seed *x. */
+static inline uint64_t kr_test_splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
 
 #define KR_SKIP(...)                                                                               \
 	do {                                                                                       \
@@ -53,8 +74,7 @@
 	do {                                                                                       \
 		int kr_rc_ = (expr);                                                               \
 		if (kr_rc_ != (err))                                                               \
-			KR_FAIL("%s returned %d, expected %d (%s)", #expr, kr_rc_, (err),          \
-				#err);                                                             \
+			KR_FAIL("%s returned %d, expected %d (%s)", #expr, kr_rc_, (err), #err);   \
 	} while (0)
 
 #define KR_PASS(name)                                                                              \

@@ -54,14 +54,6 @@ void fuzz_summary(void)
 	printf("\n");
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void conn_to(struct kr_fx_host *ph, struct kr_devx_qp *peer, struct kr_devx_qp_conn *c)
 {
 	*c = tmpl;
@@ -185,19 +177,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pi = qa.sq_pi & 0xffff;
 
 	/* the engine takes the ring up to pi, drops a claim beyond it, or fails the QP */
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	for (;;) {
 		engine_view(&sq_ci, &state);
 		if ((sq_ci & 0xffff) == pi || state != KR_QPC_STATE_RTS)
 			break;
-		if (now_ns() - t0 > DEADLINE_NS) {
+		if (kr_test_now_ns() - t0 > DEADLINE_NS) {
 			fprintf(stderr, "engine stuck: sq_ci %u, pi %u, state %u\n", sq_ci, pi,
 				state);
 			abort();
 		}
 	}
 	/* drain what completed (the CQ itself is parsed as a job would) */
-	while (now_ns() - t0 < 2000000ull && kr_devx_cq_poll(&A.scq, &wc, 1) > 0)
+	while (kr_test_now_ns() - t0 < 2000000ull && kr_devx_cq_poll(&A.scq, &wc, 1) > 0)
 		outcome[wc.status < 32 ? wc.status : 31]++;
 	outcome[state == KR_QPC_STATE_RTS ? 32 : 33]++;
 	for (uint32_t i = 0; i < MEM_LEN - GUARD; i++)

@@ -23,14 +23,6 @@
 #define MEM_LEN (1u << 20)
 #define TMO_MS	10000
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void rc_attr(struct kr_fx_host *h, struct kr_devx_qp_attr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -56,9 +48,9 @@ static void test_create_qp_2ms(void)
 	CHECK_OK(kr_fx_host_open(&a, "sim:cost_a,cmd_create_qp_us=2000", MEM_LEN));
 	rc_attr(&a, &attr);
 	for (int i = 0; i < 3; i++) {
-		t0 = now_ns();
+		t0 = kr_test_now_ns();
 		CHECK_OK(kr_devx_qp_create(a.ctx, &attr, &qp));
-		dt = now_ns() - t0;
+		dt = kr_test_now_ns() - t0;
 		printf("CREATE_QP with cmd_create_qp_us=2000: %.3f ms\n", dt / 1e6);
 		CHECK(dt >= 2000000ull);
 		CHECK_OK(kr_devx_qp_destroy(&qp));
@@ -85,10 +77,10 @@ static void *create_thread(void *arg)
 	struct kr_devx_qp qp;
 
 	rc_attr(c->h, &attr);
-	c->t0 = now_ns();
+	c->t0 = kr_test_now_ns();
 	atomic_store(&c->started, 1);
 	c->rc = kr_devx_qp_create(c->h->ctx, &attr, &qp);
-	c->t1 = now_ns();
+	c->t1 = kr_test_now_ns();
 	atomic_store(&c->done, 1);
 	if (!c->rc)
 		c->rc = kr_devx_qp_destroy(&qp);
@@ -135,7 +127,7 @@ static void test_engine_runs_during_command(void)
 	CHECK_OK(kr_devx_qp_post_send(&qa, &wr));
 	kr_devx_qp_ring(&qa);
 	CHECK_OK(kr_fx_poll_one(&a.scq, &wc, TMO_MS));
-	t_wc = now_ns();
+	t_wc = kr_test_now_ns();
 	wc_before = !atomic_load(&c.done);
 	CHECK_EQ(wc.status, KR_WC_SUCCESS);
 	CHECK_EQ(wc.wr_id, 0x77);
@@ -143,7 +135,7 @@ static void test_engine_runs_during_command(void)
 
 	/* and another command gets the device lock */
 	CHECK_OK(kr_devx_qp_query(&qa, &info));
-	t_query = now_ns();
+	t_query = kr_test_now_ns();
 	query_before = !atomic_load(&c.done);
 	CHECK_EQ(info.state, KR_QPC_STATE_RTS);
 
@@ -173,27 +165,27 @@ static void test_open_umem_pd(void)
 	static uint8_t buf[8192];
 	uint64_t t0, dt;
 
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	CHECK_OK(kr_devx_open("sim:cost_o,cmd_open_us=3000,cmd_umem_reg_us=2000,"
 			      "cmd_alloc_pd_us=1000,cmd_destroy_us=1500",
 			      &ctx));
-	dt = now_ns() - t0;
+	dt = kr_test_now_ns() - t0;
 	printf("open with cmd_open_us=3000: %.3f ms\n", dt / 1e6);
 	CHECK(dt >= 3000000ull);
 
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	CHECK_OK(ctx->ops->umem_reg(ctx, buf, sizeof(buf), KR_ACCESS_LOCAL_WRITE, &umem));
-	dt = now_ns() - t0;
+	dt = kr_test_now_ns() - t0;
 	CHECK(dt >= 2000000ull);
 
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	CHECK_OK(kr_devx_pd_alloc(ctx, &pd));
-	dt = now_ns() - t0;
+	dt = kr_test_now_ns() - t0;
 	CHECK(dt >= 1000000ull);
 
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	CHECK_OK(kr_devx_pd_free(&pd));
-	dt = now_ns() - t0;
+	dt = kr_test_now_ns() - t0;
 	CHECK(dt >= 1500000ull);
 
 	CHECK_OK(ctx->ops->umem_dereg(umem));
@@ -211,9 +203,9 @@ static void test_profile_connection(void)
 	uint64_t t0, dt, want;
 
 	CHECK(p != NULL);
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	CHECK_OK(kr_devx_open("sim:cost_p0,profile=connectx4", &ctx));
-	dt = now_ns() - t0;
+	dt = kr_test_now_ns() - t0;
 	want = p->cmd_ns[SIM_COST_OPEN] + p->cmd_ns[SIM_COST_QUERY_HCA_CAP];
 	printf("connectx4: device open %.2f ms (model >= %.2f ms)\n", dt / 1e6, want / 1e6);
 	CHECK(dt >= want);
@@ -221,9 +213,9 @@ static void test_profile_connection(void)
 
 	CHECK_OK(kr_fx_host_open(&a, "sim:cost_pa,profile=connectx4", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&b, "sim:cost_pb,profile=connectx4", MEM_LEN));
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	CHECK_OK(kr_fx_rc_pair(&a, &qa, &b, &qb, NULL));
-	dt = now_ns() - t0;
+	dt = kr_test_now_ns() - t0;
 	/* both ends: umem, CREATE_QP and the three transitions */
 	want = 2 * (p->cmd_ns[SIM_COST_UMEM_REG] + p->cmd_ns[SIM_COST_CREATE_QP] +
 		    p->cmd_ns[SIM_COST_RST2INIT] + p->cmd_ns[SIM_COST_INIT2RTR] +

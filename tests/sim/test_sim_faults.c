@@ -24,14 +24,6 @@
 #define MEM_LEN (1u << 20)
 #define TMO_MS	10000
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void conn_fast(struct kr_devx_qp_conn *c, uint8_t ack_timeout, uint8_t retry)
 {
 	kr_fx_conn_default(c);
@@ -152,11 +144,11 @@ static void test_kill_engine(void)
 	CHECK_ERR(sim_fault_kill_engine(NULL), -EINVAL);
 
 	wr = write_wr(2, &sge, &b, 4096);
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	CHECK_OK(kr_devx_qp_post_send(&qa, &wr));
 	kr_devx_qp_ring(&qa);
 	CHECK_OK(kr_fx_poll_one(&a.scq, &wc, TMO_MS));
-	dt = now_ns() - t0;
+	dt = kr_test_now_ns() - t0;
 	CHECK_EQ(wc.wr_id, 2);
 	if (wc.status != KR_WC_RETRY_EXC_ERR)
 		KR_FAIL("peer killed: status %s, expected retry exceeded", kr_strerror(wc.status));

@@ -122,23 +122,6 @@ static struct kr_fx_host *hosts_here[2]; /* for the statistics on failure */
 static struct kr_devx_qp *req_qp[2];	 /* requester QP of direction i, if here */
 static struct kr_devx_qp *resp_qp[2];	 /* responder QP of direction i, if here */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rnd(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static uint8_t pat(uint32_t idx, uint32_t k)
 {
 	return (uint8_t)(idx * 131u + k * 7u + (k >> 8) * 13u + 1u);
@@ -168,13 +151,13 @@ static struct kr_devx_sge sge_of(int host, size_t off, uint32_t len)
 
 static uint32_t pick_len(struct dir *d)
 {
-	uint64_t r = rnd(&d->rng) % 100;
+	uint64_t r = kr_test_splitmix64(&d->rng) % 100;
 
 	if (r < 75)
-		return 1 + (uint32_t)(rnd(&d->rng) % 256);
+		return 1 + (uint32_t)(kr_test_splitmix64(&d->rng) % 256);
 	if (r < 95)
-		return 1 + (uint32_t)(rnd(&d->rng) % 2048);
-	return 1 + (uint32_t)(rnd(&d->rng) % SLOT);
+		return 1 + (uint32_t)(kr_test_splitmix64(&d->rng) % 2048);
+	return 1 + (uint32_t)(kr_test_splitmix64(&d->rng) % SLOT);
 }
 
 static size_t loc_off(uint32_t idx)
@@ -187,7 +170,7 @@ static void post_one(int i)
 {
 	struct dir *d = &W->d[i];
 	struct req *q = &d->inflight[d->posted % WINDOW];
-	uint64_t r = rnd(&d->rng) % 100;
+	uint64_t r = kr_test_splitmix64(&d->rng) % 100;
 	uint8_t *l, *dmem = W->mem[d->dst];
 	struct kr_devx_sge sge;
 	struct kr_devx_wr wr;
@@ -215,7 +198,7 @@ static void post_one(int i)
 		break;
 	case OP_READ:
 		q->len = pick_len(d);
-		q->roff = (uint32_t)(rnd(&d->rng) % (RSRC_LEN - q->len));
+		q->roff = (uint32_t)(kr_test_splitmix64(&d->rng) % (RSRC_LEN - q->len));
 		memset(l, 0xee, q->len);
 		wr.opcode = KR_WR_RDMA_READ;
 		wr.remote_addr = (uintptr_t)dmem + RSRC + q->roff;
@@ -239,7 +222,7 @@ static void post_one(int i)
 	case OP_FAA:
 		q->len = 8;
 		wr.opcode = KR_WR_ATOMIC_FA;
-		wr.compare_add = 1 + rnd(&d->rng) % 1000;
+		wr.compare_add = 1 + kr_test_splitmix64(&d->rng) % 1000;
 		q->expect = d->counter;
 		d->counter += wr.compare_add;
 		memset(l, 0xee, 8);
@@ -250,7 +233,7 @@ static void post_one(int i)
 		q->len = 8;
 		wr.opcode = KR_WR_ATOMIC_CS;
 		wr.compare_add = d->counter; /* always the current value: must swap */
-		wr.swap = rnd(&d->rng) >> 8;
+		wr.swap = kr_test_splitmix64(&d->rng) >> 8;
 		q->expect = d->counter;
 		d->counter = wr.swap;
 		memset(l, 0xee, 8);
@@ -486,7 +469,7 @@ static void host_close(struct host *h)
 static void run_loop(bool req0, bool req1, bool recv0, bool recv1)
 {
 	const struct timespec nap = {.tv_nsec = 50000};
-	uint64_t last_move = now_ns();
+	uint64_t last_move = kr_test_now_ns();
 	uint32_t idle = 0;
 
 	while (!dir_done(0) || !dir_done(1)) {
@@ -503,7 +486,7 @@ static void run_loop(bool req0, bool req1, bool recv0, bool recv1)
 		if (atomic_load(&W->failed))
 			exit(1); /* the other side failed and said why */
 		if (moved) {
-			last_move = now_ns();
+			last_move = kr_test_now_ns();
 			idle = 0;
 			continue;
 		}
@@ -511,7 +494,7 @@ static void run_loop(bool req0, bool req1, bool recv0, bool recv1)
 			nanosleep(&nap, NULL);
 		else
 			sched_yield();
-		if (now_ns() - last_move > STALL_NS) {
+		if (kr_test_now_ns() - last_move > STALL_NS) {
 			FAIL_SEED("no progress for 30 s: %s %u/%u completed, %s %u/%u",
 				  W->d[0].name, atomic_load(&W->d[0].completed), W->d[0].total,
 				  W->d[1].name, atomic_load(&W->d[1].completed), W->d[1].total);
@@ -620,13 +603,13 @@ int main(void)
 		printf(TEST_NAME ": seed %" PRIu64 ", %" PRIu64 " requests, hosts in two processes "
 				 "over UDP port %u, faults on both: %s\n",
 		       seed, total, W->port, FAULTS);
-		t0 = now_ns();
+		t0 = kr_test_now_ns();
 		for (int i = 0; i < 2; i++) {
 			pids[i] = mp_spawn(host_main, i, NULL);
 			CHECK(pids[i] > 0);
 		}
 		rc = mp_wait(pids, 2, 150000);
-		dt = now_ns() - t0;
+		dt = kr_test_now_ns() - t0;
 		if (rc)
 			return rc;
 	}
@@ -641,9 +624,9 @@ int main(void)
 		host_open(1, &h[1]);
 		host_connect(0, &h[0]);
 		host_connect(1, &h[1]);
-		t0 = now_ns();
+		t0 = kr_test_now_ns();
 		run_loop(true, true, true, true);
-		dt = now_ns() - t0;
+		dt = kr_test_now_ns() - t0;
 		/* nothing more may arrive: no duplicated completion or receive */
 		for (int i = 0; i < 2; i++) {
 			CHECK_EQ(kr_fx_poll_none(&h[i].fx.scq, 50), 0);

@@ -101,23 +101,6 @@ struct world {
 static struct world *W;
 static struct kp_keeper K[MAX_NODES];
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rnd(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void stat_max(_Atomic uint64_t *m, uint64_t v)
 {
 	uint64_t cur = atomic_load(m);
@@ -195,7 +178,7 @@ static int keeper_gone(struct thr *th, int rc)
 		uint64_t dead = atomic_load(&W->keeper_dead_ns[th->job->node]);
 
 		if (dead) {
-			uint64_t d = now_ns() - dead;
+			uint64_t d = kr_test_now_ns() - dead;
 
 			atomic_fetch_add(&W->st.keeper_notice_n, 1);
 			atomic_fetch_add(&W->st.keeper_notice_sum_ns, d);
@@ -230,9 +213,9 @@ static struct kr_vqp *vqp_for(struct thr *th, int node)
 /* Post one request to a random live target; 0, -EAGAIN (nothing posted) or -ENOTCONN. */
 static int post_one(struct thr *th, uint32_t slot)
 {
-	int n = (int)(rnd(&th->rng) % (uint64_t)W->nodes);
-	int j = (int)(rnd(&th->rng) % (uint64_t)W->jobs);
-	int k = (int)(rnd(&th->rng) % SUBSLOTS);
+	int n = (int)(kr_test_splitmix64(&th->rng) % (uint64_t)W->nodes);
+	int j = (int)(kr_test_splitmix64(&th->rng) % (uint64_t)W->jobs);
+	int k = (int)(kr_test_splitmix64(&th->rng) % SUBSLOTS);
 	struct target *tg = &W->t[n][j];
 	struct shadow *s = &th->sh[n][j][k];
 	struct req *q = &th->rq[slot];
@@ -259,9 +242,9 @@ static int post_one(struct thr *th, uint32_t slot)
 	q->n = n;
 	q->j = j;
 	q->k = k;
-	q->op = (enum op)(rnd(&th->rng) % OP_N);
+	q->op = (enum op)(kr_test_splitmix64(&th->rng) % OP_N);
 	q->id = ++th->next_id;
-	q->val = rnd(&th->rng);
+	q->val = kr_test_splitmix64(&th->rng);
 	q->gen = gen;
 	q->epoch = atomic_load(&W->keeper_epoch[n]);
 	loc[0] = 0x5a5a5a5a5a5a5a5aull;
@@ -289,7 +272,7 @@ static int post_one(struct thr *th, uint32_t slot)
 		return -EAGAIN;
 	if (rc)
 		return keeper_gone(th, rc) ? -ENOTCONN : -EAGAIN;
-	q->t0 = now_ns();
+	q->t0 = kr_test_now_ns();
 	q->used = true;
 	s->busy = true;
 	th->ninflight++;
@@ -302,7 +285,7 @@ static void complete_one(struct thr *th, struct req *q, const struct kr_wc *wc)
 {
 	struct target *tg = &W->t[q->n][q->j];
 	struct shadow *s = &th->sh[q->n][q->j][q->k];
-	uint64_t got = th->local[2 * (uint32_t)(q - th->rq)], lat = now_ns() - q->t0;
+	uint64_t got = th->local[2 * (uint32_t)(q - th->rq)], lat = kr_test_now_ns() - q->t0;
 
 	q->used = false;
 	th->ninflight--;
@@ -375,7 +358,7 @@ static void complete_one(struct thr *th, struct req *q, const struct kr_wc *wc)
 /* Poll every vQP with requests in flight; 0, -ENOTCONN or -ETIMEDOUT. */
 static int poll_all(struct thr *th)
 {
-	uint64_t now = now_ns();
+	uint64_t now = kr_test_now_ns();
 
 	for (int n = 0; n < W->nodes; n++) {
 		struct kr_wc wc[WINDOW];
@@ -479,7 +462,7 @@ static int job_main(int node, int idx)
 		memset(&th[t], 0, sizeof(th[t]));
 		th[t].job = &job;
 		th[t].t = t;
-		th[t].rng = ((uint64_t)getpid() << 20) ^ (uint64_t)t ^ now_ns();
+		th[t].rng = ((uint64_t)getpid() << 20) ^ (uint64_t)t ^ kr_test_now_ns();
 		th[t].local = kr_malloc(job.ctx, 2 * WINDOW * sizeof(uint64_t));
 		if (!th[t].local || pthread_create(&tid[t], NULL, job_thread, &th[t]))
 			return 1;
@@ -740,15 +723,15 @@ int main(int argc, char **argv)
 		for (int j = 0; j < o.jobs; j++)
 			pids[n][j] = spawn_job(n, j);
 
-	t0 = now_ns();
+	t0 = kr_test_now_ns();
 	end = t0 + (uint64_t)o.seconds * 1000000000ull;
 	next_kill = o.kill_ms ? t0 + (uint64_t)o.kill_ms * 1000000ull : UINT64_MAX;
-	while (now_ns() < end) {
-		uint64_t now = now_ns();
+	while (kr_test_now_ns() < end) {
+		uint64_t now = kr_test_now_ns();
 
 		if (now >= next_kill) {
-			int n = (int)(rnd(&rng) % (uint64_t)o.nodes);
-			int j = (int)(rnd(&rng) % (uint64_t)o.jobs);
+			int n = (int)(kr_test_splitmix64(&rng) % (uint64_t)o.nodes);
+			int j = (int)(kr_test_splitmix64(&rng) % (uint64_t)o.jobs);
 
 			if (!atomic_load(&W->keeper_down[n])) {
 				atomic_store(&W->t[n][j].alive, 0);
@@ -780,7 +763,7 @@ int main(int argc, char **argv)
 			atomic_store(&W->keeper_down[n], 1);
 			for (int j = 0; j < o.jobs; j++)
 				atomic_store(&W->t[n][j].alive, 0);
-			atomic_store(&W->keeper_dead_ns[n], now_ns());
+			atomic_store(&W->keeper_dead_ns[n], kr_test_now_ns());
 			kp_keeper_stop(&K[n], SIGKILL);
 			/* its jobs must notice on their own (ENOTCONN) and exit */
 			for (int j = 0; j < o.jobs; j++)
@@ -825,7 +808,7 @@ int main(int argc, char **argv)
 		}
 		kp_keeper_fini(&K[n]);
 	}
-	print_summary(&o, (now_ns() - t0) / 1e9, leases_left);
+	print_summary(&o, (kr_test_now_ns() - t0) / 1e9, leases_left);
 	CHECK_EQ(atomic_load(&W->st.corrupt), 0);
 	CHECK_EQ(atomic_load(&W->st.stalls), 0);
 	CHECK_EQ(crashes, 0);
