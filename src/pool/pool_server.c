@@ -394,7 +394,8 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 static void attach_ready(struct kr_keeper *k, struct kr_keeper_conn *c,
 			 struct kr_msg_attach_reply *rep)
 {
-	for (uint32_t i = 0; i < KR_POOL_READY_DCIS && i < KR_ATTACH_READY_MAX; i++) {
+	_Static_assert(KR_POOL_READY_DCIS <= KR_ATTACH_READY_MAX, "the reply holds the grants");
+	for (uint32_t i = 0; i < KR_POOL_READY_DCIS; i++) {
 		struct kr_msg_reply lr;
 
 		memset(&lr, 0, sizeof(lr));
