@@ -13,8 +13,9 @@
  *   pool_heap.c     keeper: job heaps (sealed memfd + umem + MKEY), renew and re-key
  *   pool_lease.c    keeper: grant, release and reclaim of leases
  *   pool_server.c   keeper: the UNIX socket, SO_PEERCRED, requests, job death
- *   pool_grow.c     keeper: the grow thread (more DCIs/RC QPs below low-water)
- *   pool_keeper.c   keeper: start-up, event loop, warm-up/refill, shutdown
+ *   pool_worker.c   keeper: the worker thread (resets, rebuilds, growth)
+ *   pool_grow.c     keeper: more DCIs/RC QPs below low-water (on the worker)
+ *   pool_keeper.c   keeper: start-up, event loop, shutdown
  *   pool_proto.c    both: the attach protocol (SOCK_SEQPACKET, SCM_RIGHTS)
  *   pool_attach.c   job: kr_attach/kr_detach, mapping the zones
  *   pool_arena.c    job: kr_malloc/kr_free, a jemalloc arena over the heap
@@ -154,7 +155,7 @@ struct kr_keeper_qp {
 	uint32_t tenant;
 	uint32_t index;
 	bool built;
-	bool grown; /* built by the grow thread, not yet in the free ring (atomic) */
+	bool ready; /* reset or built by the worker, not yet in the free ring (atomic) */
 };
 
 /* Job-writable memory: a sealed hugetlb memfd mapped at addr (pool_shm.c). */
@@ -187,9 +188,9 @@ struct kr_keeper_tenant {
 	 *   heap[j].shm: job j's heap; job-writable, each job maps only its own
 	 */
 	const struct rte_memzone *mz; /* the kzone */
-	struct kr_shm zhead_shm; /* the zone head: jobs read it (kr_pool_zone_head_len) */
-	struct kr_shm zone_shm;	 /* the rest: DCI rings and CQs, jobs write them */
-	uint8_t *zone;		 /* zhead_shm.addr; zone_shm follows at once */
+	struct kr_shm zhead_shm;      /* the zone head: jobs read it (kr_pool_zone_head_len) */
+	struct kr_shm zone_shm;	      /* the rest: DCI rings and CQs, jobs write them */
+	uint8_t *zone;		      /* zhead_shm.addr; zone_shm follows at once */
 	uint64_t zone_len;
 	uint8_t *kzone;
 	uint64_t kzone_len;
@@ -236,7 +237,7 @@ struct kr_keeper {
 	struct kr_devx_ctx *ctx;
 	const struct rte_memzone *seg_mz;
 	struct kr_pool_seg *seg;
-	uint64_t shm_used; /* bytes of the job-writable window mapped so far */
+	uint64_t shm_used;		 /* bytes of the job-writable window mapped so far */
 	struct kr_keeper_tenant *tenant; /* [cfg.tenants] */
 	struct kr_keeper_conn **conn;	 /* [KR_POOL_MAX_CONNS] */
 	struct kr_conns *conns;		 /* free slots, connections per uid (pool_conns.c) */
@@ -251,17 +252,18 @@ struct kr_keeper {
 	volatile int stop;
 	bool eal_up;
 	/*
-	 * Growth (pool_grow.c): a thread builds QPs into EMPTY slots when a
-	 * tenant's free DCIs or RC QPs fall below the low-water mark. cmd_lock
+	 * The worker (pool_worker.c) resets, rebuilds and grows QPs. cmd_lock
 	 * serialises every firmware command of the keeper's device between it
-	 * and the event loop; the loop only ever try-locks it on its own
-	 * background work, so no attach or lease waits on a firmware command.
+	 * and the event loop; the loop takes it only for a job's MR commands
+	 * and try-locks it for heap scrubs, so no attach or lease waits on a
+	 * firmware command.
 	 */
 	pthread_mutex_t cmd_lock;
-	pthread_t grow_thread;
-	int grow_fd; /* eventfd: the grow thread wakes the loop to adopt what it built */
-	volatile int grow_stop;
-	bool grow_up;
+	pthread_t worker;
+	int work_fd;  /* eventfd: the loop wakes the worker (something came back) */
+	int adopt_fd; /* eventfd: the worker wakes the loop to adopt what it made ready */
+	volatile int worker_stop;
+	bool worker_up;
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
 };
 
@@ -333,8 +335,8 @@ int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint3
 			    uint32_t index, uint32_t gen);
 /* Take back everything job j owns (detach or death). Returns leases taken. */
 uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t job);
-/* Background: reset DIRTY slots, scrub DIRTY jobs. Returns work left (> 0) or 0. */
-int kr_keeper_refill(struct kr_keeper *k, uint32_t budget);
+/* Background: scrub up to budget DIRTY jobs. Returns scrubs left (> 0) or 0. */
+int kr_keeper_scrub_jobs(struct kr_keeper *k, uint32_t budget);
 
 /* src/dct/dct_keeper.c: options, and the tenant zone's dct block (node id, static peers). */
 /* One --node-id/--peers key: 0, -EINVAL (err set), -ENOENT (not a dct key). */
@@ -360,13 +362,24 @@ uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
 int kr_keeper_meta_start(struct kr_keeper *k);
 void kr_keeper_meta_stop(struct kr_keeper *k);
 
-/* pool_grow.c */
-/* Start the grow thread (after every tenant is built). 0 or -errno. */
-int kr_keeper_grow_start(struct kr_keeper *k);
+/* pool_worker.c */
+/* Start the worker thread (after every tenant is built). 0 or -errno. */
+int kr_keeper_worker_start(struct kr_keeper *k);
 /* Stop and join it (before tenants are destroyed). */
-void kr_keeper_grow_stop(struct kr_keeper *k);
-/* Event loop: put what the grow thread built into the free rings. */
-void kr_keeper_grow_adopt(struct kr_keeper *k);
+void kr_keeper_worker_stop(struct kr_keeper *k);
+/* Event loop: something came back (DIRTY): the worker resets it. */
+void kr_keeper_worker_wake(struct kr_keeper *k);
+/* Event loop: put what the worker made ready into the free rings, FREE. */
+void kr_keeper_worker_adopt(struct kr_keeper *k);
+
+/* pool_grow.c (on the worker) */
+/*
+ * Build one QP of kind for tenant t if it is below its low-water mark and has
+ * an EMPTY slot. Returns 1 (built, q->ready set), 0 (nothing to do), -errno.
+ */
+int kr_keeper_grow_one(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t kind);
+/* Reserve the device's user indexes for the most QPs the pool may grow to. */
+int kr_keeper_grow_reserve(struct kr_keeper *k);
 
 /* pool_server.c */
 int kr_keeper_lock(struct kr_keeper *k);
@@ -423,7 +436,7 @@ struct kr_ctx {
 	pthread_mutex_t lock;
 	int sock;
 	char obs_path[108]; /* observer: the keeper's socket */
-	bool dead; /* the keeper went away: every call returns -ENOTCONN */
+	bool dead;	    /* the keeper went away: every call returns -ENOTCONN */
 	uint32_t seq;
 	uint32_t tenant;
 	uint32_t job;

@@ -32,13 +32,13 @@
 #include "kr_log.h"
 #include "pool.h"
 
-#define KR_EV_LISTEN	 0ull
-#define KR_EV_SIGNAL	 1ull
-#define KR_EV_TIMER	 2ull
-#define KR_EV_CONN	 3ull
-#define KR_EV_GROW	 4ull
-#define KR_TICK_NS	 10000000ll
-#define KR_REFILL_BUDGET 4u
+#define KR_EV_LISTEN	0ull
+#define KR_EV_SIGNAL	1ull
+#define KR_EV_TIMER	2ull
+#define KR_EV_CONN	3ull
+#define KR_EV_ADOPT	4ull
+#define KR_TICK_NS	10000000ll
+#define KR_SCRUB_BUDGET 2u
 
 uint64_t kr_pool_now_ns(void)
 {
@@ -118,11 +118,11 @@ static int keeper_events(struct kr_keeper *k)
 	ev.data.u64 = KR_EV_SIGNAL << 32;
 	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->signal_fd, &ev))
 		return -errno;
-	k->grow_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (k->grow_fd < 0)
+	k->adopt_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (k->adopt_fd < 0)
 		return -errno;
-	ev.data.u64 = KR_EV_GROW << 32;
-	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->grow_fd, &ev))
+	ev.data.u64 = KR_EV_ADOPT << 32;
+	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->adopt_fd, &ev))
 		return -errno;
 	ev.data.u64 = KR_EV_TIMER << 32;
 	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->timer_fd, &ev))
@@ -196,13 +196,13 @@ static void keeper_loop(struct kr_keeper *k)
 				}
 			} else if (kind == KR_EV_TIMER) {
 				keeper_tick(k);
-			} else if (kind == KR_EV_GROW) {
-				kr_keeper_grow_adopt(k);
+			} else if (kind == KR_EV_ADOPT) {
+				kr_keeper_worker_adopt(k);
 			} else if (k->conn[slot]) {
 				kr_keeper_conn_serve(k, slot);
 			}
 		}
-		work = kr_keeper_refill(k, KR_REFILL_BUDGET);
+		work = kr_keeper_scrub_jobs(k, KR_SCRUB_BUDGET);
 		if (k->reclaim_t0 && !keeper_dirty_dcis(k)) {
 			k->seg->last_reclaim_ns = kr_pool_now_ns() - k->reclaim_t0;
 			k->reclaim_t0 = 0;
@@ -213,8 +213,8 @@ static void keeper_loop(struct kr_keeper *k)
 static void keeper_shutdown(struct kr_keeper *k)
 {
 	kr_keeper_unlisten(k);
-	kr_keeper_grow_stop(k); /* before the QPs it builds into go */
-	kr_keeper_meta_stop(k); /* src/dct: after grow (no command runs), before the PDs go */
+	kr_keeper_worker_stop(k); /* before the QPs it resets and builds go */
+	kr_keeper_meta_stop(k);	  /* src/dct: after the worker (no command runs), before the PDs go */
 	if (k->tenant) {
 		for (uint32_t t = 0; t < k->cfg.tenants; t++)
 			kr_keeper_tenant_destroy(k, &k->tenant[t]);
@@ -227,8 +227,8 @@ static void keeper_shutdown(struct kr_keeper *k)
 	kr_keeper_eal_stop(k);
 	if (k->timer_fd >= 0)
 		close(k->timer_fd);
-	if (k->grow_fd >= 0)
-		close(k->grow_fd);
+	if (k->adopt_fd >= 0)
+		close(k->adopt_fd);
 	pthread_mutex_destroy(&k->cmd_lock);
 	if (k->signal_fd >= 0)
 		close(k->signal_fd);
@@ -249,7 +249,7 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 		return -ENOMEM;
 	k->cfg = *cfg;
 	k->listen_fd = k->lock_fd = k->epoll_fd = k->signal_fd = k->timer_fd = -1;
-	k->grow_fd = -1;
+	k->adopt_fd = k->work_fd = -1;
 	pthread_mutex_init(&k->cmd_lock, NULL);
 	keeper_raise_nofile();
 	/* before any thread exists, so the EAL's and the sim's threads inherit it */
@@ -295,7 +295,7 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 	if (!rc)
 		rc = kr_keeper_listen(k);
 	if (!rc)
-		rc = kr_keeper_grow_start(k);
+		rc = kr_keeper_worker_start(k);
 	if (rc)
 		goto out;
 	k->seg->heartbeat_ns = kr_pool_now_ns();

@@ -10,8 +10,8 @@
  * someone else holds now is refused.
  *
  * Nothing here runs a firmware command on the grant path: DCIs in the free
- * ring are already in RTS. Resets happen in kr_keeper_refill(), between
- * socket events.
+ * ring are already in RTS. What comes back goes DIRTY and the worker resets
+ * it (pool_worker.c); heaps are scrubbed between socket events.
  */
 #include <errno.h>
 #include <string.h>
@@ -84,6 +84,8 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 		       lk.count);
 		return -EIO;
 	}
+	if (kind != KR_SLOT_VQP && kr_pool_seg_ring_count(k->seg, lk.ring_off) < k->cfg.low_water)
+		kr_keeper_worker_wake(k); /* below low-water: it may grow the pool */
 	s = lease_slot(k, job->tenant, kind, idx);
 	s->gen++;
 	s->owner_job = c->job_plus1;
@@ -102,8 +104,8 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 }
 
 /*
- * The slot is taken from its holder: DCIs and RC QPs to DIRTY (reset later,
- * by kr_keeper_refill()), vQPs free now.
+ * The slot is taken from its holder: DCIs and RC QPs to DIRTY (the worker
+ * resets them), vQPs free now.
  */
 static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off)
 {
@@ -114,6 +116,7 @@ static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_
 		kr_keeper_ring_put(k, ring_off, s->index);
 	} else {
 		s->state = KR_SLOT_DIRTY;
+		kr_keeper_worker_wake(k);
 	}
 }
 
@@ -147,7 +150,7 @@ int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint3
 
 /*
  * kr_keeper_lease_reclaim() - take back every lease job j holds. Returns how
- * many. DCIs and RC QPs go DIRTY: kr_keeper_refill() resets them.
+ * many. DCIs and RC QPs go DIRTY: the worker resets them.
  */
 uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 {
@@ -185,116 +188,17 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 	return n;
 }
 
-/* Reset or rebuild one DCI that is DIRTY or BROKEN; FREE it on success. */
-static int refill_dci(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
-{
-	struct kr_pool_slot *s = kr_seg_dci(k->seg, t->idx, i);
-	struct kr_keeper_qp *q = &t->dci[i];
-	int rc;
-
-	if (s->state == KR_SLOT_DIRTY && q->built) {
-		rc = kr_keeper_dci_reset(k, q);
-		if (!rc) {
-			s->resets++;
-			s->state = KR_SLOT_FREE;
-			return kr_keeper_ring_put(k, kr_seg_tenant(k->seg, t->idx)->dci_ring_off,
-						  i);
-		}
-		KR_WARN("pool", "tenant %u DCI %u: reset failed (%s); rebuilding", t->idx, i,
-			strerror(-rc));
-	}
-	/* BROKEN, or a failed reset: build it again from scratch */
-	kr_keeper_qp_destroy(q);
-	rc = kr_keeper_dci_build(k, t, i);
-	if (rc) {
-		s->state = KR_SLOT_BROKEN;
-		return rc;
-	}
-	s->resets++;
-	return kr_keeper_ring_put(k, kr_seg_tenant(k->seg, t->idx)->dci_ring_off, i);
-}
-
 /*
- * Reset one RC QP that is DIRTY (back to RST->INIT, parked for the next
- * holder) or rebuild it when BROKEN or the reset failed; FREE it on success.
+ * kr_keeper_scrub_jobs() - scrub the heaps of up to budget jobs that left
+ * (DIRTY) and put their slots back. Returns scrubs left (> 0) or 0.
  */
-static int refill_rc(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
+int kr_keeper_scrub_jobs(struct kr_keeper *k, uint32_t budget)
 {
-	struct kr_pool_slot *s = kr_seg_rc(k->seg, t->idx, i);
-	struct kr_keeper_qp *q = &t->rc[i];
-	uint64_t ring_off = kr_seg_tenant(k->seg, t->idx)->rc_ring_off;
-	int rc;
-
-	if (s->state == KR_SLOT_DIRTY && q->built) {
-		rc = kr_keeper_rc_reset(k, q);
-		if (!rc) {
-			s->resets++;
-			s->state = KR_SLOT_FREE;
-			return kr_keeper_ring_put(k, ring_off, i);
-		}
-		KR_WARN("pool", "tenant %u RC %u: reset failed (%s); rebuilding", t->idx, i,
-			strerror(-rc));
-	}
-	kr_keeper_qp_destroy(q);
-	rc = kr_keeper_rc_build(k, t, i);
-	if (rc) {
-		s->state = KR_SLOT_BROKEN;
-		return rc;
-	}
-	s->resets++;
-	return kr_keeper_ring_put(k, ring_off, i);
-}
-
-/*
- * kr_keeper_refill() - up to budget units of background work: reset DIRTY
- * DCIs and RC QPs, rebuild BROKEN ones (one per call while the tenant has low_water free
- * DCIs or more, so a failing device does not starve the socket; every one the
- * budget allows when it has fewer), scrub the heaps of jobs that left.
- * Returns > 0 when resets or scrubs are left, 0 when none.
- */
-int kr_keeper_refill(struct kr_keeper *k, uint32_t budget)
-{
-	bool rebuilt = false;
 	int left = 0;
 
-	/* the grow thread is running a firmware command: never wait for it */
+	/* the worker is running a firmware command: never wait for it */
 	if (pthread_mutex_trylock(&k->cmd_lock))
 		return 0; /* the next tick retries */
-
-	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
-		struct kr_keeper_tenant *kt = &k->tenant[t];
-		bool starved =
-		    kr_pool_seg_ring_count(k->seg, kr_seg_tenant(k->seg, t)->dci_ring_off) <
-		    k->cfg.low_water;
-
-		for (uint32_t i = 0; i < k->seg->dcis; i++) {
-			struct kr_pool_slot *s = kr_seg_dci(k->seg, t, i);
-
-			if (s->state != KR_SLOT_DIRTY && s->state != KR_SLOT_BROKEN)
-				continue;
-			if (!budget || (s->state == KR_SLOT_BROKEN && rebuilt && !starved)) {
-				left += s->state == KR_SLOT_DIRTY;
-				continue;
-			}
-			rebuilt |= s->state == KR_SLOT_BROKEN;
-			refill_dci(k, kt, i);
-			budget--;
-		}
-		for (uint32_t i = 0; i < k->seg->rc_spares; i++) {
-			struct kr_pool_slot *s = kr_seg_rc(k->seg, t, i);
-
-			/* BROKEN RC spares are rebuilt like DCIs: one per call */
-			if (s->state != KR_SLOT_DIRTY && s->state != KR_SLOT_BROKEN)
-				continue;
-			if (!budget || (s->state == KR_SLOT_BROKEN && rebuilt)) {
-				left += s->state == KR_SLOT_DIRTY;
-				continue;
-			}
-			rebuilt |= s->state == KR_SLOT_BROKEN;
-			refill_rc(k, kt, i);
-			budget--;
-		}
-	}
 	for (uint32_t j = 0; j < k->cfg.tenants * k->cfg.jobs; j++) {
 		struct kr_pool_job *job = kr_seg_job(k->seg, j);
 		uint32_t t = j / k->cfg.jobs;

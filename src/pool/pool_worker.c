@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The keeper's worker thread: every firmware command that answers no
+ * request. It resets DCIs and RC QPs that came back (DIRTY), rebuilds BROKEN
+ * ones and grows tenants below their low-water mark (pool_grow.c), so that
+ * a lease or an attach never waits behind a reset (~7 ms of firmware on a
+ * ConnectX-4, and a job's exit can return dozens at once).
+ *
+ * Who owns a slot:
+ *   event loop   LEASED -> DIRTY (release, reclaim) and wakes the worker;
+ *                adopts a slot whose q->ready is set: FREE, into the free
+ *                ring (only the loop touches the rings).
+ *   worker       DIRTY, BROKEN and EMPTY slots until it sets q->ready; it
+ *                never touches a slot it made ready again before the loop
+ *                adopted it, and the loop never touches DIRTY or BROKEN ones.
+ * Each firmware step holds k->cmd_lock, which the loop takes only for a
+ * job's MR commands and try-locks for heap scrubs.
+ *
+ * A slot is handed out only after its reset completed and left it in RTS
+ * (DCI) or INIT (RC): a failed reset is a rebuild, a failed rebuild leaves
+ * the slot BROKEN and is retried after a back-off.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+#define KR_WORKER_IDLE_MS    100 /* no wake-up lost: this only bounds growth checks */
+#define KR_WORKER_BACKOFF_NS (200ull * 1000 * 1000)
+
+static void worker_signal_loop(struct kr_keeper *k)
+{
+	if (write(k->adopt_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0 && errno != EAGAIN)
+		KR_ERR_RATELIMITED("pool", "adopt eventfd: %s", strerror(errno));
+}
+
+/* Reset a DIRTY slot, or rebuild it (BROKEN, or the reset failed). 0 or -errno. */
+static int worker_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t kind,
+			  uint32_t i)
+{
+	bool dci = kind == KR_SLOT_DCI;
+	struct kr_pool_slot *s = dci ? kr_seg_dci(k->seg, t->idx, i) : kr_seg_rc(k->seg, t->idx, i);
+	struct kr_keeper_qp *q = dci ? &t->dci[i] : &t->rc[i];
+	int rc = -ENODEV;
+
+	pthread_mutex_lock(&k->cmd_lock);
+	if (s->state == KR_SLOT_DIRTY && q->built) {
+		rc = dci ? kr_keeper_dci_reset(k, q) : kr_keeper_rc_reset(k, q);
+		if (rc)
+			KR_WARN("pool", "tenant %u %s %u: reset failed (%s); rebuilding", t->idx,
+				dci ? "DCI" : "RC", i, strerror(-rc));
+	}
+	if (rc) {
+		kr_keeper_qp_destroy(q);
+		rc = dci ? kr_keeper_dci_build(k, t, i) : kr_keeper_rc_build(k, t, i);
+		if (rc) {
+			kr_keeper_qp_destroy(q);
+			s->state = KR_SLOT_BROKEN;
+		}
+	}
+	pthread_mutex_unlock(&k->cmd_lock);
+	if (rc)
+		return rc;
+	s->resets++;
+	/* QP, CQ, zone descriptor and slot written before the loop adopts it */
+	__atomic_store_n(&q->ready, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * One pass over every tenant: restore what came back, then grow. BROKEN slots
+ * only once *retry_ns has passed. Returns slots made ready; *failed is set
+ * when a rebuild or a build failed.
+ */
+static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *failed)
+{
+	bool retry = kr_pool_now_ns() >= *retry_ns;
+	uint32_t done = 0;
+
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_keeper_tenant *kt = &k->tenant[t];
+
+		for (uint32_t kind = KR_SLOT_DCI; kind <= KR_SLOT_RC; kind++) {
+			bool dci = kind == KR_SLOT_DCI;
+			uint32_t n = dci ? k->seg->dcis : k->seg->rc_spares;
+
+			for (uint32_t i = 0; i < n; i++) {
+				struct kr_pool_slot *s =
+				    dci ? kr_seg_dci(k->seg, t, i) : kr_seg_rc(k->seg, t, i);
+				struct kr_keeper_qp *q = dci ? &kt->dci[i] : &kt->rc[i];
+				uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+				if (__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) ||
+				    (st != KR_SLOT_DIRTY && (st != KR_SLOT_BROKEN || !retry)))
+					continue;
+				if (worker_restore(k, kt, kind, i))
+					*failed = true;
+				else
+					done++;
+			}
+			switch (kr_keeper_grow_one(k, kt, kind)) {
+			case 0:
+				break;
+			case 1:
+				done++;
+				break;
+			default:
+				*failed = true;
+			}
+		}
+	}
+	if (*failed && retry)
+		*retry_ns = kr_pool_now_ns() + KR_WORKER_BACKOFF_NS;
+	return done;
+}
+
+static void *worker_main(void *arg)
+{
+	struct kr_keeper *k = arg;
+	uint64_t retry_ns = 0;
+
+	while (!__atomic_load_n(&k->worker_stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = {.fd = k->work_fd, .events = POLLIN};
+		bool failed = false;
+		uint64_t n;
+
+		if (worker_pass(k, &retry_ns, &failed)) {
+			worker_signal_loop(k);
+			continue; /* what came back meanwhile, before sleeping */
+		}
+		if (poll(&p, 1,
+			 failed ? (int)(KR_WORKER_BACKOFF_NS / 1000000) : KR_WORKER_IDLE_MS) > 0)
+			(void)!read(k->work_fd, &n, sizeof(n));
+	}
+	return NULL;
+}
+
+/* kr_keeper_worker_wake() - see pool.h. */
+void kr_keeper_worker_wake(struct kr_keeper *k)
+{
+	if (k->work_fd >= 0 && write(k->work_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0 &&
+	    errno != EAGAIN)
+		KR_ERR_RATELIMITED("pool", "worker eventfd: %s", strerror(errno));
+}
+
+/* kr_keeper_worker_adopt() - see pool.h. */
+void kr_keeper_worker_adopt(struct kr_keeper *k)
+{
+	uint64_t n;
+
+	if (read(k->adopt_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		KR_ERR_RATELIMITED("pool", "adopt eventfd: %s", strerror(errno));
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_keeper_tenant *kt = &k->tenant[t];
+		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
+
+		for (uint32_t i = 0; i < k->seg->dcis; i++)
+			if (__atomic_exchange_n(&kt->dci[i].ready, false, __ATOMIC_ACQ_REL)) {
+				__atomic_store_n(&kr_seg_dci(k->seg, t, i)->state, KR_SLOT_FREE,
+						 __ATOMIC_RELEASE);
+				kr_keeper_ring_put(k, tr->dci_ring_off, i);
+			}
+		for (uint32_t i = 0; i < k->seg->rc_spares; i++)
+			if (__atomic_exchange_n(&kt->rc[i].ready, false, __ATOMIC_ACQ_REL)) {
+				__atomic_store_n(&kr_seg_rc(k->seg, t, i)->state, KR_SLOT_FREE,
+						 __ATOMIC_RELEASE);
+				kr_keeper_ring_put(k, tr->rc_ring_off, i);
+			}
+	}
+}
+
+/* kr_keeper_worker_start() - see pool.h. */
+int kr_keeper_worker_start(struct kr_keeper *k)
+{
+	int rc;
+
+	rc = kr_keeper_grow_reserve(k);
+	if (rc)
+		return rc;
+	k->work_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (k->work_fd < 0)
+		return -errno;
+	rc = pthread_create(&k->worker, NULL, worker_main, k);
+	if (rc) {
+		KR_ERR("pool", "worker thread: %s", strerror(rc));
+		return -rc;
+	}
+	k->worker_up = true;
+	return 0;
+}
+
+/* kr_keeper_worker_stop() - see pool.h. */
+void kr_keeper_worker_stop(struct kr_keeper *k)
+{
+	if (k->worker_up) {
+		__atomic_store_n(&k->worker_stop, 1, __ATOMIC_RELEASE);
+		kr_keeper_worker_wake(k);
+		pthread_join(k->worker, NULL);
+		k->worker_up = false;
+	}
+	if (k->work_fd >= 0)
+		close(k->work_fd);
+	k->work_fd = -1;
+}
