@@ -9,18 +9,47 @@
 
 #include "dct/dct.h"
 
-/* CRC32C (Castagnoli), bitwise reflected; records are 44 bytes, off the data path. */
-uint32_t kr_dct_crc32c(const void *buf, size_t len)
+/* CRC32C (Castagnoli), bitwise reflected: where the CPU has no CRC32 instruction. */
+static uint32_t crc32c_sw(const uint8_t *p, size_t len, uint32_t crc)
 {
-	const uint8_t *p = buf;
-	uint32_t crc = 0xffffffffu;
-
 	while (len--) {
 		crc ^= *p++;
 		for (int k = 0; k < 8; k++)
 			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
 	}
-	return ~crc;
+	return crc;
+}
+
+#if defined(__x86_64__)
+/* SSE4.2's CRC32 computes CRC32C: a record in 6 instructions, not ~1,400. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(const uint8_t *p, size_t len,
+							    uint32_t crc)
+{
+	uint64_t c = crc;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t v;
+
+		memcpy(&v, p, sizeof(v));
+		c = __builtin_ia32_crc32di(c, v);
+	}
+	while (len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+#endif
+
+/*
+ * kr_dct_crc32c() - CRC32C of a record. On the connect path (every node
+ * cache hit decodes one), so the CPU instruction where there is one.
+ */
+uint32_t kr_dct_crc32c(const void *buf, size_t len)
+{
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("sse4.2"))
+		return ~crc32c_hw(buf, len, 0xffffffffu);
+#endif
+	return ~crc32c_sw(buf, len, 0xffffffffu);
 }
 
 int kr_dct_rec_encode(const struct kr_dct_rec *rec, uint32_t gen, uint32_t flags,

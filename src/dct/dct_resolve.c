@@ -61,43 +61,108 @@ static struct {
 } g_look = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /*
- * Nodes this process told the keeper to forget: their cache entries are
- * skipped for KR_DCT_FORGET_NS, since the keeper drops them a little later
- * (the report is one-way). Lock-free and tiny: the hit path reads nforgot.
+ * Nodes this process told the keeper to forget: for KR_DCT_FORGET_NS their
+ * node cache entry is not trusted (the report is one-way, the keeper drops
+ * it a little later), and what this process reads from the MetaServer for
+ * them meanwhile is used instead, so one error costs one READ, not one per
+ * connect. The hit path only reads `live` while nothing was forgotten.
  */
 #define KR_DCT_FORGOT	 16u
 #define KR_DCT_FORGET_NS 1000000000ull
 
 static struct {
-	_Atomic uint32_t n; /* entries ever added, capped at KR_DCT_FORGOT */
-	_Atomic uint32_t next;
+	pthread_mutex_t lock;
+	_Atomic uint32_t live; /* entries in e[] (some may have expired) */
 	struct {
-		_Atomic uint32_t node_id;
-		_Atomic uint64_t until_ns;
+		uint32_t node_id; /* 0: free */
+		uint64_t until_ns;
+		bool has_rec;
+		struct kr_dct_rec rec; /* read from the MetaServer since */
 	} e[KR_DCT_FORGOT];
-} g_forgot;
+} g_fresh = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_ns(void);
 
-static void forgot_add(uint32_t node_id)
+/* g_fresh.lock held: free what expired; the entry of node_id or NULL. */
+static void *fresh_find_locked(uint32_t node_id, uint64_t now)
 {
-	uint32_t i = atomic_fetch_add(&g_forgot.next, 1) % KR_DCT_FORGOT;
+	void *hit = NULL;
 
-	atomic_store(&g_forgot.e[i].until_ns, now_ns() + KR_DCT_FORGET_NS);
-	atomic_store(&g_forgot.e[i].node_id, node_id);
-	if (atomic_load(&g_forgot.n) < KR_DCT_FORGOT)
-		atomic_fetch_add(&g_forgot.n, 1);
+	for (uint32_t i = 0; i < KR_DCT_FORGOT; i++) {
+		if (!g_fresh.e[i].node_id)
+			continue;
+		if (g_fresh.e[i].until_ns <= now) {
+			g_fresh.e[i].node_id = 0;
+			atomic_fetch_sub(&g_fresh.live, 1);
+		} else if (g_fresh.e[i].node_id == node_id) {
+			hit = &g_fresh.e[i];
+		}
+	}
+	return hit;
 }
 
-static bool forgot_recently(uint32_t node_id)
+/* node_id's cache entry is suspect from now on (one entry per node; the oldest goes). */
+static void fresh_forget(uint32_t node_id)
 {
-	uint32_t n = atomic_load_explicit(&g_forgot.n, memory_order_relaxed);
+	uint64_t now = now_ns(), oldest = UINT64_MAX;
+	uint32_t v = 0;
 
-	for (uint32_t i = 0; i < n && i < KR_DCT_FORGOT; i++)
-		if (atomic_load(&g_forgot.e[i].node_id) == node_id &&
-		    atomic_load(&g_forgot.e[i].until_ns) > now_ns())
-			return true;
-	return false;
+	pthread_mutex_lock(&g_fresh.lock);
+	if (!fresh_find_locked(node_id, now)) {
+		for (uint32_t i = 0; i < KR_DCT_FORGOT; i++)
+			if (g_fresh.e[i].until_ns < oldest) {
+				oldest = g_fresh.e[i].until_ns;
+				v = i;
+			}
+		if (!g_fresh.e[v].node_id)
+			atomic_fetch_add(&g_fresh.live, 1);
+		g_fresh.e[v].node_id = node_id;
+	}
+	for (uint32_t i = 0; i < KR_DCT_FORGOT; i++)
+		if (g_fresh.e[i].node_id == node_id) {
+			g_fresh.e[i].until_ns = now + KR_DCT_FORGET_NS;
+			g_fresh.e[i].has_rec = false;
+		}
+	pthread_mutex_unlock(&g_fresh.lock);
+}
+
+/*
+ * Is node_id's cache entry suspect? 0: no (use the cache); 1: yes and *rec
+ * is what this process read since; -ESTALE: yes, ask the MetaServer.
+ */
+static int fresh_get(uint32_t node_id, struct kr_dct_rec *rec)
+{
+	typeof(&g_fresh.e[0]) f;
+	int rc = 0;
+
+	if (!atomic_load_explicit(&g_fresh.live, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&g_fresh.lock);
+	f = fresh_find_locked(node_id, now_ns());
+	if (f && f->has_rec) {
+		*rec = f->rec;
+		rc = 1;
+	} else if (f) {
+		rc = -ESTALE;
+	}
+	pthread_mutex_unlock(&g_fresh.lock);
+	return rc;
+}
+
+/* A MetaServer READ of node_id succeeded: a suspect entry is replaced by rec. */
+static void fresh_put(uint32_t node_id, const struct kr_dct_rec *rec)
+{
+	typeof(&g_fresh.e[0]) f;
+
+	if (!atomic_load_explicit(&g_fresh.live, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&g_fresh.lock);
+	f = fresh_find_locked(node_id, now_ns());
+	if (f) {
+		f->rec = *rec;
+		f->has_rec = true;
+	}
+	pthread_mutex_unlock(&g_fresh.lock);
 }
 
 void kr_dct_look_stats_get(struct kr_dct_look_stats *st)
@@ -205,8 +270,9 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		if (n < 0)
 			return n;
 		/* a local error (our DCI, our buffer) is not the MetaServer's: try again */
-		if (n == 1 && (wc.status == KR_WC_LOC_PROT_ERR || wc.status == KR_WC_LOC_LEN_ERR ||
-			       wc.status == KR_WC_LOC_QP_OP_ERR || wc.status == KR_WC_WR_FLUSH_ERR)) {
+		if (n == 1 &&
+		    (wc.status == KR_WC_LOC_PROT_ERR || wc.status == KR_WC_LOC_LEN_ERR ||
+		     wc.status == KR_WC_LOC_QP_OP_ERR || wc.status == KR_WC_WR_FLUSH_ERR)) {
 			g_look.stats.local_errors++;
 			KR_ERR_RATELIMITED("dct", "MetaServer lookup READ failed locally: %s",
 					   kr_strerror(wc.status));
@@ -253,8 +319,8 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 		/* the keeper alone writes the cache: report, do not wait */
 		if (!kr_dct_rec_encode(rec, 0, 0, &w))
 			kr_pool_cache_report(ctx, KR_CACHE_PUT, 0, &w, sizeof(w));
-	}
-	else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN)
+		fresh_put(node_id, rec);
+	} else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN)
 		rc = -EHOSTUNREACH;
 	return rc;
 }
@@ -262,6 +328,7 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
 {
 	struct kr_dct_zone *dz;
+	int fr;
 
 	if (!ctx || !rec || ctx->observer || !ctx->zone)
 		return -EINVAL;
@@ -281,7 +348,8 @@ int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
 	}
 	if (node_id == 0)
 		return -EINVAL;
-	if (!forgot_recently(node_id) && !kr_dct_cache_lookup(ctx->zone, dz, node_id, rec)) {
+	fr = fresh_get(node_id, rec);
+	if (fr == 1 || (!fr && !kr_dct_cache_lookup(ctx->zone, dz, node_id, rec))) {
 		__atomic_fetch_add(&g_look.stats.hits, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
@@ -299,6 +367,6 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id)
 	if (!dz || !node_id || node_id == dz->node_id ||
 	    kr_dct_cache_is_static(ctx->zone, dz, node_id))
 		return; /* a static entry has nothing to be refreshed from: it stays */
-	forgot_add(node_id);
+	fresh_forget(node_id);
 	kr_pool_cache_report(ctx, KR_CACHE_FORGET, node_id, NULL, 0);
 }

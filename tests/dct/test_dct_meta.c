@@ -34,6 +34,8 @@ struct answer {
 	struct kr_dct_rec rec;
 	uint64_t hits;
 	struct kr_dct_look_stats stats;
+	uint64_t reads_after; /* invalidated: READs after 10 more resolves (the fresh record) */
+	bool same_after;      /* and they gave the record the first one read */
 };
 
 /* In a child attached to k: optionally invalidate, then resolve node. */
@@ -57,6 +59,21 @@ static struct answer job_resolve(const struct kp_keeper *k, uint32_t node, bool 
 			kr_dct_invalidate(ctx, node);
 		a.rc = kr_dct_resolve(ctx, node, &a.rec);
 		kr_dct_look_stats_get(&a.stats);
+		if (invalidate && !a.rc) {
+			struct kr_dct_look_stats st;
+
+			/* the keeper's cache may still hold the stale record: this
+			 * process uses what it read, without reading again */
+			a.same_after = true;
+			for (int i = 0; i < 10; i++) {
+				struct kr_dct_rec r;
+
+				a.same_after &= !kr_dct_resolve(ctx, node, &r) &&
+						r.dctn == a.rec.dctn && r.dc_key == a.rec.dc_key;
+			}
+			kr_dct_look_stats_get(&st);
+			a.reads_after = st.reads;
+		}
 		if (write(p[1], &a, sizeof(a)) != sizeof(a))
 			_exit(3);
 		kr_detach(ctx);
@@ -278,6 +295,9 @@ int main(void)
 		a = job_resolve(&k2, 4, true); /* invalidated: read again */
 		CHECK_OK(a.rc);
 		rec_same(&a.rec, &self4.rec);
+		CHECK_EQ(a.stats.reads, 1);
+		CHECK_EQ(a.reads_after, 1); /* one READ per error, not one per connect */
+		CHECK(a.same_after);
 
 		/* the first MetaServer down: lookups fall back to the replica */
 		CHECK_EQ(kp_keeper_stop(&k1, SIGTERM), 0);
