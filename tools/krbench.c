@@ -18,6 +18,8 @@
  * the keeper socket, and its disconnect gives the DCI back for a reset).
  * --profile NAME runs the keeper's sim under that firmware cost model
  * (none, connectx4; named in the table and the JSON).
+ *   krbench connect --nodes N [-n ITERS] [--json] [--profile NAME]
+ * connecting to other nodes beside the verbs way (krbench_remote.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,30 +34,9 @@
 
 #include <krcore/krcore.h>
 
+#include "krbench.h"
 #include "pool.h"
 #include "virtqp/virtqp.h"
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const double *sorted, int n, double p)
-{
-	int i = (int)(p / 100.0 * (n - 1) + 0.5);
-
-	return sorted[i < n ? i : n - 1];
-}
 
 struct keeper {
 	pid_t pid;
@@ -64,23 +45,14 @@ struct keeper {
 	char device[64];
 };
 
-/* --profile: the sim's firmware cost model for a keeper started here ("none": no model). */
-static const char *g_profile = "none";
-
 static int keeper_start(struct keeper *k, const char *krpoold)
 {
-	char self[PATH_MAX], path[PATH_MAX + 16];
-	ssize_t n;
+	char path[PATH_MAX];
+	int rc = kb_krpoold_path(krpoold, path, sizeof(path));
 
-	if (!krpoold) {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0)
-			return -errno;
-		self[n] = '\0';
-		*strrchr(self, '/') = '\0';
-		snprintf(path, sizeof(path), "%s/krpoold", self);
-		krpoold = path;
-	}
+	if (rc)
+		return rc;
+	krpoold = path;
 	snprintf(k->dir, sizeof(k->dir), "/tmp/krbench.XXXXXX");
 	if (!mkdtemp(k->dir))
 		return -errno;
@@ -99,7 +71,7 @@ static int keeper_start(struct keeper *k, const char *krpoold)
 		fprintf(stderr, "krbench: cannot run %s: %s\n", krpoold, strerror(errno));
 		_exit(127);
 	}
-	for (double t0 = now_us(); now_us() - t0 < 20e6;) {
+	for (double t0 = kb_now_us(); kb_now_us() - t0 < 20e6;) {
 		int status, fd;
 
 		if (waitpid(k->pid, &status, WNOHANG) == k->pid) {
@@ -167,10 +139,10 @@ static int bench_attach(int cycles, bool json, const char *sock, const char *krp
 	o = (struct kr_attach_opts){.socket_path = sock};
 	for (int i = 0; i < cycles;) {
 		struct kr_ctx *ctx;
-		double t0 = now_us(), t1, t2;
+		double t0 = kb_now_us(), t1, t2;
 
 		ctx = kr_attach(&o);
-		t1 = now_us();
+		t1 = kb_now_us();
 		if (!ctx) {
 			if (errno == ENOSPC && busy++ < 100000)
 				continue; /* every job slot still being scrubbed: not timed */
@@ -183,26 +155,27 @@ static int bench_attach(int cycles, bool json, const char *sock, const char *krp
 			rc = 1;
 			break;
 		}
-		t2 = now_us();
+		t2 = kb_now_us();
 		ta[i] = t1 - t0;
 		td[i] = t2 - t1;
 		i++;
 	}
 	if (!rc) {
-		qsort(ta, (size_t)cycles, sizeof(*ta), cmp_double);
-		qsort(td, (size_t)cycles, sizeof(*td), cmp_double);
+		qsort(ta, (size_t)cycles, sizeof(*ta), kb_cmp_double);
+		qsort(td, (size_t)cycles, sizeof(*td), kb_cmp_double);
 		if (json)
 			printf("{\"bench\": \"attach\", \"cycles\": %d, \"p50_us\": %.1f, "
 			       "\"p99_us\": %.1f, \"min_us\": %.1f, \"max_us\": %.1f, "
 			       "\"detach_p50_us\": %.1f, \"detach_p99_us\": %.1f, "
 			       "\"busy_retries\": %d}\n",
-			       cycles, pct(ta, cycles, 50), pct(ta, cycles, 99), ta[0],
-			       ta[cycles - 1], pct(td, cycles, 50), pct(td, cycles, 99), busy);
+			       cycles, kb_pct(ta, cycles, 50), kb_pct(ta, cycles, 99), ta[0],
+			       ta[cycles - 1], kb_pct(td, cycles, 50), kb_pct(td, cycles, 99),
+			       busy);
 		else
 			printf("attach over %d cycles: p50 %.1f us, p99 %.1f us, min %.1f us, max "
 			       "%.1f us; detach p50 %.1f us, p99 %.1f us\n",
-			       cycles, pct(ta, cycles, 50), pct(ta, cycles, 99), ta[0],
-			       ta[cycles - 1], pct(td, cycles, 50), pct(td, cycles, 99));
+			       cycles, kb_pct(ta, cycles, 50), kb_pct(ta, cycles, 99), ta[0],
+			       ta[cycles - 1], kb_pct(td, cycles, 50), kb_pct(td, cycles, 99));
 	}
 	if (k.dir[0])
 		keeper_stop(&k);
@@ -254,7 +227,7 @@ static int rd_raw_poll(struct rd_raw *r, double t0)
 
 		if (n)
 			return n == 1 && wc.status == KR_WC_SUCCESS ? 1 : -EIO;
-		if (now_us() - t0 > 10e6)
+		if (kb_now_us() - t0 > 10e6)
 			return -ETIMEDOUT;
 	}
 }
@@ -268,7 +241,7 @@ static int rd_vqp_poll(struct kr_vqp *v, double t0)
 
 		if (n)
 			return n == 1 && wc.status == KR_WC_SUCCESS ? 1 : (n < 0 ? n : -EIO);
-		if (now_us() - t0 > 10e6)
+		if (kb_now_us() - t0 > 10e6)
 			return -ETIMEDOUT;
 	}
 }
@@ -281,7 +254,7 @@ static int rd_run(struct kr_vqp *v, struct rd_raw *raw, uint8_t *local, uint64_t
 	int rc, done = 0, posted = 0;
 
 	for (int i = 0; i < iters; i++) {
-		t0 = now_us();
+		t0 = kb_now_us();
 		rc = v ? kr_post_read(v, local, 8, raddr, rkey, (uint64_t)i, 0)
 		       : rd_raw_post(raw, local, raddr, rkey, (uint64_t)i);
 		if (rc)
@@ -289,13 +262,13 @@ static int rd_run(struct kr_vqp *v, struct rd_raw *raw, uint8_t *local, uint64_t
 		rc = v ? rd_vqp_poll(v, t0) : rd_raw_poll(raw, t0);
 		if (rc < 0)
 			return rc;
-		lat[i] = now_us() - t0;
+		lat[i] = kb_now_us() - t0;
 	}
-	qsort(lat, (size_t)iters, sizeof(*lat), cmp_double);
-	res->p50 = pct(lat, iters, 50);
-	res->p99 = pct(lat, iters, 99);
+	qsort(lat, (size_t)iters, sizeof(*lat), kb_cmp_double);
+	res->p50 = kb_pct(lat, iters, 50);
+	res->p99 = kb_pct(lat, iters, 99);
 
-	t0 = now_us();
+	t0 = kb_now_us();
 	while (done < iters) {
 		while (posted < iters && posted - done < RD_WINDOW) {
 			uint8_t *l = local + 8 * (posted % RD_WINDOW);
@@ -311,7 +284,7 @@ static int rd_run(struct kr_vqp *v, struct rd_raw *raw, uint8_t *local, uint64_t
 			return rc;
 		done++;
 	}
-	res->mops = iters / (now_us() - t0);
+	res->mops = iters / (kb_now_us() - t0);
 	return 0;
 }
 
@@ -397,39 +370,6 @@ out_keeper:
 
 /* ---- krbench connect ---- */
 
-/*
- * n connects each from a thread holding no DCI (one thread: its disconnect
- * lets the DCI go), with the process keeping at most spares idle DCIs;
- * p50/p99 in us. 0, or 1 (reported).
- */
-static int cold_loop(struct kr_ctx *ctx, double *lat, int n, uint32_t spares, double *p50,
-		     double *p99)
-{
-	kr_vq_spare_max(spares);
-	for (int i = 0; i < n; i++) {
-		struct kr_vqp *v;
-		double t0;
-
-		for (double tw = now_us();;) {
-			t0 = now_us();
-			v = kr_connect(ctx, KR_NODE_SELF, NULL);
-			if (v || errno != ENOSPC || now_us() - tw > 5e6)
-				break;
-			usleep(100); /* the keeper still resets the DCIs given back */
-		}
-		lat[i] = now_us() - t0;
-		if (!v) {
-			fprintf(stderr, "krbench: cold kr_connect: %s\n", strerror(errno));
-			return 1;
-		}
-		kr_disconnect(v);
-	}
-	qsort(lat, (size_t)n, sizeof(*lat), cmp_double);
-	*p50 = pct(lat, n, 50);
-	*p99 = pct(lat, n, 99);
-	return 0;
-}
-
 static int bench_connect(int iters, bool json, const char *sock, const char *krpoold)
 {
 	struct kr_connect_opts one = {.credits = 2};
@@ -459,26 +399,26 @@ static int bench_connect(int iters, bool json, const char *sock, const char *krp
 		fprintf(stderr, "krbench: kr_connect: %s\n", strerror(errno));
 		goto out_detach;
 	}
-	total = now_us();
+	total = kb_now_us();
 	for (int i = 0; i < iters; i++) {
-		t0 = now_us();
+		t0 = kb_now_us();
 		v = kr_connect(ctx, KR_NODE_SELF, NULL);
-		lat[i] = now_us() - t0;
+		lat[i] = kb_now_us() - t0;
 		if (!v || kr_disconnect(v)) {
 			fprintf(stderr, "krbench: kr_connect: %s\n", strerror(errno));
 			kr_disconnect(hold);
 			goto out_detach;
 		}
 	}
-	total = now_us() - total;
-	qsort(lat, (size_t)iters, sizeof(*lat), cmp_double);
-	w50 = pct(lat, iters, 50);
-	w99 = pct(lat, iters, 99);
+	total = kb_now_us() - total;
+	qsort(lat, (size_t)iters, sizeof(*lat), kb_cmp_double);
+	w50 = kb_pct(lat, iters, 50);
+	w99 = kb_pct(lat, iters, 99);
 	kr_disconnect(hold);
 
 	/* cold: every connect is its thread's first (the last disconnect let the DCI go) */
-	if (cold_loop(ctx, lat, nfirst, 8, &c50, &c99) ||
-	    cold_loop(ctx, lat, nfirst, 0, &l50, &l99))
+	if (kb_cold_loop(ctx, KR_NODE_SELF, lat, nfirst, 8, &c50, &c99) ||
+	    kb_cold_loop(ctx, KR_NODE_SELF, lat, nfirst, 0, &l50, &l99))
 		goto out_detach;
 	kr_vq_spare_max(8);
 	if (json) {
@@ -523,6 +463,9 @@ static void usage(FILE *f)
 		   "  8-byte READ latency and rate, vQP vs raw DCI (default 10000 iterations)\n"
 		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  kr_connect latency and connects/s, warm and cold (default 10000)\n"
+		   "       krbench connect --nodes N [-n ITERS] [--json] [--profile M]\n"
+		   "  to nodes 2..N of N keepers started here on sim hosts over UDP loopback,\n"
+		   "  beside the verbs way (CQ+QP, TCP exchange, RTS, READ) in the same run\n"
 		   "      --profile M   a keeper started here models firmware costs M (none,\n"
 		   "                    connectx4)\n");
 }
@@ -530,16 +473,13 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"cycles", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"krpoold", required_argument, NULL, 'k'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {NULL, 0, NULL, 0},
+	    {"cycles", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'}, {"krpoold", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},	      {"profile", required_argument, NULL, 'p'},
+	    {"nodes", required_argument, NULL, 'N'},  {NULL, 0, NULL, 0},
 	};
 	const char *sock = NULL, *krpoold = NULL;
-	int cycles = 1000, opt;
+	int cycles = 1000, nodes = 0, opt;
 	bool json = false, n_set = false;
 
 	while ((opt = getopt_long(argc, argv, "n:js:h", opts, NULL)) != -1) {
@@ -560,6 +500,13 @@ int main(int argc, char **argv)
 		case 'p':
 			g_profile = optarg;
 			break;
+		case 'N':
+			nodes = atoi(optarg);
+			if (nodes < 2 || nodes > KB_MAX_NODES) {
+				fprintf(stderr, "krbench: --nodes must be 2..%d\n", KB_MAX_NODES);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -568,6 +515,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (optind == argc - 1 && !strcmp(argv[optind], "connect") && cycles >= 1 &&
+	    cycles <= 1000000 && nodes)
+		return kb_bench_connect_remote(nodes, n_set ? cycles : 10000, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "connect") && cycles >= 1 &&
 	    cycles <= 1000000)
 		return bench_connect(n_set ? cycles : 10000, json, sock, krpoold);

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * krbench internals shared by its files:
+ *   krbench.c          options, attach, read and local connect benches
+ *   krbench_util.c     clock, percentiles, finding krpoold
+ *   krbench_cluster.c  N keepers on sim hosts over UDP loopback, a target job
+ *   krbench_verbs.c    the verbs way: RC QP + TCP exchange + READ, per connection
+ *   krbench_remote.c   krbench connect --nodes: remote connects vs the verbs way
+ */
+#ifndef KRBENCH_H
+#define KRBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct kr_ctx;
+
+/* --profile: the sim's firmware cost model for keepers started here ("none": no model). */
+extern const char *g_profile;
+
+double kb_now_us(void);
+int kb_cmp_double(const void *a, const void *b);
+/* Percentile p of n sorted values. */
+double kb_pct(const double *sorted, int n, double p);
+/* Sort lat[0..n) and return its p50 and p99. */
+void kb_p50_p99(double *lat, int n, double *p50, double *p99);
+/* The krpoold to start: krpoold if set, else the one next to this binary. */
+int kb_krpoold_path(const char *krpoold, char *buf, size_t len);
+
+/* ---- krbench_cluster.c ---- */
+
+#define KB_MAX_NODES 8
+
+/* N keepers, node ids 1..N, on sim hosts 127.0.0.2.. over one UDP port; node 1 the MetaServer. */
+struct kb_cluster {
+	int nodes;
+	uint16_t port;	/* the sim hosts' UDP port */
+	uint16_t mport; /* the MetaServer's registration port (on 127.0.0.2) */
+	char dir[64];
+	pid_t pid[KB_MAX_NODES];
+	char sock[KB_MAX_NODES][128];
+};
+
+/*
+ * Start nodes keepers (2..KB_MAX_NODES) under g_profile and wait until each
+ * answers on its socket; extra_hosts more loopback addresses after theirs
+ * must have the UDP port free too (the verbs baseline's hosts). 0 or -errno
+ * (reported; what started is stopped).
+ */
+int kb_cluster_start(struct kb_cluster *c, int nodes, int extra_hosts, const char *krpoold);
+void kb_cluster_stop(struct kb_cluster *c);
+/* "sim:<name>@127.0.0.<host + 2>:<port>[,profile=...]" for host index host (node i is host i - 1).
+ */
+void kb_sim_device(const struct kb_cluster *c, const char *name, int host, char *buf, size_t len);
+
+/* A job attached to a keeper that exposes 8 readable bytes (val) at addr/rkey. */
+struct kb_target {
+	pid_t pid;
+	int ctl; /* closing it ends the job */
+	uint64_t addr;
+	uint32_t rkey;
+	uint64_t val;
+};
+
+/* Fork a job attached to sock; returns once its buffer is registered. 0 or -errno. */
+int kb_target_start(struct kb_target *t, const char *sock);
+/*
+ * Tell the job to end (its pipe closes); kb_target_wait() also reaps it.
+ * Children forked later hold the pipe too: stop every target before waiting.
+ */
+void kb_target_stop(struct kb_target *t);
+void kb_target_wait(struct kb_target *t);
+
+/* ---- krbench_verbs.c ---- */
+
+/*
+ * The verbs way between two processes on their own sim devices (hosts
+ * host_srv and host_cli of c, under g_profile): per connection the client
+ * creates a CQ and an RC QP, exchanges QPN, GID and PSN with the server over
+ * TCP as ibv_rc_pingpong does (the server creates its QP, brings it to RTS and
+ * answers with its QPN and its buffer's address and rkey), brings its QP to
+ * RTS and READs 8 bytes. Each process opens its device, PD and MR once,
+ * outside the timing. Forked before the caller attaches to a keeper.
+ */
+struct kb_verbs {
+	pid_t srv, cli;
+	int go;	 /* to the client: one byte starts its iterations */
+	int res; /* from the client: iterations doubles (us), or nothing on failure */
+	int iters;
+};
+
+int kb_verbs_start(struct kb_verbs *v, const struct kb_cluster *c, int host_srv, int host_cli,
+		   int iters);
+/*
+ * Run the client's iterations now: lat[0..iters) gets the time to the READ's
+ * completion, lat[iters..2 iters) the time to a QP in RTS (us). 0 or -EIO
+ * (reported).
+ */
+int kb_verbs_run(struct kb_verbs *v, double *lat);
+void kb_verbs_stop(struct kb_verbs *v);
+
+/*
+ * n connects to node, each from a thread holding no DCI (the caller: its
+ * disconnect lets the DCI go), the process keeping at most spares idle DCIs;
+ * lat gets the latencies, sorted. 0, or 1 (reported).
+ */
+int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t spares,
+		 double *p50, double *p99);
+
+/* ---- krbench_remote.c ---- */
+
+int kb_bench_connect_remote(int nodes, int iters, bool json, const char *krpoold);
+
+#endif /* KRBENCH_H */

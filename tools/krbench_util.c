@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* krbench: clock, percentiles, finding krpoold, the cold connect loop (see krbench.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <krcore/krcore.h>
+
+#include "krbench.h"
+#include "virtqp/virtqp.h"
+
+const char *g_profile = "none";
+
+double kb_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int kb_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double kb_pct(const double *sorted, int n, double p)
+{
+	int i = (int)(p / 100.0 * (n - 1) + 0.5);
+
+	return sorted[i < n ? i : n - 1];
+}
+
+void kb_p50_p99(double *lat, int n, double *p50, double *p99)
+{
+	qsort(lat, (size_t)n, sizeof(*lat), kb_cmp_double);
+	*p50 = kb_pct(lat, n, 50);
+	*p99 = kb_pct(lat, n, 99);
+}
+
+int kb_krpoold_path(const char *krpoold, char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (krpoold) {
+		if (strlen(krpoold) >= len)
+			return -ENAMETOOLONG;
+		strcpy(buf, krpoold);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -errno;
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	if ((size_t)snprintf(buf, len, "%s/krpoold", self) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t spares,
+		 double *p50, double *p99)
+{
+	kr_vq_spare_max(spares);
+	for (int i = 0; i < n; i++) {
+		struct kr_vqp *v;
+		double t0;
+
+		for (double tw = kb_now_us();;) {
+			t0 = kb_now_us();
+			v = kr_connect(ctx, node, NULL);
+			if (v || errno != ENOSPC || kb_now_us() - tw > 5e6)
+				break;
+			usleep(100); /* the keeper's worker still resets the DCIs given back */
+		}
+		lat[i] = kb_now_us() - t0;
+		if (!v) {
+			fprintf(stderr, "krbench: cold kr_connect: %s\n", strerror(errno));
+			return 1;
+		}
+		kr_disconnect(v);
+	}
+	kb_p50_p99(lat, n, p50, p99);
+	return 0;
+}
