@@ -159,7 +159,8 @@ struct kr_dct_zone {
 	uint64_t hands_off;   /* from the zone start: uint32_t[nsets] CLOCK hands */
 	uint64_t rsvd_hits, rsvd_misses; /* unused: jobs cannot write here (their own: look_stats) */
 	uint64_t inserts, evictions, invalidations; /* the keeper's */
-	uint64_t rsvd[2];
+	uint64_t meta_seq; /* even: meta[0..nmeta) stable; odd: the keeper rewrites it */
+	uint64_t rsvd;
 	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
 };
 _Static_assert(sizeof(struct kr_dct_zone) == 96 + 48 * KR_DCT_MAX_META, "kr_dct_zone layout");
@@ -220,6 +221,49 @@ struct kr_meta_msg {
 	struct kr_meta_msg_tenant t[KR_META_MSG_TENANTS];
 };
 _Static_assert(sizeof(struct kr_meta_msg) == 48 + 24 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
+
+/*
+ * dct_register.c: the order of the MetaServer list a keeper publishes to its
+ * jobs. Each replica as the registration thread sees it.
+ */
+struct kr_meta_peer {
+	uint64_t rtt_ns; /* smoothed round trip of REGISTER/reply; 0: never answered */
+	uint32_t misses; /* rounds without a reply since its last one */
+	bool self;	 /* this keeper's own table (--metaserver) */
+};
+#define KR_META_DOWN_MISSES 2u /* a replica that missed this many rounds goes last */
+
+/*
+ * kr_dct_meta_order() - order[0..n) from prev[0..n) (the order published
+ * before, a permutation of 0..n): this keeper's own table first, then the
+ * replicas that answer, nearest first, then those down or never heard. A
+ * replica passes one ahead of it only when 1.5 times nearer, so that jitter
+ * does not reorder the list every round.
+ */
+void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t *prev,
+		       uint32_t *order);
+
+/*
+ * A job's copy of its zone's MetaServer list (the keeper may rewrite it at
+ * any time): up to KR_DCT_MAX_META entries into out. Returns how many (0
+ * when the list never held still).
+ */
+uint32_t kr_dct_meta_snapshot(const struct kr_dct_zone *dz, struct kr_dct_meta_addr *out);
+
+/* dct_register.c, keeper side: the registration thread. */
+struct kr_keeper;
+struct kr_meta_reg;
+/*
+ * kr_meta_reg_start() - publish the MetaServer list in every tenant zone
+ * (self, this keeper's own table as its REPLY, first when not NULL) and keep
+ * this node registered with every --metaserver-addr replica. Waits up to 1 s
+ * for their first answers. 0, -EINVAL (a bad address), -errno.
+ */
+int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
+		      struct kr_meta_reg **out);
+void kr_meta_reg_stop(struct kr_meta_reg *r);
+/* dct_server.c: this node's REGISTER (node id, GID, every tenant's DCT). */
+void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m);
 
 /* Parse "a.b.c.d:port". 0 or -EINVAL. */
 struct sockaddr_in;

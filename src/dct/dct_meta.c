@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MetaServer slots: the single writer's update protocol and the reader's
- * check of a copy taken by one one-sided READ.
+ * check of a copy taken by one one-sided READ. And a job's copy of its
+ * zone's MetaServer list, which the keeper rewrites under a seqlock.
  *
  * The writer is the MetaServer keeper alone (registrations arrive as
  * messages to it; no remote WRITE key exists for the table). A reader has no
@@ -41,4 +42,24 @@ int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec)
 		return -ENOENT;
 	rc = kr_dct_rec_decode(&copy->rec, rec);
 	return rc == -EBADMSG || rc == -ENOENT ? -EAGAIN : rc;
+}
+
+/* kr_dct_meta_snapshot() - see dct.h: the seqlock reader of the zone's MetaServer list. */
+uint32_t kr_dct_meta_snapshot(const struct kr_dct_zone *dz, struct kr_dct_meta_addr *out)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		uint64_t s1 = __atomic_load_n(&dz->meta_seq, __ATOMIC_ACQUIRE), s2;
+		uint32_t n = __atomic_load_n(&dz->nmeta, __ATOMIC_RELAXED);
+
+		if (s1 & 1)
+			continue;
+		if (n > KR_DCT_MAX_META)
+			n = KR_DCT_MAX_META;
+		memcpy(out, (const void *)dz->meta, n * sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&dz->meta_seq, __ATOMIC_RELAXED);
+		if (s1 == s2)
+			return n;
+	}
+	return 0;
 }

@@ -294,23 +294,29 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t node_id,
 			    struct kr_dct_rec *rec)
 {
-	uint32_t nmeta = dz->nmeta < KR_DCT_MAX_META ? dz->nmeta : KR_DCT_MAX_META;
+	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
+	uint32_t nmeta = kr_dct_meta_snapshot(dz, meta);
+	bool absent = false; /* a replica answered that it has no such node */
 	int rc = -ENOENT;
 
 	if (!nmeta)
 		return -ENOENT; /* no MetaServer: the static peers are all there is */
 	pthread_mutex_lock(&g_look.lock);
 	for (uint32_t i = 0; i < nmeta; i++) {
-		struct kr_dct_meta_addr m = dz->meta[i];
+		struct kr_dct_meta_addr m = meta[i];
 
 		rc = -EAGAIN;
 		for (uint32_t try = 0; try < KR_DCT_READ_TRIES && rc == -EAGAIN; try++)
 			rc = look_read(ctx, &m, node_id, rec);
-		if (rc == 0 || rc == -ENOENT || rc == -ENOTCONN || rc == -EPIPE)
+		if (rc == 0 || rc == -ENOTCONN || rc == -EPIPE)
 			break;
-		/* -EHOSTUNREACH or still torn: the next replica */
+		/* -ENOENT, -EHOSTUNREACH or still torn: the next replica (one
+		 * that restarted is empty until the keepers register again) */
+		absent |= rc == -ENOENT;
 	}
 	pthread_mutex_unlock(&g_look.lock);
+	if (rc && rc != -ENOTCONN && rc != -EPIPE && absent)
+		rc = -ENOENT;
 	if (rc == -EPIPE)
 		rc = -ENOTCONN;
 	if (!rc) {

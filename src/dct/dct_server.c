@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Keeper side of the MetaServer: the slot table (--metaserver) and the
- * registration of this node with every MetaServer replica
- * (--metaserver-addr).
+ * server thread that writes it on a registration. This node's own
+ * registration with the replicas (--metaserver-addr) is dct_register.c.
  *
  * The table: one hugepage memzone, one slice per tenant of max_nodes slots
  * of 64 bytes (struct kr_dct_slot, indexed by node id). Each slice is an MR
@@ -36,8 +36,6 @@
 #include "pool.h"
 
 #define KR_META_DEFAULT_NODES 16384u
-#define KR_META_TRIES	      30u  /* registration attempts per replica at start */
-#define KR_META_WAIT_MS	      100u /* for each reply */
 
 struct kr_dct_keeper {
 	const struct rte_memzone *mz;
@@ -51,7 +49,8 @@ struct kr_dct_keeper {
 	pthread_t th;
 	bool th_ok;
 	volatile int stop;
-	struct kr_meta_msg own; /* this node's REGISTER */
+	struct kr_meta_msg own;	 /* this node's REGISTER */
+	struct kr_meta_reg *reg; /* dct_register.c: registration with the replicas */
 };
 
 int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa)
@@ -158,8 +157,8 @@ static void *meta_thread(void *arg)
 	return NULL;
 }
 
-/* This node's REGISTER: node id, GID and every tenant's DCT. */
-static void meta_own_fill(struct kr_keeper *k, struct kr_meta_msg *m)
+/* kr_keeper_meta_own() - see dct.h. */
+void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->magic = KR_META_MSG_MAGIC;
@@ -172,70 +171,6 @@ static void meta_own_fill(struct kr_keeper *k, struct kr_meta_msg *m)
 		m->t[t].dctn = k->tenant[t].dct.dctn;
 		m->t[t].dc_key = k->tenant[t].dct.dc_key;
 	}
-}
-
-/* Add a MetaServer (from its reply) to every tenant zone's list. */
-static void meta_publish(struct kr_keeper *k, const struct kr_meta_msg *r)
-{
-	for (uint32_t t = 0; t < k->cfg.tenants && t < r->ntenants; t++) {
-		struct kr_zone_hdr *z = (struct kr_zone_hdr *)k->tenant[t].zone;
-		struct kr_dct_zone *dz = (struct kr_dct_zone *)(k->tenant[t].zone + z->dct_off);
-		struct kr_dct_meta_addr *m;
-
-		if (dz->nmeta >= KR_DCT_MAX_META || !r->t[t].rkey || !r->t[t].dctn)
-			continue;
-		m = &dz->meta[dz->nmeta];
-		m->node_id = r->node_id;
-		m->dctn = r->t[t].dctn;
-		m->dc_key = r->t[t].dc_key;
-		memcpy(m->gid, r->gid, sizeof(m->gid));
-		m->va = r->t[t].va;
-		m->rkey = r->t[t].rkey;
-		m->max_nodes = r->max_nodes;
-		dz->nmeta++;
-	}
-}
-
-/* Send our REGISTER to one replica until it answers (bounded). 0, -ETIMEDOUT, -errno. */
-static int meta_register(struct kr_keeper *k, const char *addr, struct kr_meta_msg *rep)
-{
-	struct sockaddr_in sa;
-	struct kr_meta_msg req;
-	int fd, rc = -ETIMEDOUT;
-
-	if (kr_dct_parse_inet(addr, &sa))
-		return -EINVAL;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		rc = -errno;
-		goto out;
-	}
-	meta_own_fill(k, &req);
-	for (uint32_t i = 0; i < KR_META_TRIES && rc == -ETIMEDOUT; i++) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-
-		req.seq = i + 1;
-		if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) < 0 && errno != ECONNREFUSED) {
-			rc = -errno;
-			break;
-		}
-		while (poll(&pfd, 1, KR_META_WAIT_MS) > 0) {
-			ssize_t n = recv(fd, rep, sizeof(*rep), MSG_DONTWAIT);
-
-			if (n == (ssize_t)sizeof(*rep) && rep->magic == KR_META_MSG_MAGIC &&
-			    rep->type == KR_META_REPLY && rep->seq == req.seq) {
-				rc = rep->status;
-				break;
-			}
-			if (n < 0 && errno != ECONNREFUSED && errno != EAGAIN)
-				break;
-		}
-	}
-out:
-	close(fd);
-	return rc;
 }
 
 static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
@@ -264,17 +199,11 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 			return rc;
 		d->mr_ok[t] = true;
 	}
-	/* this node's own records, and itself first in its jobs' list */
-	meta_own_fill(k, &d->own);
+	/* this node's own records (itself first in its jobs' list: kr_meta_reg_start) */
+	kr_keeper_meta_own(k, &d->own);
 	rc = meta_apply(d, &d->own);
 	if (rc)
 		return rc;
-	{
-		struct kr_meta_msg self;
-
-		meta_reply_fill(d, &self);
-		meta_publish(k, &self);
-	}
 	if (!k->cfg.meta_listen[0])
 		return 0; /* a MetaServer for this node's jobs only */
 	if (kr_dct_parse_inet(k->cfg.meta_listen, &sa)) {
@@ -306,7 +235,6 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 int kr_keeper_meta_start(struct kr_keeper *k)
 {
 	struct kr_dct_keeper *d;
-	char list[sizeof(k->cfg.meta_addr)], *save = NULL;
 	int rc;
 
 	if (!k->cfg.metaserver && !k->cfg.meta_addr[0])
@@ -321,27 +249,13 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 		if (rc)
 			return rc;
 	}
-	snprintf(list, sizeof(list), "%s", k->cfg.meta_addr);
-	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
-		struct kr_meta_msg rep;
+	if (k->cfg.metaserver) {
+		struct kr_meta_msg self;
 
-		if (k->cfg.meta_listen[0] && !strcmp(a, k->cfg.meta_listen))
-			continue; /* ourselves: already first */
-		rc = meta_register(k, a, &rep);
-		if (rc == -EINVAL && kr_dct_parse_inet(a, &(struct sockaddr_in){0})) {
-			KR_ERR("dct", "metaserver-addr: '%s' is not IPv4:port", a);
-			return rc;
-		}
-		if (rc) {
-			KR_WARN("dct", "MetaServer %s: not registered (%s); skipped", a,
-				strerror(-rc));
-			continue;
-		}
-		meta_publish(k, &rep);
-		KR_INFO("dct", "registered node %u with MetaServer %s (node %u)", k->cfg.node_id, a,
-			rep.node_id);
+		meta_reply_fill(d, &self);
+		return kr_meta_reg_start(k, &self, &d->reg);
 	}
-	return 0;
+	return kr_meta_reg_start(k, NULL, &d->reg);
 }
 
 void kr_keeper_meta_stop(struct kr_keeper *k)
@@ -350,6 +264,7 @@ void kr_keeper_meta_stop(struct kr_keeper *k)
 
 	if (!d)
 		return;
+	kr_meta_reg_stop(d->reg); /* before the tables it publishes go */
 	d->stop = 1;
 	if (d->th_ok)
 		pthread_join(d->th, NULL);

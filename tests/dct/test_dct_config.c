@@ -22,6 +22,43 @@ static int set(struct kr_pool_cfg *c, const char *k, const char *v)
 	return rc;
 }
 
+/* The MetaServer list's order: self, answering replicas nearest first (1.5x to pass), down last. */
+static void meta_order(void)
+{
+	struct kr_meta_peer p[5] = {
+	    {.rtt_ns = 300000}, /* 0: live, 300 us */
+	    {.self = true},	/* 1: this keeper's own table */
+	    {.rtt_ns = 250000}, /* 2: live, 250 us: not 1.5x nearer than 0 */
+	    {.rtt_ns = 90000, .misses = KR_META_DOWN_MISSES}, /* 3: down */
+	    {0},					      /* 4: never answered */
+	};
+	uint32_t prev[5] = {0, 1, 2, 3, 4}, order[5];
+
+	kr_dct_meta_order(p, 5, prev, order);
+	CHECK_EQ(order[0], 1);
+	CHECK_EQ(order[1], 0); /* kept ahead of 2: jitter does not reorder */
+	CHECK_EQ(order[2], 2);
+	CHECK_EQ(order[3], 3);
+	CHECK_EQ(order[4], 4);
+	p[2].rtt_ns = 150000; /* now 2x nearer */
+	memcpy(prev, order, sizeof(prev));
+	kr_dct_meta_order(p, 5, prev, order);
+	CHECK_EQ(order[0], 1);
+	CHECK_EQ(order[1], 2);
+	CHECK_EQ(order[2], 0);
+	p[3].misses = 0; /* back, and the nearest */
+	memcpy(prev, order, sizeof(prev));
+	kr_dct_meta_order(p, 5, prev, order);
+	CHECK_EQ(order[1], 3);
+	p[2].misses = KR_META_DOWN_MISSES; /* goes down: behind every live one */
+	memcpy(prev, order, sizeof(prev));
+	kr_dct_meta_order(p, 5, prev, order);
+	CHECK_EQ(order[0], 1);
+	CHECK_EQ(order[1], 3);
+	CHECK_EQ(order[2], 0);
+	CHECK(order[3] == 2 || order[3] == 4);
+}
+
 int main(void)
 {
 	struct kr_pool_cfg c;
@@ -61,5 +98,6 @@ int main(void)
 	ms = kr_pool_cfg_hugepage_bytes(&c);
 	CHECK(ms >= plain + (uint64_t)c.tenants * 10001 * sizeof(struct kr_dct_slot));
 	CHECK_OK(kr_pool_cfg_check(&c, err, sizeof(err)));
+	meta_order();
 	KR_PASS("dct_config");
 }

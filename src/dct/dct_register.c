@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Keeper side: this node's registration with every MetaServer replica
+ * (--metaserver-addr), kept up, and the list of MetaServers its jobs read.
+ *
+ * A thread sends REGISTER to each replica every KR_META_REFRESH_MS from one
+ * UDP socket. The request is idempotent (the same slots written again), so
+ * a MetaServer that restarted has this node back within one period, and
+ * each reply is taken as the replica's current address: its table's DCT,
+ * key, VA and rkey all change when it restarts. Replies time the round trip;
+ * the list published in every tenant zone holds this keeper's own table
+ * first (--metaserver), then the replicas that answer, nearest first, then
+ * those that missed KR_META_DOWN_MISSES rounds (jobs try the list in
+ * order). It is rewritten under the zone's meta_seq, and only when it
+ * changed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dct/dct.h"
+#include "kr_log.h"
+#include "pool.h"
+
+#define KR_META_REFRESH_MS 250u
+#define KR_META_START_MS   1000u /* kr_meta_reg_start waits this long for first replies */
+
+struct kr_meta_reg {
+	struct kr_keeper *k;
+	int sock;
+	uint32_t n; /* entries: [0] this keeper's own table when self, then replicas */
+	bool self;
+	struct sockaddr_in addr[KR_DCT_MAX_META];
+	struct kr_meta_peer peer[KR_DCT_MAX_META];
+	struct kr_meta_msg rep[KR_DCT_MAX_META]; /* last good reply (self: its own) */
+	bool have[KR_DCT_MAX_META];
+	uint64_t sent_ns[KR_DCT_MAX_META];
+	uint32_t round;
+	uint32_t order[KR_DCT_MAX_META]; /* as published */
+	uint32_t published;		 /* entries published (have[] ones) */
+	pthread_t th;
+	bool th_ok;
+	volatile int stop;
+	_Atomic uint32_t answered; /* replicas that answered at least once */
+	_Atomic uint32_t rounds;   /* rounds done (their list published) */
+};
+
+static bool meta_beats(const struct kr_meta_peer *a, const struct kr_meta_peer *b)
+{
+	int ca = a->self ? 0 : a->rtt_ns && a->misses < KR_META_DOWN_MISSES ? 1 : 2;
+	int cb = b->self ? 0 : b->rtt_ns && b->misses < KR_META_DOWN_MISSES ? 1 : 2;
+
+	if (ca != cb)
+		return ca < cb;
+	return ca == 1 && a->rtt_ns * 3 < b->rtt_ns * 2;
+}
+
+void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t *prev,
+		       uint32_t *order)
+{
+	uint32_t len = 0;
+
+	/* insertion in the previous order: stable unless one clearly beats another */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t x = prev[i], at = len;
+
+		while (at > 0 && meta_beats(&p[x], &p[order[at - 1]]))
+			at--;
+		memmove(&order[at + 1], &order[at], (len - at) * sizeof(*order));
+		order[at] = x;
+		len++;
+	}
+}
+
+/* Write the list (entries with a reply, in order) into every tenant zone. */
+static void meta_publish(struct kr_meta_reg *r)
+{
+	struct kr_keeper *k = r->k;
+
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_zone_hdr *z = (struct kr_zone_hdr *)k->tenant[t].zone;
+		struct kr_dct_zone *dz = (struct kr_dct_zone *)(k->tenant[t].zone + z->dct_off);
+		uint32_t nm = 0;
+
+		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		for (uint32_t i = 0; i < r->n; i++) {
+			const struct kr_meta_msg *m = &r->rep[r->order[i]];
+			struct kr_dct_meta_addr *a = &dz->meta[nm];
+
+			if (!r->have[r->order[i]] || t >= m->ntenants || !m->t[t].rkey ||
+			    !m->t[t].dctn)
+				continue;
+			a->node_id = m->node_id;
+			a->dctn = m->t[t].dctn;
+			a->dc_key = m->t[t].dc_key;
+			memcpy(a->gid, m->gid, sizeof(a->gid));
+			a->va = m->t[t].va;
+			a->rkey = m->t[t].rkey;
+			a->max_nodes = m->max_nodes;
+			nm++;
+		}
+		dz->nmeta = nm;
+		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* A reply that names a MetaServer we can use (it comes from the network: check it). */
+static bool meta_reply_ok(const struct kr_meta_msg *m, ssize_t len)
+{
+	return len == (ssize_t)sizeof(*m) && m->magic == KR_META_MSG_MAGIC &&
+	       m->version == KR_META_MSG_VERSION && m->type == KR_META_REPLY && !m->status &&
+	       m->node_id && m->max_nodes && m->ntenants <= KR_META_MSG_TENANTS;
+}
+
+/*
+ * One round: REGISTER to every replica, replies until all answered or the
+ * period ends (*end). Did the list change?
+ */
+static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uint64_t *end)
+{
+	bool changed = false, got[KR_DCT_MAX_META] = {false};
+	uint32_t order[KR_DCT_MAX_META], left = r->n - r->self;
+
+	r->round++;
+	for (uint32_t i = r->self; i < r->n; i++) {
+		struct kr_meta_msg req = *own;
+
+		req.seq = (r->round << 8) | i;
+		r->sent_ns[i] = kr_pool_now_ns();
+		if (sendto(r->sock, &req, sizeof(req), MSG_NOSIGNAL, (struct sockaddr *)&r->addr[i],
+			   sizeof(r->addr[i])) < 0 &&
+		    errno != ECONNREFUSED)
+			KR_WARN_RATELIMITED("dct", "MetaServer registration: %s", strerror(errno));
+	}
+	*end = kr_pool_now_ns() + KR_META_REFRESH_MS * 1000000ull;
+	while (!r->stop && left) {
+		struct pollfd pfd = {.fd = r->sock, .events = POLLIN};
+		uint64_t now = kr_pool_now_ns();
+		struct kr_meta_msg m;
+		ssize_t len;
+		uint32_t i;
+
+		if (now >= *end || poll(&pfd, 1, (int)((*end - now) / 1000000u) + 1) <= 0)
+			break;
+		len = recv(r->sock, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		i = m.seq & 0xff;
+		if (!meta_reply_ok(&m, len) || m.seq >> 8 != (r->round & 0xffffff) || i < r->self ||
+		    i >= r->n || got[i])
+			continue; /* malformed, refused, a duplicate or a late reply */
+		left--;
+		now = kr_pool_now_ns() - r->sent_ns[i];
+		r->peer[i].rtt_ns = r->peer[i].rtt_ns ? (r->peer[i].rtt_ns * 7 + now) / 8 : now;
+		r->peer[i].misses = 0;
+		got[i] = true;
+		if (!r->have[i])
+			atomic_fetch_add(&r->answered, 1);
+		/* a restarted MetaServer answers with its new table and DCT */
+		changed |= !r->have[i] || memcmp(r->rep[i].t, m.t, sizeof(m.t)) ||
+			   r->rep[i].node_id != m.node_id || r->rep[i].max_nodes != m.max_nodes ||
+			   memcmp(r->rep[i].gid, m.gid, sizeof(m.gid));
+		r->rep[i] = m;
+		r->have[i] = true;
+	}
+	for (uint32_t i = r->self; i < r->n; i++)
+		if (!got[i] && r->peer[i].misses++ == KR_META_DOWN_MISSES - 1)
+			changed = true; /* just went down: to the end of the list */
+	kr_dct_meta_order(r->peer, r->n, r->order, order);
+	changed |= memcmp(order, r->order, r->n * sizeof(*order)) != 0;
+	memcpy(r->order, order, r->n * sizeof(*order));
+	return changed;
+}
+
+static void *meta_reg_thread(void *arg)
+{
+	struct kr_meta_reg *r = arg;
+	struct kr_meta_msg own;
+
+	kr_keeper_meta_own(r->k, &own);
+	while (!r->stop) {
+		uint64_t end, now;
+
+		if (meta_round(r, &own, &end))
+			meta_publish(r);
+		atomic_fetch_add(&r->rounds, 1);
+		/* the rest of the period */
+		while (!r->stop && (now = kr_pool_now_ns()) < end)
+			usleep((useconds_t)((end - now) / 1000u < 50000u ? (end - now) / 1000u
+									 : 50000u));
+	}
+	return NULL;
+}
+
+int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self, struct kr_meta_reg **out)
+{
+	char list[sizeof(k->cfg.meta_addr)], *save = NULL;
+	struct kr_meta_reg *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	r->k = k;
+	r->sock = -1;
+	if (self) {
+		r->self = true;
+		r->peer[0].self = true;
+		r->rep[0] = *self;
+		r->have[0] = true;
+		r->n = 1;
+	}
+	snprintf(list, sizeof(list), "%s", k->cfg.meta_addr);
+	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		if (k->cfg.meta_listen[0] && !strcmp(a, k->cfg.meta_listen))
+			continue; /* ourselves: already first */
+		if (r->n == KR_DCT_MAX_META) {
+			KR_WARN("dct", "metaserver-addr: more than %u MetaServers; %s ignored",
+				KR_DCT_MAX_META, a);
+			continue;
+		}
+		if (kr_dct_parse_inet(a, &r->addr[r->n])) {
+			KR_ERR("dct", "metaserver-addr: '%s' is not IPv4:port", a);
+			free(r);
+			return -EINVAL;
+		}
+		r->n++;
+	}
+	for (uint32_t i = 0; i < r->n; i++)
+		r->order[i] = i;
+	meta_publish(r); /* this keeper's own table, before any job attaches */
+	*out = r;
+	if (r->n == r->self)
+		return 0; /* nobody to register with */
+	r->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (r->sock < 0)
+		return -errno;
+	rc = -pthread_create(&r->th, NULL, meta_reg_thread, r);
+	if (rc)
+		return rc;
+	r->th_ok = true;
+	/* the first round's list, so that jobs attaching now find the MetaServers (bounded) */
+	for (uint32_t ms = 0; ms < KR_META_START_MS && !atomic_load(&r->rounds); ms += 5)
+		usleep(5000);
+	if (atomic_load(&r->answered) < r->n - r->self)
+		KR_WARN("dct", "%u of %u MetaServers answered at start; registration goes on",
+			atomic_load(&r->answered), r->n - r->self);
+	return 0;
+}
+
+void kr_meta_reg_stop(struct kr_meta_reg *r)
+{
+	if (!r)
+		return;
+	r->stop = 1;
+	if (r->th_ok)
+		pthread_join(r->th, NULL);
+	if (r->sock >= 0)
+		close(r->sock);
+	free(r);
+}
