@@ -22,7 +22,10 @@ static void rec_make(struct kr_dct_rec *r, uint32_t node, uint32_t v)
 	r->tenant = 0;
 	r->dctn = 0x100 + (v & 0xfffff);
 	r->dc_key = 0x1111111111111111ull * (v % 15 + 1);
-	for (int i = 0; i < 16; i++)
+	/* the whole v in the GID: dctn wraps after 2^20 versions (a slow
+	 * reader, as under valgrind, sees writers far past that) */
+	memcpy(r->gid, &v, sizeof(v));
+	for (int i = 4; i < 16; i++)
 		r->gid[i] = (uint8_t)(v + (uint32_t)i);
 }
 
@@ -31,7 +34,7 @@ static bool rec_is_version(const struct kr_dct_rec *r, uint32_t node, uint32_t *
 {
 	struct kr_dct_rec want;
 
-	*v = r->dctn - 0x100;
+	memcpy(v, r->gid, sizeof(*v));
 	rec_make(&want, node, *v);
 	return !memcmp(&want, r, sizeof(want));
 }
