@@ -9,6 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --kmod
+# Keepers need hugepages: reserved here as root (as .ci/run does).
+if ! scripts/hugepages.sh 512; then
+	echo "test.sh: without them the tests that start a keeper (integration, security) skip"
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "test.sh: not root: the security suite, the network-namespace tests and the" \
+		"kmod suite (the kernel image is readable by root only) skip; each skip says why"
+fi
 builddir=build-test
 [ -d "$builddir" ] || meson setup "$builddir" -Db_sanitize=address,undefined -Db_lundef=false
 ninja -C "$builddir"

@@ -467,7 +467,8 @@ static void usage(FILE *f)
 		   "  to nodes 2..N of N keepers started here on sim hosts over UDP loopback,\n"
 		   "  beside the verbs way (CQ+QP, TCP exchange, RTS, READ) in the same run\n"
 		   "      --profile M   a keeper started here models firmware costs M (none,\n"
-		   "                    connectx4)\n");
+		   "                    connectx4)\n"
+		   "  -h, --help        this text\n");
 }
 
 int main(int argc, char **argv)

@@ -214,7 +214,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: krctl [-s SOCKET] [--json] status|pool|leases|jobs\n"
 		"  -s, --socket PATH  keeper socket (default $KR_KEEPER_SOCKET or %s)\n"
-		"  -j, --json         JSON instead of tables\n",
+		"  -j, --json         JSON instead of tables\n"
+		"  -h, --help         this text\n",
 		KR_POOL_DEFAULT_SOCKET);
 }
 

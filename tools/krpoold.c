@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"      --metaserver      keep the cluster's DCT slot table (one slot per node)\n"
 		"      --max-nodes N     MetaServer slots: node ids 1..N-1 (default 16384)\n"
 		"      --meta-listen A   MetaServer registration socket, IPv4:port (loopback)\n"
-		"      --metaserver-addr A[,A...]  MetaServers to register with, lookup order\n"
+		"      --metaserver-addr A[,A...]  MetaServers to register with (lookups: nearest first)\n"
 		"  -f, --foreground      do not daemonise (systemd Type=notify uses this)\n"
 		"  -v, --verbose         log at info level\n"
 		"  -h, --help\n",
