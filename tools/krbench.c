@@ -20,6 +20,8 @@
  * (none, connectx4; named in the table and the JSON).
  *   krbench connect --nodes N [-n ITERS] [--json] [--profile NAME]
  * connecting to other nodes beside the verbs way (krbench_remote.c).
+ *   krbench read --peer [-n ITERS] [--json] [--profile NAME]
+ * READs to another node beside a UDP ping-pong (krbench_peer.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -184,117 +186,15 @@ static int bench_attach(int cycles, bool json, const char *sock, const char *krp
 	return rc;
 }
 
-/* ---- krbench read: vQP vs raw DCI ---- */
-
-#define RD_WINDOW 64
-
-struct rd_res {
-	double p50, p99, mops;
-};
-
-struct rd_raw {
-	struct kr_devx_qp *qp;
-	struct kr_devx_cq *cq;
-	struct kr_devx_dc_av av;
-	uint32_t lkey;
-};
-
-static int rd_raw_post(struct rd_raw *r, void *local, uint64_t raddr, uint32_t rkey, uint64_t id)
-{
-	struct kr_devx_sge sge = {.addr = (uintptr_t)local, .length = 8, .lkey = r->lkey};
-	struct kr_devx_wr wr = {.wr_id = id,
-				.opcode = KR_WR_RDMA_READ,
-				.flags = KR_WR_SIGNALED,
-				.sge = &sge,
-				.num_sge = 1,
-				.remote_addr = raddr,
-				.rkey = rkey,
-				.av = &r->av};
-	int rc = kr_devx_qp_post_send(r->qp, &wr);
-
-	if (!rc)
-		kr_devx_qp_ring(r->qp);
-	return rc;
-}
-
-/* Poll one completion (bounded); 1, or <= 0 on error or timeout. */
-static int rd_raw_poll(struct rd_raw *r, double t0)
-{
-	struct kr_devx_wc wc;
-
-	for (;;) {
-		int n = kr_devx_cq_poll(r->cq, &wc, 1);
-
-		if (n)
-			return n == 1 && wc.status == KR_WC_SUCCESS ? 1 : -EIO;
-		if (kb_now_us() - t0 > 10e6)
-			return -ETIMEDOUT;
-	}
-}
-
-static int rd_vqp_poll(struct kr_vqp *v, double t0)
-{
-	struct kr_wc wc;
-
-	for (;;) {
-		int n = kr_poll(v, &wc, 1);
-
-		if (n)
-			return n == 1 && wc.status == KR_WC_SUCCESS ? 1 : (n < 0 ? n : -EIO);
-		if (kb_now_us() - t0 > 10e6)
-			return -ETIMEDOUT;
-	}
-}
-
-/* One side of the comparison: raw DCI when v is NULL. */
-static int rd_run(struct kr_vqp *v, struct rd_raw *raw, uint8_t *local, uint64_t raddr,
-		  uint32_t rkey, int iters, double *lat, struct rd_res *res)
-{
-	double t0;
-	int rc, done = 0, posted = 0;
-
-	for (int i = 0; i < iters; i++) {
-		t0 = kb_now_us();
-		rc = v ? kr_post_read(v, local, 8, raddr, rkey, (uint64_t)i, 0)
-		       : rd_raw_post(raw, local, raddr, rkey, (uint64_t)i);
-		if (rc)
-			return rc;
-		rc = v ? rd_vqp_poll(v, t0) : rd_raw_poll(raw, t0);
-		if (rc < 0)
-			return rc;
-		lat[i] = kb_now_us() - t0;
-	}
-	qsort(lat, (size_t)iters, sizeof(*lat), kb_cmp_double);
-	res->p50 = kb_pct(lat, iters, 50);
-	res->p99 = kb_pct(lat, iters, 99);
-
-	t0 = kb_now_us();
-	while (done < iters) {
-		while (posted < iters && posted - done < RD_WINDOW) {
-			uint8_t *l = local + 8 * (posted % RD_WINDOW);
-
-			rc = v ? kr_post_read(v, l, 8, raddr, rkey, (uint64_t)posted, 0)
-			       : rd_raw_post(raw, l, raddr, rkey, (uint64_t)posted);
-			if (rc)
-				return rc;
-			posted++;
-		}
-		rc = v ? rd_vqp_poll(v, t0) : rd_raw_poll(raw, t0);
-		if (rc < 0)
-			return rc;
-		done++;
-	}
-	res->mops = iters / (kb_now_us() - t0);
-	return 0;
-}
+/* ---- krbench read: vQP vs raw DCI (loops in krbench_read.c) ---- */
 
 static int bench_read(int iters, bool json, const char *sock, const char *krpoold)
 {
-	struct kr_connect_opts co = {.credits = 2 * RD_WINDOW};
+	struct kr_connect_opts co = {.credits = 2 * KB_RD_WINDOW};
 	struct kr_attach_opts o;
 	struct keeper k = {0};
-	struct rd_res rv, rr;
-	struct rd_raw raw;
+	struct kb_rd_res rv, rr;
+	struct kb_rd_raw raw;
 	struct kr_lease l;
 	struct kr_mr_key key;
 	struct kr_ctx *ctx;
@@ -317,7 +217,7 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 		fprintf(stderr, "krbench: attach: %s\n", strerror(errno));
 		goto out_keeper;
 	}
-	local = kr_malloc(ctx, 8 * RD_WINDOW);
+	local = kr_malloc(ctx, 8 * KB_RD_WINDOW);
 	remote = kr_malloc(ctx, 4096);
 	mr = remote ? kr_reg_mr(ctx, remote, 4096, KR_MR_REMOTE_READ) : NULL;
 	if (!local || !mr || kr_mr_key(mr, &key)) {
@@ -336,9 +236,9 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 		fprintf(stderr, "krbench: raw DCI lease failed\n");
 		goto out_vqp;
 	}
-	rc = rd_run(v, NULL, local, (uintptr_t)remote, key.rkey, iters, lat, &rv);
+	rc = kb_rd_run(v, NULL, local, (uintptr_t)remote, key.rkey, iters, lat, &rv);
 	if (!rc)
-		rc = rd_run(NULL, &raw, local, (uintptr_t)remote, key.rkey, iters, lat, &rr);
+		rc = kb_rd_run(NULL, &raw, local, (uintptr_t)remote, key.rkey, iters, lat, &rr);
 	if (rc) {
 		fprintf(stderr, "krbench: read: %s\n", strerror(-rc));
 		rc = 1;
@@ -346,10 +246,10 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 		printf("{\"bench\": \"read\", \"iters\": %d, \"bytes\": 8, \"window\": %d, "
 		       "\"vqp\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
 		       "\"raw_dci\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}}\n",
-		       iters, RD_WINDOW, rv.p50, rv.p99, rv.mops, rr.p50, rr.p99, rr.mops);
+		       iters, KB_RD_WINDOW, rv.p50, rv.p99, rv.mops, rr.p50, rr.p99, rr.mops);
 	} else {
 		printf("8-byte READ to this node's keeper, %d iterations (async window %d)\n",
-		       iters, RD_WINDOW);
+		       iters, KB_RD_WINDOW);
 		printf("%-10s %10s %10s %12s\n", "path", "p50 us", "p99 us", "async Mop/s");
 		printf("%-10s %10.2f %10.2f %12.3f\n", "vqp", rv.p50, rv.p99, rv.mops);
 		printf("%-10s %10.2f %10.2f %12.3f\n", "raw_dci", rr.p50, rr.p99, rr.mops);
@@ -461,6 +361,8 @@ static void usage(FILE *f)
 		   "      --krpoold P   the keeper binary to start (default: next to krbench)\n"
 		   "       krbench read [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  8-byte READ latency and rate, vQP vs raw DCI (default 10000 iterations)\n"
+		   "       krbench read --peer [-n ITERS] [--json] [--profile M]\n"
+		   "  the same to node 2 of two keepers started here, beside a UDP ping-pong\n"
 		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  kr_connect latency and connects/s, warm and cold (default 10000)\n"
 		   "       krbench connect --nodes N [-n ITERS] [--json] [--profile M]\n"
@@ -474,14 +376,19 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"cycles", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'}, {"krpoold", required_argument, NULL, 'k'},
-	    {"help", no_argument, NULL, 'h'},	      {"profile", required_argument, NULL, 'p'},
-	    {"nodes", required_argument, NULL, 'N'},  {NULL, 0, NULL, 0},
+	    {"cycles", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"krpoold", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"nodes", required_argument, NULL, 'N'},
+	    {"peer", no_argument, NULL, 'P'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *sock = NULL, *krpoold = NULL;
 	int cycles = 1000, nodes = 0, opt;
-	bool json = false, n_set = false;
+	bool json = false, n_set = false, peer = false;
 
 	while ((opt = getopt_long(argc, argv, "n:js:h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -508,6 +415,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'P':
+			peer = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -522,6 +432,9 @@ int main(int argc, char **argv)
 	if (optind == argc - 1 && !strcmp(argv[optind], "connect") && cycles >= 1 &&
 	    cycles <= 1000000)
 		return bench_connect(n_set ? cycles : 10000, json, sock, krpoold);
+	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 &&
+	    cycles <= 1000000 && peer)
+		return kb_bench_read_peer(n_set ? cycles : 10000, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 && cycles <= 1000000)
 		return bench_read(n_set ? cycles : 10000, json, sock, krpoold);
 	if (optind != argc - 1 || strcmp(argv[optind], "attach") || cycles < 1 ||

@@ -6,6 +6,8 @@
  *   krbench_cluster.c  N keepers on sim hosts over UDP loopback, a target job
  *   krbench_verbs.c    the verbs way: RC QP + TCP exchange + READ, per connection
  *   krbench_remote.c   krbench connect --nodes: remote connects vs the verbs way
+ *   krbench_read.c     the READ loops (vQP, raw DCI) of krbench read
+ *   krbench_peer.c     krbench read --peer: to another node, beside a UDP ping-pong
  */
 #ifndef KRBENCH_H
 #define KRBENCH_H
@@ -15,7 +17,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "devx.h"
+
 struct kr_ctx;
+struct kr_vqp;
 
 /* --profile: the sim's firmware cost model for keepers started here ("none": no model). */
 extern const char *g_profile;
@@ -55,13 +60,18 @@ void kb_cluster_stop(struct kb_cluster *c);
  */
 void kb_sim_device(const struct kb_cluster *c, const char *name, int host, char *buf, size_t len);
 
-/* A job attached to a keeper that exposes 8 readable bytes (val) at addr/rkey. */
+/*
+ * A job attached to a keeper that exposes 8 readable bytes (val) at
+ * addr/rkey, and echoes UDP datagrams on 127.0.0.1:udp_port (the floor a
+ * READ over the sim's UDP wire is compared with).
+ */
 struct kb_target {
 	pid_t pid;
 	int ctl; /* closing it ends the job */
 	uint64_t addr;
 	uint32_t rkey;
 	uint64_t val;
+	uint16_t udp_port;
 };
 
 /* Fork a job attached to sock; returns once its buffer is registered. 0 or -errno. */
@@ -108,6 +118,35 @@ void kb_verbs_stop(struct kb_verbs *v);
  */
 int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t spares,
 		 double *p50, double *p99);
+
+/* ---- krbench_read.c ---- */
+
+#define KB_RD_WINDOW 64 /* READs in flight for the rate */
+
+struct kb_rd_res {
+	double p50, p99, mops;
+};
+
+/* A raw leased DCI and where its READs go. */
+struct kb_rd_raw {
+	struct kr_devx_qp *qp;
+	struct kr_devx_cq *cq;
+	struct kr_devx_dc_av av;
+	uint32_t lkey;
+};
+
+/*
+ * iters sync 8-byte READs of raddr (p50/p99 into res), then iters more with
+ * KB_RD_WINDOW in flight (Mop/s), through vQP v, or through raw when v is
+ * NULL. local holds 8 * KB_RD_WINDOW bytes of heap; lat iters doubles.
+ * 0 or -errno.
+ */
+int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t raddr,
+	      uint32_t rkey, int iters, double *lat, struct kb_rd_res *res);
+
+/* ---- krbench_peer.c ---- */
+
+int kb_bench_read_peer(int iters, bool json, const char *krpoold);
 
 /* ---- krbench_remote.c ---- */
 

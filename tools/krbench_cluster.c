@@ -5,13 +5,15 @@
  * serves the MetaServer (registrations on 127.0.0.2, the next port), the
  * others register with it. Keepers run in the foreground as children, their
  * output in <dir>/node<i>.log. And a target: a job attached to one keeper
- * that exposes 8 known bytes for READs.
+ * that exposes 8 known bytes for READs and echoes UDP datagrams (the floor
+ * krbench read --peer compares READs with).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,15 +215,61 @@ void kb_cluster_stop(struct kb_cluster *c)
 	c->nodes = 0;
 }
 
-/* The target job: attach, register 4 KiB, report, wait for the end. */
+/* A UDP socket on 127.0.0.1, any port: the echo of the target job. */
+static int udp_echo_socket(uint16_t *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len)) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* Until down closes: echo every datagram to its sender. */
+static void serve_echo(int udp, int down)
+{
+	struct pollfd p[2] = {{.fd = down, .events = POLLIN}, {.fd = udp, .events = POLLIN}};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return;
+		if (p[0].revents) {
+			char c;
+
+			if (read(down, &c, 1) <= 0)
+				return;
+		}
+		if (p[1].revents & POLLIN) {
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
+			char buf[64];
+			ssize_t n =
+			    recvfrom(udp, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+
+			if (n > 0)
+				sendto(udp, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+		}
+	}
+}
+
+/* The target job: attach, register 4 KiB, report, echo UDP until the end. */
 static int target_main(const char *sock, int up, int down)
 {
 	struct kr_attach_opts o = {.socket_path = sock};
 	struct kr_ctx *ctx = NULL;
 	struct kr_mr_key key;
 	struct kr_mr *mr = NULL;
-	uint64_t *buf, msg[2];
-	char c;
+	uint64_t *buf, msg[3];
+	uint16_t port = 0;
+	int udp;
 
 	for (double t0 = kb_now_us(); !ctx && kb_now_us() - t0 < 10e6;)
 		if (!(ctx = kr_attach(&o)))
@@ -233,14 +281,16 @@ static int target_main(const char *sock, int up, int down)
 		buf[0] = KB_TARGET_VAL;
 		mr = kr_reg_mr(ctx, buf, 4096, KR_MR_REMOTE_READ);
 	}
-	if (!mr || kr_mr_key(mr, &key))
+	udp = udp_echo_socket(&port);
+	if (!mr || kr_mr_key(mr, &key) || udp < 0)
 		return 1;
 	msg[0] = key.addr;
 	msg[1] = key.rkey;
+	msg[2] = port;
 	if (write(up, msg, sizeof(msg)) != sizeof(msg))
 		return 1;
-	while (read(down, &c, 1) > 0)
-		;
+	serve_echo(udp, down);
+	close(udp);
 	kr_dereg_mr(mr);
 	kr_detach(ctx);
 	return 0;
@@ -249,7 +299,7 @@ static int target_main(const char *sock, int up, int down)
 int kb_target_start(struct kb_target *t, const char *sock)
 {
 	int up[2], down[2];
-	uint64_t msg[2];
+	uint64_t msg[3];
 
 	memset(t, 0, sizeof(*t));
 	if (pipe2(up, O_CLOEXEC))
@@ -277,6 +327,7 @@ int kb_target_start(struct kb_target *t, const char *sock)
 	close(up[0]);
 	t->addr = msg[0];
 	t->rkey = (uint32_t)msg[1];
+	t->udp_port = (uint16_t)msg[2];
 	t->val = KB_TARGET_VAL;
 	return 0;
 }

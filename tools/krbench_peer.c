@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * krbench read --peer: 8-byte READs to another node. Two keepers on sim
+ * hosts over UDP loopback (node 1 the MetaServer) and a target job on node
+ * 2; from a job on node 1, in one run:
+ *   vqp           kr_post_read + kr_poll on a vQP to node 2
+ *   raw_dci       devx post + doorbell + CQ poll on a leased DCI addressed
+ *                 at node 2's DC target (what the vQP costs above the wire)
+ *   udp_pingpong  8 bytes to the target job's UDP echo and back: the floor
+ *                 of a round trip between two processes over loopback,
+ *                 which the sim's RoCEv2-over-UDP wire cannot beat
+ * rtt_over_udp = vqp sync p50 / udp_pingpong p50.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <krcore/krcore.h>
+
+#include "dct/dct.h"
+#include "krbench.h"
+#include "pool.h"
+#include "virtqp/virtqp.h"
+
+#define KB_UDP_WARMUP 100
+
+struct peer_run {
+	struct kr_ctx *ctx;
+	struct kb_target tg;
+	struct kb_rd_res vqp, raw;
+	double udp_p50, udp_p99;
+};
+
+/* Sync UDP round trips of 8 bytes with the target's echo. 0 or -errno. */
+static int udp_pingpong(struct peer_run *p, double *lat, int iters)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons(p->tg.udp_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tmo = {.tv_sec = 1};
+	uint64_t out, in;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo))) {
+		rc = -errno;
+		goto out;
+	}
+	for (int i = -KB_UDP_WARMUP; i < iters; i++) {
+		double t0 = kb_now_us();
+
+		out = (uint64_t)(i + KB_UDP_WARMUP);
+		if (send(fd, &out, sizeof(out), 0) != sizeof(out) ||
+		    recv(fd, &in, sizeof(in), 0) != sizeof(in) || in != out) {
+			rc = errno ? -errno : -EIO;
+			goto out;
+		}
+		if (i >= 0)
+			lat[i] = kb_now_us() - t0;
+	}
+	kb_p50_p99(lat, iters, &p->udp_p50, &p->udp_p99);
+out:
+	close(fd);
+	return rc;
+}
+
+/* A DCI of our own, addressed at node 2's DC target as kr_connect would. */
+static int raw_dci(struct peer_run *p, struct kb_rd_raw *raw, struct kr_lease *l)
+{
+	struct kr_dct_rec rec;
+	int rc;
+
+	memset(raw, 0, sizeof(*raw));
+	raw->lkey = kr_pool_heap_lkey(p->ctx);
+	rc = kr_dct_resolve(p->ctx, 2, &rec);
+	if (!rc)
+		rc = kr_lease_alloc(p->ctx, KR_LEASE_DCI, l);
+	if (rc)
+		return rc;
+	rc = kr_pool_dci_qp(p->ctx, l, &raw->qp, &raw->cq);
+	if (rc) {
+		kr_lease_free(p->ctx, l);
+		return rc;
+	}
+	raw->av.dctn = rec.dctn;
+	raw->av.dc_key = rec.dc_key;
+	memcpy(raw->av.rgid, rec.gid, sizeof(raw->av.rgid));
+	raw->av.hop_limit = 64;
+	return 0;
+}
+
+static int run(struct peer_run *p, int iters)
+{
+	struct kr_connect_opts co = {.credits = 2 * KB_RD_WINDOW};
+	uint8_t *local = kr_malloc(p->ctx, 8 * KB_RD_WINDOW);
+	double *lat = calloc((size_t)iters, sizeof(*lat));
+	struct kb_rd_raw raw;
+	struct kr_lease l;
+	struct kr_vqp *v = NULL;
+	int rc = -ENOMEM;
+
+	if (!local || !lat)
+		goto out;
+	/* node 2 registers with the MetaServer within a second of its start */
+	for (double t0 = kb_now_us(); !v && kb_now_us() - t0 < 10e6;)
+		if (!(v = kr_connect(p->ctx, 2, &co)))
+			usleep(20000);
+	if (!v) {
+		rc = -errno;
+		goto out;
+	}
+	/* the right bytes first: a READ that returns something else measures nothing */
+	rc = kb_rd_run(v, NULL, local, p->tg.addr, p->tg.rkey, 1, lat, &p->vqp);
+	if (!rc && memcmp(local, &p->tg.val, 8))
+		rc = -EBADMSG;
+	if (!rc)
+		rc = kb_rd_run(v, NULL, local, p->tg.addr, p->tg.rkey, iters, lat, &p->vqp);
+	if (!rc)
+		rc = raw_dci(p, &raw, &l);
+	if (!rc) {
+		rc = kb_rd_run(NULL, &raw, local, p->tg.addr, p->tg.rkey, iters, lat, &p->raw);
+		kr_lease_free(p->ctx, &l);
+	}
+	if (!rc)
+		rc = udp_pingpong(p, lat, iters);
+	kr_disconnect(v);
+out:
+	free(lat);
+	kr_free(p->ctx, local);
+	return rc;
+}
+
+static void report(const struct peer_run *p, int iters, bool json)
+{
+	double ratio = p->vqp.p50 / p->udp_p50;
+
+	if (json) {
+		printf(
+		    "{\"bench\": \"read_peer\", \"nodes\": 2, \"profile\": \"%s\", \"iters\": %d, "
+		    "\"bytes\": 8, \"window\": %d, "
+		    "\"vqp\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
+		    "\"raw_dci\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
+		    "\"udp_pingpong\": {\"p50_us\": %.2f, \"p99_us\": %.2f}, "
+		    "\"rtt_over_udp\": %.2f, \"vqp_over_raw\": %.3f}\n",
+		    g_profile, iters, KB_RD_WINDOW, p->vqp.p50, p->vqp.p99, p->vqp.mops, p->raw.p50,
+		    p->raw.p99, p->raw.mops, p->udp_p50, p->udp_p99, ratio,
+		    p->vqp.p50 / p->raw.p50);
+		return;
+	}
+	printf("krbench read --peer: 8-byte READ from node 1 to node 2 (keepers on sim hosts over "
+	       "UDP loopback), %d iterations, async window %d, firmware cost model: %s\n",
+	       iters, KB_RD_WINDOW, g_profile);
+	printf("%-14s %-44s %10s %10s %12s\n", "path", "what", "p50 us", "p99 us", "async Mop/s");
+	printf("%-14s %-44s %10.2f %10.2f %12.3f\n", "vqp", "kr_post_read + kr_poll", p->vqp.p50,
+	       p->vqp.p99, p->vqp.mops);
+	printf("%-14s %-44s %10.2f %10.2f %12.3f\n", "raw_dci", "devx post + doorbell + CQ poll",
+	       p->raw.p50, p->raw.p99, p->raw.mops);
+	printf("%-14s %-44s %10.2f %10.2f %12s\n", "udp_pingpong", "8 bytes to the target's echo",
+	       p->udp_p50, p->udp_p99, "-");
+	printf("rtt_over_udp (vqp / udp_pingpong, p50): %.2f\n", ratio);
+}
+
+int kb_bench_read_peer(int iters, bool json, const char *krpoold)
+{
+	struct peer_run p;
+	struct kr_attach_opts o;
+	struct kb_cluster c;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	rc = kb_cluster_start(&c, 2, 0, krpoold);
+	if (rc)
+		return rc == -ENOMEM ? 77 : 1;	/* 77: what the machine lacks */
+	rc = kb_target_start(&p.tg, c.sock[1]); /* forked before this process attaches */
+	if (rc)
+		goto out;
+	o = (struct kr_attach_opts){.socket_path = c.sock[0]};
+	for (double t0 = kb_now_us(); !p.ctx && kb_now_us() - t0 < 10e6;)
+		if (!(p.ctx = kr_attach(&o)))
+			usleep(10000);
+	if (!p.ctx) {
+		fprintf(stderr, "krbench: attach to node 1: %s\n", strerror(errno));
+		rc = -ENOTCONN;
+		goto out;
+	}
+	rc = run(&p, iters);
+	if (rc)
+		fprintf(stderr, "krbench: read --peer: %s\n",
+			rc == -EBADMSG ? "a READ returned other bytes" : strerror(-rc));
+	else
+		report(&p, iters, json);
+	fflush(stdout);
+	kr_detach(p.ctx);
+out:
+	kb_target_wait(&p.tg);
+	kb_cluster_stop(&c);
+	return rc ? 1 : 0;
+}
