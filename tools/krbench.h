@@ -31,6 +31,8 @@ int kb_cmp_double(const void *a, const void *b);
 double kb_pct(const double *sorted, int n, double p);
 /* Sort lat[0..n) and return its p50 and p99. */
 void kb_p50_p99(double *lat, int n, double *p50, double *p99);
+/* Attach to the keeper at sock, retrying for up to 10 s; NULL (reported). */
+struct kr_ctx *kb_attach_node(const char *sock);
 /* The krpoold to start: krpoold if set, else the one next to this binary. */
 int kb_krpoold_path(const char *krpoold, char *buf, size_t len);
 

@@ -171,7 +171,6 @@ static void report(const struct peer_run *p, int iters, bool json)
 int kb_bench_read_peer(int iters, bool json, const char *krpoold)
 {
 	struct peer_run p;
-	struct kr_attach_opts o;
 	struct kb_cluster c;
 	int rc;
 
@@ -182,12 +181,8 @@ int kb_bench_read_peer(int iters, bool json, const char *krpoold)
 	rc = kb_target_start(&p.tg, c.sock[1]); /* forked before this process attaches */
 	if (rc)
 		goto out;
-	o = (struct kr_attach_opts){.socket_path = c.sock[0]};
-	for (double t0 = kb_now_us(); !p.ctx && kb_now_us() - t0 < 10e6;)
-		if (!(p.ctx = kr_attach(&o)))
-			usleep(10000);
+	p.ctx = kb_attach_node(c.sock[0]);
 	if (!p.ctx) {
-		fprintf(stderr, "krbench: attach to node 1: %s\n", strerror(errno));
 		rc = -ENOTCONN;
 		goto out;
 	}

@@ -327,7 +327,6 @@ out:
 int kb_bench_connect_remote(int nodes, int iters, bool json, const char *krpoold)
 {
 	struct remote r = {.nodes = nodes};
-	struct kr_attach_opts o;
 	struct kb_cluster c;
 	struct kb_verbs vb;
 	int rc;
@@ -343,12 +342,8 @@ int kb_bench_connect_remote(int nodes, int iters, bool json, const char *krpoold
 		rc = kb_verbs_start(&vb, &c, nodes, nodes + 1, KB_VERBS_ITERS);
 	if (rc)
 		goto out_targets;
-	o = (struct kr_attach_opts){.socket_path = c.sock[0]};
-	for (double t0 = kb_now_us(); !r.ctx && kb_now_us() - t0 < 10e6;)
-		if (!(r.ctx = kr_attach(&o)))
-			usleep(10000);
+	r.ctx = kb_attach_node(c.sock[0]);
 	if (!r.ctx) {
-		fprintf(stderr, "krbench: attach to node 1: %s\n", strerror(errno));
 		rc = -ENOTCONN;
 		goto out_verbs;
 	}

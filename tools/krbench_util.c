@@ -90,3 +90,17 @@ int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t
 	kb_p50_p99(lat, n, p50, p99);
 	return 0;
 }
+
+struct kr_ctx *kb_attach_node(const char *sock)
+{
+	struct kr_attach_opts o = {.socket_path = sock};
+	struct kr_ctx *ctx = NULL;
+
+	/* a keeper answers its socket before it takes attaches */
+	for (double t0 = kb_now_us(); !ctx && kb_now_us() - t0 < 10e6;)
+		if (!(ctx = kr_attach(&o)))
+			usleep(10000);
+	if (!ctx)
+		fprintf(stderr, "krbench: attach to %s: %s\n", sock, strerror(errno));
+	return ctx;
+}
