@@ -8,7 +8,8 @@ pkgs=(meson ninja-build pkg-config gcc make libc6-dev python3
       libibverbs-dev ibverbs-providers rdma-core
       libdpdk-dev libjemalloc-dev libcmocka-dev
       linux-headers-amd64 valgrind
-      tshark iproute2)  # tshark: the sim's wire-format test; iproute2: ip netns
+      tshark iproute2   # tshark: the sim's wire-format test; iproute2: ip netns
+      python3-matplotlib)  # scripts/plot.py
 if [ "${1:-}" = "--kmod" ]; then
 	pkgs+=(qemu-system-x86 busybox-static linux-image-amd64 cpio kmod)
 fi

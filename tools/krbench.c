@@ -22,6 +22,8 @@
  * connecting to other nodes beside the verbs way (krbench_remote.c).
  *   krbench read --peer [-n ITERS] [--json] [--profile NAME]
  * READs to another node beside a UDP ping-pong (krbench_peer.c).
+ *   krbench all [-n ITERS] [--json] [FILE]
+ * every bench, one JSON document (krbench_all.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -363,6 +365,8 @@ static void usage(FILE *f)
 		   "  8-byte READ latency and rate, vQP vs raw DCI (default 10000 iterations)\n"
 		   "       krbench read --peer [-n ITERS] [--json] [--profile M]\n"
 		   "  the same to node 2 of two keepers started here, beside a UDP ping-pong\n"
+		   "       krbench all [-n ITERS] [--json] [FILE]\n"
+		   "  every bench above, each in its own process, one JSON document to FILE\n"
 		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  kr_connect latency and connects/s, warm and cold (default 10000)\n"
 		   "       krbench connect --nodes N [-n ITERS] [--json] [--profile M]\n"
@@ -386,7 +390,7 @@ int main(int argc, char **argv)
 	    {"peer", no_argument, NULL, 'P'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *sock = NULL, *krpoold = NULL;
+	const char *sock = NULL, *krpoold = NULL, *n_arg = NULL;
 	int cycles = 1000, nodes = 0, opt;
 	bool json = false, n_set = false, peer = false;
 
@@ -394,6 +398,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'n':
 			cycles = atoi(optarg);
+			n_arg = optarg;
 			n_set = true;
 			break;
 		case 'j':
@@ -426,6 +431,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (optind < argc && !strcmp(argv[optind], "all") && argc - optind <= 2 && cycles >= 1 &&
+	    cycles <= 1000000 && !nodes && !peer && !sock)
+		return kb_bench_all(optind + 1 < argc ? argv[optind + 1] : NULL,
+				    n_set ? n_arg : NULL, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "connect") && cycles >= 1 &&
 	    cycles <= 1000000 && nodes)
 		return kb_bench_connect_remote(nodes, n_set ? cycles : 10000, json, krpoold);

@@ -8,6 +8,7 @@
  *   krbench_remote.c   krbench connect --nodes: remote connects vs the verbs way
  *   krbench_read.c     the READ loops (vQP, raw DCI) of krbench read
  *   krbench_peer.c     krbench read --peer: to another node, beside a UDP ping-pong
+ *   krbench_all.c      krbench all: every bench, one JSON document
  */
 #ifndef KRBENCH_H
 #define KRBENCH_H
@@ -149,6 +150,11 @@ int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t 
 /* ---- krbench_peer.c ---- */
 
 int kb_bench_read_peer(int iters, bool json, const char *krpoold);
+
+/* ---- krbench_all.c ---- */
+
+/* Every bench in a child; JSON to file (stdout when NULL). 0, 1 (a run failed) or 77. */
+int kb_bench_all(const char *file, const char *iters, bool json, const char *krpoold);
 
 /* ---- krbench_remote.c ---- */
 

@@ -51,10 +51,22 @@ static const char *const case_what[C_N] = {
     "verbs: the same up to the QP in RTS",
 };
 
+#define KB_CDF_N 21 /* percentiles 0, 5, ..., 100 in the JSON (scripts/plot.py) */
+
 struct kb_case {
 	double p50, p99, ops;
 	int iters;
+	double cdf[KB_CDF_N];
 };
+
+/* A case's percentiles from its n latencies (sorted here). */
+static void case_set(struct kb_case *c, double *lat, int n)
+{
+	kb_p50_p99(lat, n, &c->p50, &c->p99);
+	for (int i = 0; i < KB_CDF_N; i++)
+		c->cdf[i] = kb_pct(lat, n, 100.0 * i / (KB_CDF_N - 1));
+	c->iters = n;
+}
 
 struct remote {
 	struct kr_ctx *ctx;
@@ -128,9 +140,8 @@ static int run_connects(struct remote *r, double *lat, int iters)
 	total = kb_now_us() - total;
 	kr_dct_look_stats_get(&st1);
 	r->cached_reads = st1.reads - st0.reads;
-	kb_p50_p99(lat, iters, &r->res[C_CACHED].p50, &r->res[C_CACHED].p99);
+	case_set(&r->res[C_CACHED], lat, iters);
 	r->res[C_CACHED].ops = iters / total * 1e6;
-	r->res[C_CACHED].iters = iters;
 
 	kr_dct_look_stats_get(&st0);
 	for (int i = 0; i < nu; i++) {
@@ -150,8 +161,7 @@ static int run_connects(struct remote *r, double *lat, int iters)
 			(unsigned long long)(st1.reads - st0.reads));
 		return -EPROTO;
 	}
-	kb_p50_p99(lat, nu, &r->res[C_UNCACHED].p50, &r->res[C_UNCACHED].p99);
-	r->res[C_UNCACHED].iters = nu;
+	case_set(&r->res[C_UNCACHED], lat, nu);
 	return 0;
 }
 
@@ -180,8 +190,7 @@ static int run_first_read(struct remote *r, double *lat, uint64_t *local, int n)
 		}
 		kr_disconnect(v);
 	}
-	kb_p50_p99(lat, n, &r->res[C_FIRST_READ].p50, &r->res[C_FIRST_READ].p99);
-	r->res[C_FIRST_READ].iters = n;
+	case_set(&r->res[C_FIRST_READ], lat, n);
 	return 0;
 }
 
@@ -243,11 +252,16 @@ static void report(const struct remote *r, bool json)
 		       r->nodes, g_profile, c[C_CACHED].p50, c[C_CACHED].p99, c[C_UNCACHED].p50,
 		       c[C_FIRST].p50, c[C_FIRST_READ].p50, c[C_VERBS].p50, br, cr, c[C_CACHED].ops,
 		       r->cps_2t, (unsigned long long)r->cached_reads);
-		for (int i = 0; i < C_N; i++)
+		for (int i = 0; i < C_N; i++) {
 			printf("%s{\"name\": \"%s\", \"p50_us\": %.3f, \"p99_us\": %.3f, "
-			       "\"ops_per_s\": %.0f, \"iterations\": %d, \"profile\": \"%s\"}",
+			       "\"ops_per_s\": %.0f, \"iterations\": %d, \"profile\": \"%s\", "
+			       "\"cdf_us\": [",
 			       i ? ", " : "", case_name[i], c[i].p50, c[i].p99, c[i].ops,
 			       c[i].iters, g_profile);
+			for (int k = 0; k < KB_CDF_N; k++)
+				printf("%s%.3f", k ? ", " : "", c[i].cdf[k]);
+			printf("]}");
+		}
 		printf("]}\n");
 		return;
 	}
@@ -269,6 +283,17 @@ static void report(const struct remote *r, bool json)
 	       (unsigned long long)r->cached_reads);
 	printf("baseline_ratio (verbs_baseline / first_read, p50): %.0f\n", br);
 	printf("connect_ratio (verbs_connect / connect_cached, p50): %.0f\n", cr);
+}
+
+/* A thread's first connects, spares DCIs kept by the process. 0 or -EIO. */
+static int cold(struct remote *r, double *lat, int n, uint32_t spares, struct kb_case *c)
+{
+	double p50, p99;
+
+	if (kb_cold_loop(r->ctx, peer(r, 0), lat, n, spares, &p50, &p99))
+		return -EIO;
+	case_set(c, lat, n);
+	return 0;
 }
 
 static int run_all(struct remote *r, struct kb_verbs *vb, int iters)
@@ -297,26 +322,17 @@ static int run_all(struct remote *r, struct kb_verbs *vb, int iters)
 	if (hold)
 		kr_disconnect(hold);
 	if (!rc)
-		rc = kb_cold_loop(r->ctx, peer(r, 0), lat, nf, 8, &r->res[C_FIRST_KEPT].p50,
-				  &r->res[C_FIRST_KEPT].p99)
-			 ? -EIO
-			 : 0;
+		rc = cold(r, lat, nf, 8, &r->res[C_FIRST_KEPT]);
 	if (!rc)
-		rc = kb_cold_loop(r->ctx, peer(r, 0), lat, nf, 0, &r->res[C_FIRST].p50,
-				  &r->res[C_FIRST].p99)
-			 ? -EIO
-			 : 0;
+		rc = cold(r, lat, nf, 0, &r->res[C_FIRST]);
 	kr_vq_spare_max(8);
-	r->res[C_FIRST_KEPT].iters = r->res[C_FIRST].iters = nf;
 	if (!rc)
 		rc = run_cps_2t(r, iters);
 	if (!rc)
 		rc = kb_verbs_run(vb, lat);
 	if (!rc) {
-		kb_p50_p99(lat, vb->iters, &r->res[C_VERBS].p50, &r->res[C_VERBS].p99);
-		kb_p50_p99(lat + vb->iters, vb->iters, &r->res[C_VERBS_CONN].p50,
-			   &r->res[C_VERBS_CONN].p99);
-		r->res[C_VERBS].iters = r->res[C_VERBS_CONN].iters = vb->iters;
+		case_set(&r->res[C_VERBS], lat, vb->iters);
+		case_set(&r->res[C_VERBS_CONN], lat + vb->iters, vb->iters);
 	}
 out:
 	kr_free(r->ctx, local);

@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# krbench all writes one JSON document with every bench (small iteration
+# counts here), and scripts/plot.py draws its three figures from it.
+# Usage: test_bench_plot.sh KRBENCH SOURCE_ROOT
+set -eu
+krbench=$1 src=$2
+/usr/bin/python3 -c "import matplotlib" 2>/dev/null ||
+	{ echo "SKIP: no python3-matplotlib (scripts/deps.sh installs it)"; exit 77; }
+dir=$(mktemp -d /tmp/krbench-all.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+rc=0
+"$krbench" all -n 200 "$dir/all.json" || rc=$?
+[ "$rc" = 0 ] || { echo "krbench all exited $rc"; exit "$rc"; }
+/usr/bin/python3 - "$dir/all.json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+names = [(r["bench"], r.get("nodes"), r.get("profile")) for r in runs]
+assert len(runs) == 7, names
+peer = next(r for r in runs if r["bench"] == "read_peer")
+assert peer["rtt_over_udp"] > 0 and peer["vqp"]["p50_us"] > 0, peer
+remote = next(r for r in runs if r["bench"] == "connect" and r.get("nodes") == 2)
+assert all(len(c["cdf_us"]) == 21 for c in remote["cases"]), remote
+print("runs:", names)
+PY
+"$src/scripts/plot.py" "$dir/all.json" "$dir"
+for f in connect_cdf connects_per_s read; do
+	[ -s "$dir/$f.png" ] || { echo "FAIL: no $f.png"; exit 1; }
+done
+echo "ok: krbench all + plot.py"
