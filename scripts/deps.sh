@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(meson ninja-build pkg-config gcc make libc6-dev python3
       libibverbs-dev ibverbs-providers rdma-core
-      libdpdk-dev libjemalloc-dev libcmocka-dev
+      libdpdk-dev libjemalloc-dev libcmocka-dev libsodium-dev
       linux-headers-amd64 valgrind
       tshark iproute2   # tshark: the sim's wire-format test; iproute2: ip netns
       python3-matplotlib)  # scripts/plot.py

@@ -44,12 +44,15 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 		    "\"rc_spares_per_tenant\": %u, \"jobs_per_tenant\": %u, "
 		    "\"vqps_per_tenant\": %u, \"heap_bytes\": %llu, \"attaches\": %llu, "
 		    "\"detaches\": %llu, \"deaths\": %llu, \"reclaims\": %llu, \"resets\": %llu, "
-		    "\"refused\": %llu, \"last_reclaim_us\": %.1f}\n",
+		    "\"refused\": %llu, \"last_reclaim_us\": %.1f, \"meta_drops\": {\"size\": "
+		    "%llu, \"unauthenticated\": %llu, \"malformed\": %llu, \"replayed\": %llu}}\n",
 		    s->keeper_pid, s->device, up, hb, s->ntenants, s->dcis, s->rc_spares, s->jobs,
 		    s->vqps, (unsigned long long)s->heap_len, (unsigned long long)s->attaches,
 		    (unsigned long long)s->detaches, (unsigned long long)s->deaths,
 		    (unsigned long long)s->reclaims, (unsigned long long)s->resets,
-		    (unsigned long long)s->refused, (double)s->last_reclaim_ns / 1e3);
+		    (unsigned long long)s->refused, (double)s->last_reclaim_ns / 1e3,
+		    (unsigned long long)s->meta_drops[0], (unsigned long long)s->meta_drops[1],
+		    (unsigned long long)s->meta_drops[2], (unsigned long long)s->meta_drops[3]);
 		return;
 	}
 	printf("keeper pid %d on %s, up %.1f s, heartbeat %.1f ms ago\n", s->keeper_pid, s->device,
@@ -63,6 +66,10 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 	       (unsigned long long)s->deaths, (unsigned long long)s->reclaims,
 	       (unsigned long long)s->resets, (unsigned long long)s->refused,
 	       (double)s->last_reclaim_ns / 1e3);
+	printf("MetaServer datagrams dropped: %llu bad size, %llu unauthenticated, %llu malformed, "
+	       "%llu replayed\n",
+	       (unsigned long long)s->meta_drops[0], (unsigned long long)s->meta_drops[1],
+	       (unsigned long long)s->meta_drops[2], (unsigned long long)s->meta_drops[3]);
 }
 
 struct counts {

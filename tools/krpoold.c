@@ -42,6 +42,7 @@ static void usage(FILE *f)
 		"      --max-nodes N     MetaServer slots: node ids 1..N-1 (default 16384)\n"
 		"      --meta-listen A   MetaServer registration socket, IPv4:port (loopback)\n"
 		"      --metaserver-addr A[,A...]  MetaServers to register with (lookups: nearest first)\n"
+		"      --cluster-key FILE  seal MetaServer datagrams with this key (64 hex, 0600)\n"
 		"  -f, --foreground      do not daemonise (systemd Type=notify uses this)\n"
 		"  -v, --verbose         log at info level\n"
 		"  -h, --help\n",
@@ -63,6 +64,7 @@ static const struct option long_opts[] = {
     {"metaserver", no_argument, NULL, 2},      {"max-nodes", required_argument, NULL, 1},
     {"meta-listen", required_argument, NULL, 1},
     {"metaserver-addr", required_argument, NULL, 1},
+    {"cluster-key", required_argument, NULL, 1},
     /* growth (src/pool/pool_grow.c) */
     {"dcis-max", required_argument, NULL, 1},  {"rc-max", required_argument, NULL, 1},
     {NULL, 0, NULL, 0},

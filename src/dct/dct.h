@@ -54,6 +54,7 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define KR_DCT_REC_VERSION 1u
 #define KR_DCT_F_STATIC	   1u /* from --peers: never evicted nor invalidated */
@@ -183,16 +184,19 @@ bool kr_dct_cache_invalidate(void *zone, struct kr_dct_zone *dz, uint32_t node_i
 
 /*
  * Registration with a MetaServer keeper: one UDP datagram each way on its
- * --meta-listen socket (loopback or a private test network: the message is
- * not authenticated and carries DC keys, see krpoold(8)). A keeper sends
- * REGISTER with its records; the MetaServer writes the slots (it is their
- * only writer) and replies with where its table is for each tenant (va, rkey)
- * and its own DCT records, which the keeper publishes to its tenant zones.
- * Host byte order (little-endian clusters only).
+ * --meta-listen socket. A keeper sends REGISTER with its records; the
+ * MetaServer writes the slots (it is their only writer) and replies with
+ * where its table is for each tenant (va, rkey) and its own DCT records,
+ * which the keeper publishes to its tenant zones. With --cluster-key every
+ * datagram is a sealed struct kr_meta_box (dct_seal.c); without, the message
+ * in the clear (loopback or a private test network only: it carries DC keys,
+ * see krpoold(8)). Host byte order (little-endian clusters only).
  */
 #define KR_META_MSG_MAGIC   0x6b724d31u /* "krM1" */
-#define KR_META_MSG_VERSION 1u
+#define KR_META_MSG_VERSION 2u
 #define KR_META_MSG_TENANTS 64u
+#define KR_META_BOX_MAGIC   0x6b724d42u	  /* "krMB" */
+#define KR_META_SKEW_NS	    5000000000ull /* sealed: sender's clock within 5 s of ours */
 
 enum kr_meta_msg_type {
 	KR_META_REGISTER = 1,
@@ -218,9 +222,54 @@ struct kr_meta_msg {
 	uint32_t max_nodes; /* reply */
 	uint32_t rsvd;
 	uint8_t gid[16];
+	uint64_t ts_ns; /* the sender's CLOCK_REALTIME: sealed messages are refused outside
+			   KR_META_SKEW_NS, and a registration not newer than its node's last */
 	struct kr_meta_msg_tenant t[KR_META_MSG_TENANTS];
 };
-_Static_assert(sizeof(struct kr_meta_msg) == 48 + 24 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
+_Static_assert(sizeof(struct kr_meta_msg) == 56 + 24 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
+
+/* A sealed message: crypto_secretbox of the whole struct kr_meta_msg. */
+struct kr_meta_box {
+	uint32_t magic; /* KR_META_BOX_MAGIC */
+	uint32_t rsvd;
+	uint8_t nonce[24]; /* random per datagram */
+	uint8_t mac[16];
+	uint8_t sealed[sizeof(struct kr_meta_msg)];
+};
+
+/* The cluster key (--cluster-key), or none. */
+struct kr_meta_key {
+	bool set;
+	uint8_t k[32];
+};
+
+/* Datagrams a MetaServer or a registering keeper dropped, by why (krctl status). */
+enum kr_meta_drop {
+	KR_META_DROP_SIZE,   /* truncated, oversized or short */
+	KR_META_DROP_AUTH,   /* not sealed with the cluster key (or sealed when we have none) */
+	KR_META_DROP_BAD,    /* wrong magic, version, type or fields */
+	KR_META_DROP_REPLAY, /* sealed, but outside the clock window or not newer: replayed */
+	KR_META_DROP_N
+};
+
+/* dct_seal.c (keeper side) */
+uint64_t kr_meta_wall_ns(void);
+/*
+ * kr_meta_key_load() - the key from path: 64 hex digits (and a newline) in a
+ * regular file of this uid, mode 0600 or stricter. 0, -EPERM (ownership or
+ * mode), -EINVAL (content), -errno (open); reported.
+ */
+int kr_meta_key_load(const char *path, struct kr_meta_key *key);
+/* Seal m into out (copy in the clear without a key); the datagram's length. */
+size_t kr_meta_seal(const struct kr_meta_key *key, const struct kr_meta_msg *m,
+		    struct kr_meta_box *out);
+/*
+ * Open a datagram of len bytes (recv with MSG_TRUNC: its true length) into
+ * m. 0, -EMSGSIZE (length), -EACCES (not sealed with key, or sealed and we
+ * have no key), -EBADMSG (magic or version).
+ */
+int kr_meta_open(const struct kr_meta_key *key, const struct kr_meta_box *in, ssize_t len,
+		 struct kr_meta_msg *m);
 
 /*
  * dct_register.c: the order of the MetaServer list a keeper publishes to its
@@ -260,7 +309,7 @@ struct kr_meta_reg;
  * for their first answers. 0, -EINVAL (a bad address), -errno.
  */
 int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
-		      struct kr_meta_reg **out);
+		      const struct kr_meta_key *key, uint64_t *drops, struct kr_meta_reg **out);
 void kr_meta_reg_stop(struct kr_meta_reg *r);
 /* dct_server.c: this node's REGISTER (node id, GID, every tenant's DCT). */
 void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m);

@@ -27,6 +27,18 @@
 #include "kr_log.h"
 #include "pool.h"
 
+/* A file path option: 0, or -EINVAL (empty or too long; err says which). */
+static int cfg_path(const char *key, const char *val, char *dst, size_t cap, char *err,
+		    size_t errlen)
+{
+	if (!*val || strlen(val) >= cap) {
+		snprintf(err, errlen, "%s: path empty or longer than %zu bytes", key, cap - 1);
+		return -EINVAL;
+	}
+	snprintf(dst, cap, "%s", val);
+	return 0;
+}
+
 int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
 		   size_t errlen)
 {
@@ -44,15 +56,10 @@ int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, ch
 		cfg->node_id = (uint32_t)v;
 		return 0;
 	}
-	if (!strcmp(key, "peers")) {
-		if (!*val || strlen(val) >= sizeof(cfg->peers)) {
-			snprintf(err, errlen, "peers: path empty or longer than %zu bytes",
-				 sizeof(cfg->peers) - 1);
-			return -EINVAL;
-		}
-		snprintf(cfg->peers, sizeof(cfg->peers), "%s", val);
-		return 0;
-	}
+	if (!strcmp(key, "cluster-key"))
+		return cfg_path(key, val, cfg->cluster_key, sizeof(cfg->cluster_key), err, errlen);
+	if (!strcmp(key, "peers"))
+		return cfg_path(key, val, cfg->peers, sizeof(cfg->peers), err, errlen);
 	if (!strcmp(key, "metaserver")) {
 		if (!strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "yes"))
 			cfg->metaserver = true;

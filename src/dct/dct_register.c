@@ -35,6 +35,8 @@
 
 struct kr_meta_reg {
 	struct kr_keeper *k;
+	const struct kr_meta_key *key; /* seals REGISTER, opens replies */
+	uint64_t *drops;	       /* the pool segment's meta_drops[] */
 	int sock;
 	uint32_t n; /* entries: [0] this keeper's own table when self, then replicas */
 	bool self;
@@ -113,12 +115,34 @@ static void meta_publish(struct kr_meta_reg *r)
 	}
 }
 
-/* A reply that names a MetaServer we can use (it comes from the network: check it). */
-static bool meta_reply_ok(const struct kr_meta_msg *m, ssize_t len)
+/*
+ * A reply that names a MetaServer we can use (it comes from the network:
+ * open and check it). false when dropped (counted) or refused.
+ */
+static bool meta_reply_ok(const struct kr_meta_reg *r, const struct kr_meta_box *in, ssize_t len,
+			  struct kr_meta_msg *m)
 {
-	return len == (ssize_t)sizeof(*m) && m->magic == KR_META_MSG_MAGIC &&
-	       m->version == KR_META_MSG_VERSION && m->type == KR_META_REPLY && !m->status &&
-	       m->node_id && m->max_nodes && m->ntenants <= KR_META_MSG_TENANTS;
+	int rc = kr_meta_open(r->key, in, len, m);
+	enum kr_meta_drop why = KR_META_DROP_BAD;
+	uint64_t now = kr_meta_wall_ns();
+
+	if (rc)
+		why = rc == -EMSGSIZE ? KR_META_DROP_SIZE
+		      : rc == -EACCES ? KR_META_DROP_AUTH
+				      : KR_META_DROP_BAD;
+	else if (m->type != KR_META_REPLY || !m->node_id || !m->max_nodes ||
+		 m->ntenants > KR_META_MSG_TENANTS)
+		rc = -EBADMSG;
+	else if (r->key->set &&
+		 (m->ts_ns + KR_META_SKEW_NS < now || m->ts_ns > now + KR_META_SKEW_NS)) {
+		why = KR_META_DROP_REPLAY;
+		rc = -ESTALE;
+	}
+	if (rc) {
+		__atomic_fetch_add(&r->drops[why], 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	return !m->status;
 }
 
 /*
@@ -133,10 +157,14 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 	r->round++;
 	for (uint32_t i = r->self; i < r->n; i++) {
 		struct kr_meta_msg req = *own;
+		struct kr_meta_box box;
+		size_t len;
 
 		req.seq = (r->round << 8) | i;
+		req.ts_ns = kr_meta_wall_ns();
+		len = kr_meta_seal(r->key, &req, &box);
 		r->sent_ns[i] = kr_pool_now_ns();
-		if (sendto(r->sock, &req, sizeof(req), MSG_NOSIGNAL, (struct sockaddr *)&r->addr[i],
+		if (sendto(r->sock, &box, len, MSG_NOSIGNAL, (struct sockaddr *)&r->addr[i],
 			   sizeof(r->addr[i])) < 0 &&
 		    errno != ECONNREFUSED)
 			KR_WARN_RATELIMITED("dct", "MetaServer registration: %s", strerror(errno));
@@ -145,16 +173,18 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 	while (!r->stop && left) {
 		struct pollfd pfd = {.fd = r->sock, .events = POLLIN};
 		uint64_t now = kr_pool_now_ns();
+		struct kr_meta_box box;
 		struct kr_meta_msg m;
 		ssize_t len;
 		uint32_t i;
 
 		if (now >= *end || poll(&pfd, 1, (int)((*end - now) / 1000000u) + 1) <= 0)
 			break;
-		len = recv(r->sock, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		len = recv(r->sock, &box, sizeof(box), MSG_DONTWAIT | MSG_TRUNC);
+		if (len < 0 || !meta_reply_ok(r, &box, len, &m))
+			continue;
 		i = m.seq & 0xff;
-		if (!meta_reply_ok(&m, len) || m.seq >> 8 != (r->round & 0xffffff) || i < r->self ||
-		    i >= r->n || got[i])
+		if (m.seq >> 8 != (r->round & 0xffffff) || i < r->self || i >= r->n || got[i])
 			continue; /* malformed, refused, a duplicate or a late reply */
 		left--;
 		now = kr_pool_now_ns() - r->sent_ns[i];
@@ -199,7 +229,8 @@ static void *meta_reg_thread(void *arg)
 	return NULL;
 }
 
-int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self, struct kr_meta_reg **out)
+int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
+		      const struct kr_meta_key *key, uint64_t *drops, struct kr_meta_reg **out)
 {
 	char list[sizeof(k->cfg.meta_addr)], *save = NULL;
 	struct kr_meta_reg *r = calloc(1, sizeof(*r));
@@ -208,6 +239,8 @@ int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self, struc
 	if (!r)
 		return -ENOMEM;
 	r->k = k;
+	r->key = key;
+	r->drops = drops;
 	r->sock = -1;
 	if (self) {
 		r->self = true;

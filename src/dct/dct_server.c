@@ -16,7 +16,10 @@
  * the first message (a chicken-and-egg the control socket avoids), it works
  * before any DCI is leased, and a lost datagram is simply re-sent (the
  * request is idempotent: the same records written again). The socket is
- * meant for loopback or a private network namespace (no authentication).
+ * meant for loopback or a private network namespace unless the keepers
+ * share a --cluster-key: then every datagram is sealed (dct_seal.c), and
+ * one that is not, is replayed or is cut is dropped, counted and answered
+ * with nothing.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include <rte_memzone.h>
+#include <sodium.h>
 
 #include "dct/dct.h"
 #include "kr_log.h"
@@ -51,6 +55,9 @@ struct kr_dct_keeper {
 	volatile int stop;
 	struct kr_meta_msg own;	 /* this node's REGISTER */
 	struct kr_meta_reg *reg; /* dct_register.c: registration with the replicas */
+	struct kr_meta_key key;	 /* --cluster-key, or none */
+	uint64_t *last_ts;	 /* sealed: the newest registration taken per node */
+	uint64_t *drops;	 /* the pool segment's meta_drops[] */
 };
 
 int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa)
@@ -123,9 +130,40 @@ static void meta_reply_fill(const struct kr_dct_keeper *d, struct kr_meta_msg *r
 	}
 }
 
+static void meta_drop(uint64_t *drops, enum kr_meta_drop why)
+{
+	__atomic_fetch_add(&drops[why], 1, __ATOMIC_RELAXED);
+}
+
+/* A datagram from the network: opened, checked, fresh. 0 or the drop reason + 1. */
+static int meta_take(struct kr_dct_keeper *d, const struct kr_meta_box *in, ssize_t n,
+		     struct kr_meta_msg *req)
+{
+	int rc = kr_meta_open(&d->key, in, n, req);
+	uint64_t now;
+
+	if (rc)
+		return 1 + (rc == -EMSGSIZE ? KR_META_DROP_SIZE
+			    : rc == -EACCES ? KR_META_DROP_AUTH
+					    : KR_META_DROP_BAD);
+	if (req->type != KR_META_REGISTER || !req->node_id || req->node_id >= d->max_nodes ||
+	    req->ntenants > KR_META_MSG_TENANTS)
+		return 1 + KR_META_DROP_BAD;
+	if (!d->key.set)
+		return 0;
+	/* sealed: a copy replayed later, or one held back, must not write a record */
+	now = kr_meta_wall_ns();
+	if (req->ts_ns + KR_META_SKEW_NS < now || req->ts_ns > now + KR_META_SKEW_NS ||
+	    req->ts_ns <= d->last_ts[req->node_id])
+		return 1 + KR_META_DROP_REPLAY;
+	d->last_ts[req->node_id] = req->ts_ns;
+	return 0;
+}
+
 static void *meta_thread(void *arg)
 {
 	struct kr_dct_keeper *d = arg;
+	struct kr_meta_box in, out;
 	struct kr_meta_msg req, rep;
 
 	while (!d->stop) {
@@ -133,25 +171,35 @@ static void *meta_thread(void *arg)
 		struct sockaddr_in from;
 		socklen_t flen = sizeof(from);
 		ssize_t n;
+		size_t len;
+		int why;
 
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		n = recvfrom(d->sock, &req, sizeof(req), MSG_DONTWAIT, (struct sockaddr *)&from,
-			     &flen);
-		if (n != (ssize_t)sizeof(req) || req.magic != KR_META_MSG_MAGIC ||
-		    req.version != KR_META_MSG_VERSION || req.type != KR_META_REGISTER) {
-			if (n >= 0)
-				KR_ERR_RATELIMITED("dct",
-						   "MetaServer: malformed message (%zd bytes)", n);
+		/* MSG_TRUNC: the true length, so a longer datagram is not taken cut */
+		n = recvfrom(d->sock, &in, sizeof(in), MSG_DONTWAIT | MSG_TRUNC,
+			     (struct sockaddr *)&from, &flen);
+		if (n < 0)
 			continue;
+		why = meta_take(d, &in, n, &req);
+		if (why) {
+			meta_drop(d->drops, (enum kr_meta_drop)(why - 1));
+			KR_WARN_RATELIMITED(
+			    "dct", "MetaServer: dropped a datagram of %zd bytes (%s)", n,
+			    why - 1 == KR_META_DROP_SIZE   ? "size"
+			    : why - 1 == KR_META_DROP_AUTH ? "not sealed with our key"
+			    : why - 1 == KR_META_DROP_BAD  ? "malformed"
+							   : "replayed or stale");
+			continue; /* no reply: nothing for a sender without the key */
 		}
 		meta_reply_fill(d, &rep);
 		rep.seq = req.seq;
+		rep.ts_ns = kr_meta_wall_ns();
 		rep.status = meta_apply(d, &req);
 		if (!rep.status)
 			KR_INFO("dct", "MetaServer: node %u registered", req.node_id);
-		if (sendto(d->sock, &rep, sizeof(rep), MSG_NOSIGNAL, (struct sockaddr *)&from,
-			   flen) < 0)
+		len = kr_meta_seal(&d->key, &rep, &out);
+		if (sendto(d->sock, &out, len, MSG_NOSIGNAL, (struct sockaddr *)&from, flen) < 0)
 			KR_ERR_RATELIMITED("dct", "MetaServer: reply: %s", strerror(errno));
 	}
 	return NULL;
@@ -210,11 +258,15 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 		KR_ERR("dct", "meta-listen: '%s' is not IPv4:port", k->cfg.meta_listen);
 		return -EINVAL;
 	}
-	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127 && !d->key.set)
 		KR_WARN("dct",
-			"meta-listen %s: registrations are not authenticated; keep this "
-			"socket on loopback or a private network",
+			"meta-listen %s without --cluster-key: registrations are not "
+			"authenticated and carry DC keys in the clear; keep this socket on "
+			"loopback or a private network",
 			k->cfg.meta_listen);
+	d->last_ts = calloc(d->max_nodes, sizeof(*d->last_ts));
+	if (!d->last_ts)
+		return -ENOMEM;
 	d->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (d->sock < 0)
 		return -errno;
@@ -243,7 +295,13 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 	if (!d)
 		return -ENOMEM;
 	d->sock = -1;
+	d->drops = k->seg->meta_drops;
 	k->dct = d;
+	if (k->cfg.cluster_key[0]) {
+		rc = kr_meta_key_load(k->cfg.cluster_key, &d->key);
+		if (rc)
+			return rc;
+	}
 	if (k->cfg.metaserver) {
 		rc = meta_serve_start(k, d);
 		if (rc)
@@ -253,9 +311,9 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 		struct kr_meta_msg self;
 
 		meta_reply_fill(d, &self);
-		return kr_meta_reg_start(k, &self, &d->reg);
+		return kr_meta_reg_start(k, &self, &d->key, d->drops, &d->reg);
 	}
-	return kr_meta_reg_start(k, NULL, &d->reg);
+	return kr_meta_reg_start(k, NULL, &d->key, d->drops, &d->reg);
 }
 
 void kr_keeper_meta_stop(struct kr_keeper *k)
@@ -275,6 +333,8 @@ void kr_keeper_meta_stop(struct kr_keeper *k)
 			kr_devx_mr_dereg(&d->mr[t]);
 	if (d->mz)
 		rte_memzone_free(d->mz);
+	free(d->last_ts);
+	sodium_memzero(&d->key, sizeof(d->key));
 	free(d);
 	k->dct = NULL;
 }

@@ -69,6 +69,7 @@ struct kr_pool_cfg {
 	uint32_t max_nodes;   /* --max-nodes: slots (node ids 1..max_nodes-1); 0 = 16384 */
 	char meta_listen[64]; /* --meta-listen IP:PORT: the MetaServer's registration socket */
 	char meta_addr[256];  /* --metaserver-addr IP:PORT[,IP:PORT...]: replicas, in order */
+	char cluster_key[256]; /* --cluster-key FILE: seals MetaServer datagrams */
 	/* ---- growth (pool_grow.c) ---- */
 	uint32_t dcis_max; /* DCI slots per tenant the pool may grow to; 0 = dcis (no growth) */
 	uint32_t rc_max;   /* RC slots per tenant; 0 = rc-spares (no growth) */

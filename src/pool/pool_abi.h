@@ -196,8 +196,12 @@ struct kr_pool_seg {
 	uint64_t last_reclaim_ns; /* EOF seen -> leases back in the free rings */
 	char device[64];
 	uint64_t lease_calls; /* KR_MSG_LEASE requests served (not the attach grants) */
+	/* MetaServer datagrams dropped (enum kr_meta_drop in src/dct/dct.h: size,
+	 * unauthenticated, malformed, replayed), by the MetaServer and the
+	 * registration thread: written from those threads, relaxed atomics */
+	uint64_t meta_drops[4];
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 248, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 280, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 

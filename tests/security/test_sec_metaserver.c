@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sec_metaserver: keepers sharing a --cluster-key seal their MetaServer
+ * datagrams (dct_seal.c). Node 1 is the MetaServer (127.0.0.2), node 2
+ * registers with it; both resolve each other. Then, from uid 65534:
+ *   - a REGISTER in the clear, one sealed with another key, a cut one and an
+ *     oversized one for node 5: none answered, node 5 never appears;
+ *   - a sealed REGISTER of node 6 captured and replayed, an older one sent
+ *     after a newer one, one stamped 10 s ago: none answered, node 6 keeps
+ *     the newest record;
+ * and the drops show in krctl. A key file readable by others, or not 64 hex
+ * digits, stops the keeper at start.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dct/dct.h"
+#include "kr_test.h"
+#include "sec_fixture.h"
+#include "sim_mp.h"
+
+#define KEY_HEX "00112233445566778899aabbccddeeff0123456789abcdeffedcba9876543210"
+
+struct attack {
+	uint16_t mport;
+	struct kr_meta_key key; /* the cluster's: to build the replays */
+};
+
+static void key_file(const char *path, const char *content, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	CHECK_OK(fchmod(fd, mode));
+	close(fd);
+}
+
+/* In a child attached to k: node's record (rc and DCT number) through the MetaServer. */
+static int resolve(const struct kp_keeper *k, uint32_t node, uint32_t *dctn)
+{
+	int p[2], status, res[2] = {-1, 0};
+	pid_t pid;
+
+	CHECK_OK(pipe(p));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct kr_ctx *ctx = kp_attach(k, 5000);
+		struct kr_dct_rec rec;
+
+		close(p[0]);
+		if (!ctx)
+			_exit(2);
+		kr_dct_invalidate(ctx, node);
+		res[0] = kr_dct_resolve(ctx, node, &rec);
+		res[1] = res[0] ? 0 : (int)rec.dctn;
+		if (write(p[1], res, sizeof(res)) != sizeof(res))
+			_exit(3);
+		kr_detach(ctx);
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK_EQ(read(p[0], res, sizeof(res)), (ssize_t)sizeof(res));
+	close(p[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	*dctn = (uint32_t)res[1];
+	return res[0];
+}
+
+static void fake(struct kr_meta_msg *m, uint32_t node, uint32_t dctn, uint64_t ts)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = KR_META_MSG_MAGIC;
+	m->version = KR_META_MSG_VERSION;
+	m->type = KR_META_REGISTER;
+	m->seq = dctn;
+	m->node_id = node;
+	m->ntenants = 1;
+	m->ts_ns = ts;
+	m->t[0].dctn = dctn;
+	m->t[0].dc_key = 0x5eed;
+	m->gid[10] = 0xff;
+	m->gid[11] = 0xff;
+	m->gid[12] = 127;
+	m->gid[15] = (uint8_t)node;
+}
+
+/* Send len bytes of buf; was it answered within 300 ms? */
+static bool answered(int fd, const struct sockaddr_in *ms, const void *buf, size_t len)
+{
+	struct kr_meta_box rep;
+
+	if (sendto(fd, buf, len, 0, (const struct sockaddr *)ms, sizeof(*ms)) != (ssize_t)len)
+		return true; /* counts as a failure of the attack setup */
+	return recv(fd, &rep, sizeof(rep), 0) > 0;
+}
+
+static int attacker(void *arg)
+{
+	const struct attack *a = arg;
+	struct sockaddr_in ms = {.sin_family = AF_INET, .sin_port = htons(a->mport)};
+	struct timeval tmo = {.tv_usec = 300000};
+	struct kr_meta_key other = {.set = true};
+	struct kr_meta_box box, v1, v2;
+	struct kr_meta_msg m;
+	uint8_t big[sizeof(box) + 100];
+	uint64_t now = kr_meta_wall_ns();
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	SEC_EXPECT(fd >= 0);
+	SEC_EXPECT(inet_pton(AF_INET, "127.0.0.2", &ms.sin_addr) == 1);
+	SEC_EXPECT(!setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)));
+
+	/* node 5: in the clear, another key, cut, oversized */
+	fake(&m, 5, 0x555, now);
+	SEC_EXPECT(!answered(fd, &ms, &m, sizeof(m)));
+	memset(other.k, 0x42, sizeof(other.k));
+	SEC_EXPECT(!answered(fd, &ms, &box, kr_meta_seal(&other, &m, &box)));
+	kr_meta_seal(&a->key, &m, &box);
+	SEC_EXPECT(!answered(fd, &ms, &box, 100));
+	memset(big, 0, sizeof(big));
+	memcpy(big, &box, sizeof(box));
+	SEC_EXPECT(!answered(fd, &ms, big, sizeof(big)));
+
+	/* node 6: v1 and v2 taken (as a keeper's would be), then replays */
+	fake(&m, 6, 0x601, now);
+	kr_meta_seal(&a->key, &m, &v1);
+	fake(&m, 6, 0x602, now + 1000);
+	kr_meta_seal(&a->key, &m, &v2);
+	SEC_EXPECT(answered(fd, &ms, &v1, sizeof(v1)));
+	SEC_EXPECT(answered(fd, &ms, &v2, sizeof(v2)));
+	SEC_EXPECT(!answered(fd, &ms, &v1, sizeof(v1))); /* older than the last */
+	SEC_EXPECT(!answered(fd, &ms, &v2, sizeof(v2))); /* the same again */
+	fake(&m, 6, 0x603, now - 10000000000ull);	 /* 10 s old */
+	kr_meta_seal(&a->key, &m, &box);
+	SEC_EXPECT(!answered(fd, &ms, &box, sizeof(box)));
+	close(fd);
+	return 0;
+}
+
+static void bad_key_refused(const char *dir, const char *content, mode_t mode, const char *dev)
+{
+	char path[128];
+	struct kp_keeper k;
+
+	snprintf(path, sizeof(path), "%s/bad.key", dir);
+	key_file(path, content, mode);
+	{
+		const char *const args[] = {"--device",
+					    dev,
+					    "--node-id",
+					    "9",
+					    "--metaserver-addr",
+					    "127.0.0.2:9",
+					    "--cluster-key",
+					    path,
+					    "--tenants",
+					    "1",
+					    "--dcis",
+					    "2",
+					    "--jobs",
+					    "2",
+					    "--heap-mb",
+					    "2",
+					    "--hugepages",
+					    "32",
+					    NULL};
+
+		kp_keeper_init(&k);
+		CHECK(kp_keeper_start(&k, args) > 0); /* it stopped */
+		kp_keeper_fini(&k);
+	}
+	unlink(path);
+}
+
+int main(void)
+{
+	static const char *const addrs[] = {"127.0.0.2", "127.0.0.3"};
+	struct kp_keeper k1, k2;
+	struct attack a = {0};
+	char dev1[64], dev2[64], ms[32], keyf[128], out[4096];
+	uint32_t dctn1 = 0, dctn;
+	uint16_t port;
+
+	sec_require_root();
+	kp_require_hugepages(80);
+	port = mp_pick_port(addrs, 2);
+	if (!port)
+		KR_SKIP("no free UDP port on 127.0.0.2-3");
+	a.mport = (uint16_t)(port + 1);
+	snprintf(dev1, sizeof(dev1), "sim:ms1@127.0.0.2:%u", port);
+	snprintf(dev2, sizeof(dev2), "sim:ms2@127.0.0.3:%u", port);
+	snprintf(ms, sizeof(ms), "127.0.0.2:%u", a.mport);
+	kp_keeper_init(&k1);
+	snprintf(keyf, sizeof(keyf), "%s/cluster.key", k1.dir);
+	key_file(keyf, KEY_HEX "\n", 0600);
+	CHECK_OK(kr_meta_key_load(keyf, &a.key));
+#define COMMON                                                                                     \
+	"--cluster-key", keyf, "--tenants", "1", "--dcis", "2", "--jobs", "2", "--heap-mb", "2",   \
+	    "--hugepages", "32"
+	{
+		const char *const a1[] = {"--device",	   dev1, "--node-id", "1", "--metaserver",
+					  "--meta-listen", ms,	 COMMON,      NULL};
+		const char *const a2[] = {"--device",	       dev2, "--node-id", "2",
+					  "--metaserver-addr", ms,   COMMON,	  NULL};
+
+		sec_keeper_start(&k1, a1);
+		kp_keeper_init(&k2);
+		sec_keeper_start(&k2, a2);
+	}
+	/* sealed registration works both ways */
+	CHECK_OK(resolve(&k2, 1, &dctn1));
+	CHECK_OK(resolve(&k1, 2, &dctn));
+
+	CHECK_EQ(sec_as_nobody(attacker, &a), 0);
+	CHECK_EQ(resolve(&k2, 5, &dctn), -ENOENT);
+	CHECK_OK(resolve(&k2, 6, &dctn));
+	CHECK_EQ(dctn, 0x602);
+	/* the MetaServer's own record is untouched */
+	CHECK_OK(resolve(&k2, 1, &dctn));
+	CHECK_EQ(dctn, dctn1);
+	{
+		const char *const argv[] = {kp_tool("KRCTL"), "--socket", k1.sock, "status", NULL};
+
+		CHECK_EQ(kp_run(argv, out, sizeof(out), 10), 0);
+		printf("%s", strstr(out, "MetaServer") ? strstr(out, "MetaServer") : out);
+		CHECK(strstr(out, "2 bad size, 2 unauthenticated, 0 malformed, 3 replayed") !=
+		      NULL);
+	}
+
+	/* a key others can read, and one that is not a key: no start */
+	bad_key_refused(k1.dir, KEY_HEX "\n", 0644, "sim:bad1");
+	bad_key_refused(k1.dir, "secret\n", 0600, "sim:bad2");
+
+	CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);
+	CHECK_EQ(kp_keeper_stop(&k1, SIGTERM), 0);
+	unlink(keyf);
+	kp_keeper_fini(&k2);
+	kp_keeper_fini(&k1);
+	KR_PASS("sec_metaserver");
+}
