@@ -141,7 +141,7 @@ struct kr_devx_ctx {
 	struct kr_devx_rsc *rsc;
 	uint32_t rsc_cap;
 	void *priv;
-	uint8_t mkey_variant; /* last mkc.mkey_7_0 used (devx_mr.c): 1..255, rolls over */
+	uint8_t *mkey_last; /* devx_mr.c: the last mkc.mkey_7_0 per key index (low 16 bits) */
 };
 
 /* ---- device (devx_device.c) ---- */

@@ -88,6 +88,8 @@ void kr_devx_close(struct kr_devx_ctx *ctx)
 	free(ctx->rsc);
 	ctx->rsc = NULL;
 	ctx->rsc_cap = 0;
+	free(ctx->mkey_last);
+	ctx->mkey_last = NULL;
 	ctx->ops->close(ctx);
 }
 

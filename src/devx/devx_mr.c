@@ -7,7 +7,9 @@
  * key.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "devx.h"
 #include "kr_log.h"
@@ -27,15 +29,22 @@ static uint32_t kr_mr_octwords(uint64_t addr, uint64_t len)
 	return (uint32_t)((npages + 1) / 2);
 }
 
+#define KR_MR_LAST_SLOTS 65536u /* key indexes whose last variant is remembered */
+
 /*
- * The key's low byte. Never 0: key 0x100 (index 1, variant 0) is
- * MLX5_INVALID_LKEY, the receive-WQE terminator, and must never name a region.
+ * The key's low byte (mkc.mkey_7_0): random, so a key is not the index
+ * plus a guessable counter, and never 0: key 0x100 (index 1, variant 0) is
+ * MLX5_INVALID_LKEY, the receive-WQE terminator, and must never name a
+ * region. Not avoid either (the variant the index had last).
  */
-static uint8_t kr_mr_next_variant(struct kr_devx_ctx *ctx)
+static uint8_t kr_mr_variant(uint8_t avoid)
 {
-	if (++ctx->mkey_variant == 0)
-		ctx->mkey_variant = 1;
-	return ctx->mkey_variant;
+	uint8_t v = 0;
+
+	while (!v || v == avoid)
+		if (getrandom(&v, 1, 0) != 1)
+			v = (uint8_t)(v * 37u + 1u); /* cannot fail for one byte; keep going */
+	return v;
 }
 
 static void kr_mr_build(uint8_t *in, const struct kr_devx_pd *pd, uint32_t umem_id, void *addr,
@@ -98,13 +107,27 @@ int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *a
 		       len, -rc);
 		return rc;
 	}
-	variant = kr_mr_next_variant(ctx);
-	kr_mr_build(in, pd, umem->id, addr, len, access, variant);
-	rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &obj);
-	if (rc)
+	if (!ctx->mkey_last && !(ctx->mkey_last = calloc(KR_MR_LAST_SLOTS, 1))) {
+		rc = -ENOMEM;
 		goto err_dereg_umem;
-
-	idx = KR_PRM_GET(create_mkey_out, out, mkey_index);
+	}
+	variant = kr_mr_variant(0);
+	/* a key freed and its index given again must not come back as the same
+	 * key: an rkey held by an old peer would reach the new region */
+	for (int tries = 0;; tries++) {
+		kr_mr_build(in, pd, umem->id, addr, len, access, variant);
+		rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &obj);
+		if (rc)
+			goto err_dereg_umem;
+		idx = KR_PRM_GET(create_mkey_out, out, mkey_index);
+		if (ctx->mkey_last[idx % KR_MR_LAST_SLOTS] != variant || tries == 3)
+			break;
+		rc = kr_devx_cmd_destroy(obj);
+		if (rc)
+			goto err_dereg_umem;
+		variant = kr_mr_variant(variant);
+	}
+	ctx->mkey_last[idx % KR_MR_LAST_SLOTS] = variant;
 	mr->obj = obj;
 	mr->umem = umem;
 	mr->addr = addr;
