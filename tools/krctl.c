@@ -192,8 +192,9 @@ static void show_jobs(const struct kr_pool_seg *s, bool json)
 	if (json)
 		printf("{\"jobs\": [");
 	else
-		printf("%-5s %-6s %-10s %-8s %-6s %-6s %-5s %-5s %-4s %-9s\n", "JOB", "TENANT",
-		       "STATE", "PID", "UID", "GEN", "DCIS", "VQPS", "MRS", "AGE_S");
+		printf("%-5s %-6s %-10s %-8s %-6s %-6s %-5s %-5s %-4s %-9s %-7s %-9s\n", "JOB",
+		       "TENANT", "STATE", "PID", "UID", "GEN", "DCIS", "VQPS", "MRS", "AGE_S",
+		       "ERRORS", "THROTTLES");
 	for (uint32_t j = 0; j < s->ntenants * s->jobs; j++) {
 		const struct kr_pool_job *jb = kr_seg_job(s, j);
 		double age = jb->attach_ns ? (double)(now - jb->attach_ns) / 1e9 : 0;
@@ -203,13 +204,17 @@ static void show_jobs(const struct kr_pool_seg *s, bool json)
 		if (json)
 			printf("%s{\"job\": %u, \"tenant\": %u, \"state\": \"%s\", \"pid\": %d, "
 			       "\"uid\": %u, \"gen\": %u, \"dci_leases\": %u, \"vqp_leases\": %u, "
-			       "\"mrs\": %u, \"age_s\": %.3f}",
+			       "\"mrs\": %u, \"age_s\": %.3f, \"remote_errors\": %u, "
+			       "\"throttles\": %u, \"throttled\": %s}",
 			       first ? "" : ", ", j, jb->tenant, job_state(jb->state), jb->pid,
-			       jb->uid, jb->gen, jb->dci_leases, jb->vqp_leases, jb->mrs, age);
+			       jb->uid, jb->gen, jb->dci_leases, jb->vqp_leases, jb->mrs, age,
+			       jb->remote_errors, jb->throttles,
+			       jb->throttle_until_ns > now ? "true" : "false");
 		else
-			printf("%-5u %-6u %-10s %-8d %-6u %-6u %-5u %-5u %-4u %-9.1f\n", j,
-			       jb->tenant, job_state(jb->state), jb->pid, jb->uid, jb->gen,
-			       jb->dci_leases, jb->vqp_leases, jb->mrs, age);
+			printf("%-5u %-6u %-10s %-8d %-6u %-6u %-5u %-5u %-4u %-9.1f %-7u %-9u\n",
+			       j, jb->tenant, job_state(jb->state), jb->pid, jb->uid, jb->gen,
+			       jb->dci_leases, jb->vqp_leases, jb->mrs, age, jb->remote_errors,
+			       jb->throttles);
 		first = false;
 	}
 	if (json)

@@ -202,7 +202,9 @@ struct kr_lease {
  * death of the job).
  * Returns 0, -EINVAL (NULL argument, unknown kind, or a kind the keeper
  * was started without: --rc-spares 0 or --vqps 0), -ENOSPC (none free in
- * the tenant's pool: retry later, the keeper refills), -EMFILE (this process
+ * the tenant's pool: retry later, the keeper refills), -EBUSY (this job's
+ * requests failed too often lately, e.g. guessed keys: its leases are refused
+ * for a second; krpoold(8)), -EMFILE (this process
  * holds the most DCIs it may), -ENOTCONN or -EPIPE (keeper gone).
  */
 int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease);
@@ -247,7 +249,8 @@ struct kr_connect_opts {
  * (the thread's DCI has fewer free credits than asked: disconnect a vQP or
  * connect from another thread; or no DCI free in the pool: retry), ENOENT
  * (no such node), EHOSTUNREACH/EAGAIN (metadata lookup failed, retry),
- * EMFILE (the process holds the most DCIs it may), ENOTCONN/EPIPE (keeper
+ * EBUSY (the job is throttled for too many failed requests, see
+ * kr_lease_alloc()), EMFILE (the process holds the most DCIs it may), ENOTCONN/EPIPE (keeper
  * gone), ENOMEM.
  */
 struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_connect_opts *opts);
@@ -362,7 +365,9 @@ struct kr_wc {
  * -ENOTCONN within ~100 ms instead of an endless empty poll.
  *
  * Returns the number of completions (0..n), or -EINVAL (NULL vqp or wc,
- * n < 0), -ENOTCONN (keeper gone), -EIO (the CQ named a request never posted).
+ * n < 0), -ENOTCONN (keeper gone), -EIO (the CQ named a request never posted),
+ * -EBUSY (the replacement DCI was refused: the job is throttled for too many
+ * failed requests; poll again later).
  */
 int kr_poll(struct kr_vqp *vqp, struct kr_wc *wc, int n);
 

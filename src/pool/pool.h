@@ -157,6 +157,9 @@ struct kr_keeper_qp {
 	uint32_t index;
 	bool built;
 	bool ready; /* reset or built by the worker, not yet in the free ring (atomic) */
+	bool came_back_err;	/* the worker found it in error (pool_guard.c) */
+	uint32_t from_job_plus1; /* the job that gave it back, and that job's gen */
+	uint32_t from_job_gen;
 };
 
 /* Job-writable memory: a sealed hugetlb memfd mapped at addr (pool_shm.c). */
@@ -399,6 +402,15 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot);
 /* Close connections that never attached within KR_POOL_HELLO_MS. */
 void kr_keeper_conn_expire(struct kr_keeper *k);
 void kr_keeper_conn_close(struct kr_keeper *k, uint32_t slot, bool died);
+
+/*
+ * pool_guard.c: remote errors per job. kr_keeper_guard_error() counts one
+ * (a DCI that came back from job j in error) and throttles or detaches a job
+ * that causes too many; kr_keeper_guard_busy() tells whether job j's lease
+ * requests are refused (-EBUSY) now. Loop thread only.
+ */
+void kr_keeper_guard_error(struct kr_keeper *k, uint32_t j);
+bool kr_keeper_guard_busy(struct kr_keeper *k, uint32_t j);
 
 /* pool_keeper.c */
 /*

@@ -59,6 +59,10 @@
 #define KR_POOL_DCT_RECV_LEN   1024u
 #define KR_POOL_RC_RQ_WQE      64u
 #define KR_POOL_READY_DCIS     1u /* DCIs granted with the attach: the first connect calls nobody */
+#define KR_POOL_ERR_BURST      256u /* pool_guard.c: DCI errors a job may cause at once, */
+#define KR_POOL_ERR_RATE       100u /* and per second after that, */
+#define KR_POOL_ERR_THROTTLE_MS 1000u /* else its leases are refused this long; */
+#define KR_POOL_ERR_DETACH     8u   /* this many throttles and it is detached */
 #define KR_POOL_DEFAULT_SOCKET "/run/krcore/krpoold.sock"
 #define KR_POOL_BASE_VA	       0x200000000000ull /* outside ASan's shadow and allocator */
 #define KR_SHM_VA_OFFSET       0x40000000000ull  /* job-writable memory: base_va + 4 TB */
@@ -128,8 +132,16 @@ struct kr_pool_job {
 	uint32_t mrs;
 	uint64_t attach_ns; /* CLOCK_MONOTONIC */
 	uint64_t heap_len;
+	/* pool_guard.c: DCIs that came back from this job in error (a remote
+	 * access error, retry exhaustion: what guessing keys looks like) */
+	uint32_t remote_errors;
+	uint32_t throttles;	    /* times its leases were refused for a while */
+	uint64_t throttle_until_ns; /* leases answered -EBUSY until then */
+	uint64_t bucket_ns;	    /* when bucket was last refilled */
+	uint32_t bucket;	    /* errors it may still cause before a throttle */
+	uint32_t rsvd;
 };
-_Static_assert(sizeof(struct kr_pool_job) == 48, "kr_pool_job layout");
+_Static_assert(sizeof(struct kr_pool_job) == 80, "kr_pool_job layout");
 _Static_assert(offsetof(struct kr_pool_job, attach_ns) == 32, "kr_pool_job.attach_ns");
 
 /*

@@ -197,13 +197,18 @@ static int keeper_cq_take_back(struct kr_devx_cq *cq, uint32_t *seen)
 int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
 	struct kr_keeper_tenant *t = &k->tenant[q->tenant];
+	struct kr_devx_qp_info info;
 	struct kr_devx_qp_conn c;
 	uint32_t seen, psn;
 	int rc;
 
-	rc = kr_devx_qp_renew_psn(&q->qp, &psn);
+	/* one query: the PSN its next life starts at, and whether a request of
+	 * its holder failed (the loop counts that against the holder) */
+	rc = kr_devx_qp_query(&q->qp, &info);
 	if (rc)
 		return rc;
+	psn = (info.next_send_psn + KR_PSN_RENEW_GAP) & 0xffffffu; /* 24-bit PSNs */
+	q->came_back_err = info.state == KR_QPC_STATE_ERR || info.state == KR_QPC_STATE_SQER;
 	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
 	if (rc)
 		return rc;

@@ -109,6 +109,12 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
  */
 static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off)
 {
+	if (s->kind == KR_SLOT_DCI && s->owner_job) { /* whose errors, if it comes back broken */
+		struct kr_keeper_qp *q = &k->tenant[s->tenant].dci[s->index];
+
+		q->from_job_plus1 = s->owner_job;
+		q->from_job_gen = kr_seg_job(k->seg, s->owner_job - 1)->gen;
+	}
 	s->owner_job = 0;
 	s->owner_pid = 0;
 	if (s->kind == KR_SLOT_VQP) {

@@ -352,6 +352,10 @@ static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c)
 	job->dci_leases = 0;
 	job->vqp_leases = 0;
 	job->mrs = 0;
+	job->remote_errors = 0;
+	job->throttles = 0;
+	job->throttle_until_ns = 0;
+	job->bucket_ns = 0; /* a full bucket at its first error */
 	job->attach_ns = kr_pool_now_ns();
 	job->state = KR_JOB_ATTACHED;
 	tr->jobs_attached++;
@@ -616,9 +620,12 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		break;
 	case KR_MSG_LEASE:
 		k->seg->lease_calls++;
-		rc = req.lease.index || req.lease.gen || req.lease.rsvd
-			 ? -EINVAL
-			 : kr_keeper_lease_grant(k, c, req.lease.kind, &rep);
+		if (req.lease.index || req.lease.gen || req.lease.rsvd)
+			rc = -EINVAL;
+		else if (c->job_plus1 && kr_keeper_guard_busy(k, c->job_plus1 - 1))
+			rc = -EBUSY; /* too many remote errors lately (pool_guard.c) */
+		else
+			rc = kr_keeper_lease_grant(k, c, req.lease.kind, &rep);
 		break;
 	case KR_MSG_RELEASE:
 		rc = req.lease.rsvd ? -EINVAL

@@ -160,9 +160,17 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 
 		for (uint32_t i = 0; i < k->seg->dcis; i++)
 			if (__atomic_exchange_n(&kt->dci[i].ready, false, __ATOMIC_ACQ_REL)) {
+				struct kr_keeper_qp *q = &kt->dci[i];
+
 				__atomic_store_n(&kr_seg_dci(k->seg, t, i)->state, KR_SLOT_FREE,
 						 __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->dci_ring_off, i);
+				if (q->came_back_err && q->from_job_plus1 &&
+				    kr_seg_job(k->seg, q->from_job_plus1 - 1)->gen ==
+					q->from_job_gen)
+					kr_keeper_guard_error(k, q->from_job_plus1 - 1);
+				q->came_back_err = false;
+				q->from_job_plus1 = 0;
 			}
 		for (uint32_t i = 0; i < k->seg->rc_spares; i++)
 			if (__atomic_exchange_n(&kt->rc[i].ready, false, __ATOMIC_ACQ_REL)) {
