@@ -450,6 +450,7 @@ int kr_devx_dct_create(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *a
 int kr_devx_dct_drain(struct kr_devx_dct *dct);
 /* *state = KR_DCTC_STATE_* */
 int kr_devx_dct_query(struct kr_devx_dct *dct, uint8_t *state);
+int kr_devx_dct_key_violations(struct kr_devx_dct *dct, uint32_t *count);
 int kr_devx_dct_destroy(struct kr_devx_dct *dct);
 
 /* ---- data path: WQEs, doorbells (devx_wqe.c), CQEs (devx_cq_poll.c) ---- */

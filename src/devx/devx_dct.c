@@ -133,6 +133,29 @@ int kr_devx_dct_query(struct kr_devx_dct *dct, uint8_t *state)
 }
 
 /*
+ * kr_devx_dct_key_violations() - *count = requests the DCT dropped for a
+ * wrong DC access key since it was created (dctc.dc_access_key_violation_count).
+ * Returns 0, -EINVAL, -EREMOTEIO (ctx->last_err set) or a backend errno.
+ */
+int kr_devx_dct_key_violations(struct kr_devx_dct *dct, uint32_t *count)
+{
+	uint8_t in[KR_PRM_BYTES(query_dct_in)] = {0};
+	uint8_t out[KR_PRM_BYTES(query_dct_out)] = {0};
+	int rc;
+
+	if (!dct || !dct->obj || !count)
+		return -EINVAL;
+	KR_PRM_SET(query_dct_in, in, opcode, KR_CMD_OP_QUERY_DCT);
+	KR_PRM_SET(query_dct_in, in, dctn, dct->dctn);
+	rc = kr_devx_cmd_query(dct->obj, in, sizeof(in), out, sizeof(out));
+	if (rc)
+		return rc;
+	*count = KR_PRM_GET(dctc, KR_PRM_ADDR(query_dct_out, out, dct_context_entry),
+			    dc_access_key_violation_count);
+	return 0;
+}
+
+/*
  * kr_devx_dct_destroy() - destroy the DCT and release its user_index. Returns
  * 0, -EINVAL, or the errno of the destroy (dct stays valid then).
  */

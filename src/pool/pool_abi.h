@@ -166,8 +166,9 @@ struct kr_pool_tenant {
 	uint64_t dct_recvs; /* SENDs the tenant's DCT received */
 	uint32_t jobs_attached;
 	uint32_t growing; /* written by the keeper's grow thread: slot + 1 it builds, 0 = idle */
+	uint64_t dct_key_violations; /* requests its DCT dropped for a wrong DC key (worker) */
 };
-_Static_assert(sizeof(struct kr_pool_tenant) == 80, "kr_pool_tenant layout");
+_Static_assert(sizeof(struct kr_pool_tenant) == 88, "kr_pool_tenant layout");
 _Static_assert(offsetof(struct kr_pool_tenant, zone_va) == 48, "kr_pool_tenant.zone_va");
 
 /*

@@ -31,6 +31,7 @@
 
 #define KR_WORKER_IDLE_MS    100 /* no wake-up lost: this only bounds growth checks */
 #define KR_WORKER_BACKOFF_NS (200ull * 1000 * 1000)
+#define KR_WORKER_WATCH_MS   1000 /* DCT key violations are read this often */
 
 static void worker_signal_loop(struct kr_keeper *k)
 {
@@ -118,16 +119,49 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 	return done;
 }
 
+/*
+ * Each tenant's DCT key violations (requests with a wrong DC key: another
+ * tenant's, a forged or a stale one), read from the device once a period
+ * into the pool segment (krctl pool).
+ */
+static void worker_watch_dcts(struct kr_keeper *k, uint64_t *next_ns)
+{
+	uint64_t now = kr_pool_now_ns();
+
+	if (now < *next_ns)
+		return;
+	*next_ns = now + KR_WORKER_WATCH_MS * 1000000ull;
+	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
+		uint32_t n;
+		int rc;
+
+		if (!k->tenant[t].dct.obj)
+			continue;
+		pthread_mutex_lock(&k->cmd_lock);
+		rc = kr_devx_dct_key_violations(&k->tenant[t].dct, &n);
+		pthread_mutex_unlock(&k->cmd_lock);
+		if (rc || n <= tr->dct_key_violations)
+			continue;
+		KR_WARN_RATELIMITED("pool",
+				    "tenant %u: its DC target dropped %llu requests with a wrong "
+				    "DC key (%u in all)",
+				    t, (unsigned long long)(n - tr->dct_key_violations), n);
+		__atomic_store_n(&tr->dct_key_violations, n, __ATOMIC_RELAXED);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct kr_keeper *k = arg;
-	uint64_t retry_ns = 0;
+	uint64_t retry_ns = 0, watch_ns = 0;
 
 	while (!__atomic_load_n(&k->worker_stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = {.fd = k->work_fd, .events = POLLIN};
 		bool failed = false;
 		uint64_t n;
 
+		worker_watch_dcts(k, &watch_ns);
 		if (worker_pass(k, &retry_ns, &failed)) {
 			worker_signal_loop(k);
 			continue; /* what came back meanwhile, before sleeping */
