@@ -109,27 +109,32 @@ int kr_devx_dct_drain(struct kr_devx_dct *dct)
 	return kr_devx_cmd_modify(dct->obj, in, sizeof(in), out, sizeof(out));
 }
 
+/* QUERY_DCT into out (query_dct_out). 0, -EREMOTEIO (ctx->last_err set) or a backend errno. */
+static int dct_query(struct kr_devx_dct *dct, uint8_t *out, size_t outlen)
+{
+	uint8_t in[KR_PRM_BYTES(query_dct_in)] = {0};
+
+	KR_PRM_SET(query_dct_in, in, opcode, KR_CMD_OP_QUERY_DCT);
+	KR_PRM_SET(query_dct_in, in, dctn, dct->dctn);
+	return kr_devx_cmd_query(dct->obj, in, sizeof(in), out, outlen);
+}
+
 /*
  * kr_devx_dct_query() - *state = KR_DCTC_STATE_*. Returns 0, -EINVAL,
  * -EREMOTEIO (ctx->last_err set) or a backend errno.
  */
 int kr_devx_dct_query(struct kr_devx_dct *dct, uint8_t *state)
 {
-	uint8_t in[KR_PRM_BYTES(query_dct_in)] = {0};
 	uint8_t out[KR_PRM_BYTES(query_dct_out)] = {0};
-	void *dctc;
 	int rc;
 
 	if (!dct || !dct->obj || !state)
 		return -EINVAL;
-	KR_PRM_SET(query_dct_in, in, opcode, KR_CMD_OP_QUERY_DCT);
-	KR_PRM_SET(query_dct_in, in, dctn, dct->dctn);
-	rc = kr_devx_cmd_query(dct->obj, in, sizeof(in), out, sizeof(out));
-	if (rc)
-		return rc;
-	dctc = KR_PRM_ADDR(query_dct_out, out, dct_context_entry);
-	*state = KR_PRM_GET(dctc, dctc, state);
-	return 0;
+	rc = dct_query(dct, out, sizeof(out));
+	if (!rc)
+		*state =
+		    KR_PRM_GET(dctc, KR_PRM_ADDR(query_dct_out, out, dct_context_entry), state);
+	return rc;
 }
 
 /*
@@ -139,20 +144,16 @@ int kr_devx_dct_query(struct kr_devx_dct *dct, uint8_t *state)
  */
 int kr_devx_dct_key_violations(struct kr_devx_dct *dct, uint32_t *count)
 {
-	uint8_t in[KR_PRM_BYTES(query_dct_in)] = {0};
 	uint8_t out[KR_PRM_BYTES(query_dct_out)] = {0};
 	int rc;
 
 	if (!dct || !dct->obj || !count)
 		return -EINVAL;
-	KR_PRM_SET(query_dct_in, in, opcode, KR_CMD_OP_QUERY_DCT);
-	KR_PRM_SET(query_dct_in, in, dctn, dct->dctn);
-	rc = kr_devx_cmd_query(dct->obj, in, sizeof(in), out, sizeof(out));
-	if (rc)
-		return rc;
-	*count = KR_PRM_GET(dctc, KR_PRM_ADDR(query_dct_out, out, dct_context_entry),
-			    dc_access_key_violation_count);
-	return 0;
+	rc = dct_query(dct, out, sizeof(out));
+	if (!rc)
+		*count = KR_PRM_GET(dctc, KR_PRM_ADDR(query_dct_out, out, dct_context_entry),
+				    dc_access_key_violation_count);
+	return rc;
 }
 
 /*
