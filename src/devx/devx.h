@@ -387,7 +387,7 @@ int kr_devx_qp_query(struct kr_devx_qp *qp, struct kr_devx_qp_info *info);
  * previous life's packets still carry).
  */
 #define KR_PSN_RENEW_GAP (1u << 16)
-int kr_devx_qp_renew_psn(struct kr_devx_qp *qp, uint32_t *sq_psn);
+int kr_devx_qp_renew_psn(struct kr_devx_qp *qp, uint32_t *sq_psn, struct kr_devx_qp_info *info);
 
 /* ---- SRQ as an RMP with a cyclic WQ (devx_srq.c) ---- */
 

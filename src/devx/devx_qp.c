@@ -488,18 +488,22 @@ int kr_devx_qp_query(struct kr_devx_qp *qp, struct kr_devx_qp_info *info)
 /*
  * kr_devx_qp_renew_psn() - the send PSN qp's next life starts at: where the
  * device stands now plus KR_PSN_RENEW_GAP. Call it before 2RST (the reset
- * forgets the PSN). Returns 0, or kr_devx_qp_query()'s errors.
+ * forgets the PSN). info, when not NULL, gets the rest of what the query
+ * read (the state: did a request fail?). Returns 0, or kr_devx_qp_query()'s
+ * errors.
  */
-int kr_devx_qp_renew_psn(struct kr_devx_qp *qp, uint32_t *sq_psn)
+int kr_devx_qp_renew_psn(struct kr_devx_qp *qp, uint32_t *sq_psn, struct kr_devx_qp_info *info)
 {
-	struct kr_devx_qp_info info;
+	struct kr_devx_qp_info mine;
 	int rc;
 
 	if (!sq_psn)
 		return -EINVAL;
-	rc = kr_devx_qp_query(qp, &info);
+	if (!info)
+		info = &mine;
+	rc = kr_devx_qp_query(qp, info);
 	if (rc)
 		return rc;
-	*sq_psn = (info.next_send_psn + KR_PSN_RENEW_GAP) & KR_PSN_MASK;
+	*sq_psn = (info->next_send_psn + KR_PSN_RENEW_GAP) & KR_PSN_MASK;
 	return 0;
 }

@@ -204,10 +204,9 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 
 	/* one query: the PSN its next life starts at, and whether a request of
 	 * its holder failed (the loop counts that against the holder) */
-	rc = kr_devx_qp_query(&q->qp, &info);
+	rc = kr_devx_qp_renew_psn(&q->qp, &psn, &info);
 	if (rc)
 		return rc;
-	psn = (info.next_send_psn + KR_PSN_RENEW_GAP) & 0xffffffu; /* 24-bit PSNs */
 	q->came_back_err = info.state == KR_QPC_STATE_ERR || info.state == KR_QPC_STATE_SQER;
 	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
 	if (rc)

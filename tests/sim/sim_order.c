@@ -165,7 +165,7 @@ void ord_dci_renew(struct ord *o)
 	struct kr_devx_qp_info info;
 	uint32_t psn;
 
-	CHECK_OK(kr_devx_qp_renew_psn(&o->dci, &psn));
+	CHECK_OK(kr_devx_qp_renew_psn(&o->dci, &psn, NULL));
 	CHECK_OK(kr_devx_qp_query(&o->dci, &info));
 	CHECK_EQ(psn, (info.next_send_psn + KR_PSN_RENEW_GAP) & 0xffffff);
 	CHECK_OK(kr_devx_qp_modify(&o->dci, KR_QP_2RST, NULL));
