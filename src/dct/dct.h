@@ -265,11 +265,13 @@ size_t kr_meta_seal(const struct kr_meta_key *key, const struct kr_meta_msg *m,
 		    struct kr_meta_box *out);
 /*
  * Open a datagram of len bytes (recv with MSG_TRUNC: its true length) into
- * m. 0, -EMSGSIZE (length), -EACCES (not sealed with key, or sealed and we
- * have no key), -EBADMSG (magic or version).
+ * m and check what every message must be: its length, sealed with key (in
+ * the clear without one), magic, version, type, a node id, at most
+ * KR_META_MSG_TENANTS tenants, and when sealed its sender's clock within
+ * KR_META_SKEW_NS of ours. false with *why when it must be dropped.
  */
-int kr_meta_open(const struct kr_meta_key *key, const struct kr_meta_box *in, ssize_t len,
-		 struct kr_meta_msg *m);
+bool kr_meta_open(const struct kr_meta_key *key, const struct kr_meta_box *in, ssize_t len,
+		  uint16_t type, struct kr_meta_msg *m, enum kr_meta_drop *why);
 
 /*
  * dct_register.c: the order of the MetaServer list a keeper publishes to its

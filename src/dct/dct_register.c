@@ -122,23 +122,9 @@ static void meta_publish(struct kr_meta_reg *r)
 static bool meta_reply_ok(const struct kr_meta_reg *r, const struct kr_meta_box *in, ssize_t len,
 			  struct kr_meta_msg *m)
 {
-	int rc = kr_meta_open(r->key, in, len, m);
 	enum kr_meta_drop why = KR_META_DROP_BAD;
-	uint64_t now = kr_meta_wall_ns();
 
-	if (rc)
-		why = rc == -EMSGSIZE ? KR_META_DROP_SIZE
-		      : rc == -EACCES ? KR_META_DROP_AUTH
-				      : KR_META_DROP_BAD;
-	else if (m->type != KR_META_REPLY || !m->node_id || !m->max_nodes ||
-		 m->ntenants > KR_META_MSG_TENANTS)
-		rc = -EBADMSG;
-	else if (r->key->set &&
-		 (m->ts_ns + KR_META_SKEW_NS < now || m->ts_ns > now + KR_META_SKEW_NS)) {
-		why = KR_META_DROP_REPLAY;
-		rc = -ESTALE;
-	}
-	if (rc) {
+	if (!kr_meta_open(r->key, in, len, KR_META_REPLY, m, &why) || !m->max_nodes) {
 		__atomic_fetch_add(&r->drops[why], 1, __ATOMIC_RELAXED);
 		return false;
 	}

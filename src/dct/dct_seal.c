@@ -39,18 +39,11 @@ uint64_t kr_meta_wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
-}
-
 /* kr_meta_key_load() - see dct.h. */
 int kr_meta_key_load(const char *path, struct kr_meta_key *key)
 {
 	char buf[2 * sizeof(key->k) + 2];
+	size_t bin_len = 0;
 	struct stat st;
 	ssize_t n;
 	int fd, rc = 0;
@@ -80,15 +73,10 @@ int kr_meta_key_load(const char *path, struct kr_meta_key *key)
 		       path, 2 * sizeof(key->k));
 		rc = -EINVAL;
 	}
-	for (size_t i = 0; !rc && i < sizeof(key->k); i++) {
-		int hi = hexval(buf[2 * i]), lo = hexval(buf[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			KR_ERR("dct", "cluster-key %s: not hex", path);
-			rc = -EINVAL;
-		} else {
-			key->k[i] = (uint8_t)(hi << 4 | lo);
-		}
+	if (!rc && (sodium_hex2bin(key->k, sizeof(key->k), buf, (size_t)n, NULL, &bin_len, NULL) ||
+		    bin_len != sizeof(key->k))) {
+		KR_ERR("dct", "cluster-key %s: not hex", path);
+		rc = -EINVAL;
 	}
 	sodium_memzero(buf, sizeof(buf));
 	if (rc)
@@ -115,26 +103,39 @@ size_t kr_meta_seal(const struct kr_meta_key *key, const struct kr_meta_msg *m,
 }
 
 /* kr_meta_open() - see dct.h. */
-int kr_meta_open(const struct kr_meta_key *key, const struct kr_meta_box *in, ssize_t len,
-		 struct kr_meta_msg *m)
+bool kr_meta_open(const struct kr_meta_key *key, const struct kr_meta_box *in, ssize_t len,
+		  uint16_t type, struct kr_meta_msg *m, enum kr_meta_drop *why)
 {
 	bool sealed = key && key->set;
+	uint64_t now;
 
 	/* recv with MSG_TRUNC gives the datagram's true length */
-	if (!sealed && len == (ssize_t)sizeof(*in) && in->magic == KR_META_BOX_MAGIC)
-		return -EACCES; /* sealed, and we have no key */
-	if (sealed && len == (ssize_t)sizeof(*m) && in->magic == KR_META_MSG_MAGIC)
-		return -EACCES; /* in the clear, and we have a key */
-	if (len != (ssize_t)(sealed ? sizeof(*in) : sizeof(*m)))
-		return -EMSGSIZE;
+	if ((!sealed && len == (ssize_t)sizeof(*in) && in->magic == KR_META_BOX_MAGIC) ||
+	    (sealed && len == (ssize_t)sizeof(*m) && in->magic == KR_META_MSG_MAGIC)) {
+		*why = KR_META_DROP_AUTH; /* sealed and we have no key, or the other way round */
+		return false;
+	}
+	if (len != (ssize_t)(sealed ? sizeof(*in) : sizeof(*m))) {
+		*why = KR_META_DROP_SIZE;
+		return false;
+	}
 	if (!sealed) {
 		memcpy(m, in, sizeof(*m));
 	} else if (in->magic != KR_META_BOX_MAGIC ||
 		   crypto_secretbox_open_detached((unsigned char *)m, in->sealed, in->mac,
 						  sizeof(in->sealed), in->nonce, key->k)) {
-		return -EACCES;
+		*why = KR_META_DROP_AUTH;
+		return false;
 	}
-	if (m->magic != KR_META_MSG_MAGIC || m->version != KR_META_MSG_VERSION)
-		return -EBADMSG;
-	return 0;
+	if (m->magic != KR_META_MSG_MAGIC || m->version != KR_META_MSG_VERSION || m->type != type ||
+	    !m->node_id || m->ntenants > KR_META_MSG_TENANTS) {
+		*why = KR_META_DROP_BAD;
+		return false;
+	}
+	now = kr_meta_wall_ns();
+	if (sealed && (m->ts_ns + KR_META_SKEW_NS < now || m->ts_ns > now + KR_META_SKEW_NS)) {
+		*why = KR_META_DROP_REPLAY; /* held back, or replayed later */
+		return false;
+	}
+	return true;
 }

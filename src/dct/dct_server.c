@@ -135,29 +135,25 @@ static void meta_drop(uint64_t *drops, enum kr_meta_drop why)
 	__atomic_fetch_add(&drops[why], 1, __ATOMIC_RELAXED);
 }
 
-/* A datagram from the network: opened, checked, fresh. 0 or the drop reason + 1. */
-static int meta_take(struct kr_dct_keeper *d, const struct kr_meta_box *in, ssize_t n,
-		     struct kr_meta_msg *req)
+/* A registration from the network: opened, checked, newer than its node's last. */
+static bool meta_take(struct kr_dct_keeper *d, const struct kr_meta_box *in, ssize_t n,
+		      struct kr_meta_msg *req, enum kr_meta_drop *why)
 {
-	int rc = kr_meta_open(&d->key, in, n, req);
-	uint64_t now;
-
-	if (rc)
-		return 1 + (rc == -EMSGSIZE ? KR_META_DROP_SIZE
-			    : rc == -EACCES ? KR_META_DROP_AUTH
-					    : KR_META_DROP_BAD);
-	if (req->type != KR_META_REGISTER || !req->node_id || req->node_id >= d->max_nodes ||
-	    req->ntenants > KR_META_MSG_TENANTS)
-		return 1 + KR_META_DROP_BAD;
+	if (!kr_meta_open(&d->key, in, n, KR_META_REGISTER, req, why))
+		return false;
+	if (req->node_id >= d->max_nodes) {
+		*why = KR_META_DROP_BAD;
+		return false;
+	}
 	if (!d->key.set)
-		return 0;
-	/* sealed: a copy replayed later, or one held back, must not write a record */
-	now = kr_meta_wall_ns();
-	if (req->ts_ns + KR_META_SKEW_NS < now || req->ts_ns > now + KR_META_SKEW_NS ||
-	    req->ts_ns <= d->last_ts[req->node_id])
-		return 1 + KR_META_DROP_REPLAY;
+		return true;
+	/* sealed: a copy replayed within the clock window must not write a record */
+	if (req->ts_ns <= d->last_ts[req->node_id]) {
+		*why = KR_META_DROP_REPLAY;
+		return false;
+	}
 	d->last_ts[req->node_id] = req->ts_ns;
-	return 0;
+	return true;
 }
 
 static void *meta_thread(void *arg)
@@ -170,9 +166,9 @@ static void *meta_thread(void *arg)
 		struct pollfd pfd = {.fd = d->sock, .events = POLLIN};
 		struct sockaddr_in from;
 		socklen_t flen = sizeof(from);
+		enum kr_meta_drop why;
 		ssize_t n;
 		size_t len;
-		int why;
 
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
@@ -181,15 +177,14 @@ static void *meta_thread(void *arg)
 			     (struct sockaddr *)&from, &flen);
 		if (n < 0)
 			continue;
-		why = meta_take(d, &in, n, &req);
-		if (why) {
-			meta_drop(d->drops, (enum kr_meta_drop)(why - 1));
-			KR_WARN_RATELIMITED(
-			    "dct", "MetaServer: dropped a datagram of %zd bytes (%s)", n,
-			    why - 1 == KR_META_DROP_SIZE   ? "size"
-			    : why - 1 == KR_META_DROP_AUTH ? "not sealed with our key"
-			    : why - 1 == KR_META_DROP_BAD  ? "malformed"
-							   : "replayed or stale");
+		if (!meta_take(d, &in, n, &req, &why)) {
+			meta_drop(d->drops, why);
+			KR_WARN_RATELIMITED("dct",
+					    "MetaServer: dropped a datagram of %zd bytes (%s)", n,
+					    why == KR_META_DROP_SIZE   ? "size"
+					    : why == KR_META_DROP_AUTH ? "not sealed with our key"
+					    : why == KR_META_DROP_BAD  ? "malformed"
+								       : "replayed or stale");
 			continue; /* no reply: nothing for a sender without the key */
 		}
 		meta_reply_fill(d, &rep);
