@@ -23,7 +23,6 @@
 
 #include <krcore/krcore.h>
 
-#include "dct/dct.h"
 #include "krbench.h"
 #include "pool.h"
 #include "virtqp/virtqp.h"
@@ -75,26 +74,19 @@ out:
 /* A DCI of our own, addressed at node 2's DC target as kr_connect would. */
 static int raw_dci(struct peer_run *p, struct kb_rd_raw *raw, struct kr_lease *l)
 {
-	struct kr_dct_rec rec;
 	int rc;
 
 	memset(raw, 0, sizeof(*raw));
 	raw->lkey = kr_pool_heap_lkey(p->ctx);
-	rc = kr_dct_resolve(p->ctx, 2, &rec);
+	rc = kr_vq_peer_av(p->ctx, 2, &raw->av);
 	if (!rc)
 		rc = kr_lease_alloc(p->ctx, KR_LEASE_DCI, l);
 	if (rc)
 		return rc;
 	rc = kr_pool_dci_qp(p->ctx, l, &raw->qp, &raw->cq);
-	if (rc) {
+	if (rc)
 		kr_lease_free(p->ctx, l);
-		return rc;
-	}
-	raw->av.dctn = rec.dctn;
-	raw->av.dc_key = rec.dc_key;
-	memcpy(raw->av.rgid, rec.gid, sizeof(raw->av.rgid));
-	raw->av.hop_limit = 64;
-	return 0;
+	return rc;
 }
 
 static int run(struct peer_run *p, int iters)

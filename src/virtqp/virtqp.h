@@ -83,6 +83,12 @@ struct kr_vqp {
 
 /* virtqp_conn.c */
 /*
+ * kr_vq_peer_av() - the DC address vector kr_connect() posts to peer with:
+ * this keeper's DCT for KR_NODE_SELF, else the node's record (cache or
+ * MetaServer). 0 or kr_dct_resolve()'s errors.
+ */
+int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av);
+/*
  * kr_vq_connect_av() - kr_connect() with the peer's address vector given
  * (node is only recorded): the seam below metadata resolution, for tests and
  * for callers that learnt a DCT out of band. NULL + errno as kr_connect().

@@ -12,7 +12,8 @@
 #include "dct/dct.h"
 #include "virtqp.h"
 
-static int vq_resolve(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
+/* kr_vq_peer_av() - see virtqp.h. */
+int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
 {
 	struct kr_dct_rec rec;
 	int rc;
@@ -39,7 +40,7 @@ struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_con
 		errno = EINVAL;
 		return NULL;
 	}
-	rc = vq_resolve(ctx, peer, &av);
+	rc = kr_vq_peer_av(ctx, peer, &av);
 	if (rc) {
 		errno = -rc;
 		return NULL;
