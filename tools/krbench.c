@@ -431,6 +431,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (kb_launch_env()) {
+		fprintf(stderr, "krbench: cannot set KR_LAUNCH_KEY\n");
+		return 1;
+	}
 	if (optind < argc && !strcmp(argv[optind], "all") && argc - optind <= 2 && cycles >= 1 &&
 	    cycles <= 1000000 && !nodes && !peer && !sock)
 		return kb_bench_all(optind + 1 < argc ? argv[optind + 1] : NULL,

@@ -34,6 +34,11 @@ double kb_pct(const double *sorted, int n, double p);
 void kb_p50_p99(double *lat, int n, double *p50, double *p99);
 /* Attach to the keeper at sock, retrying for up to 10 s; NULL (reported). */
 struct kr_ctx *kb_attach_node(const char *sock);
+/*
+ * Every process of a krbench run is one launch: KR_LAUNCH_KEY as given, else
+ * a random one set for this run before anything forks. 0 or -1.
+ */
+int kb_launch_env(void);
 /* The krpoold to start: krpoold if set, else the one next to this binary. */
 int kb_krpoold_path(const char *krpoold, char *buf, size_t len);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <krcore/krcore.h>
+#include <sodium.h>
 
 #include "krbench.h"
 #include "virtqp/virtqp.h"
@@ -103,4 +104,18 @@ struct kr_ctx *kb_attach_node(const char *sock)
 	if (!ctx)
 		fprintf(stderr, "krbench: attach to %s: %s\n", sock, strerror(errno));
 	return ctx;
+}
+
+int kb_launch_env(void)
+{
+	uint8_t key[32];
+	char hex[2 * sizeof(key) + 1];
+
+	if (getenv("KR_LAUNCH_KEY"))
+		return 0;
+	if (sodium_init() < 0)
+		return -1;
+	randombytes_buf(key, sizeof(key));
+	sodium_bin2hex(hex, sizeof(hex), key, sizeof(key));
+	return setenv("KR_LAUNCH_KEY", hex, 0);
 }

@@ -78,6 +78,12 @@ struct kr_mr;
 struct kr_attach_opts {
 	const char *socket_path; /* default: $KR_KEEPER_SOCKET, else /run/krcore/krpoold.sock */
 	uint32_t flags;          /* reserved, must be 0 */
+	/*
+	 * The launch this job belongs to: 64 hex digits (32 bytes) shared by
+	 * its ranks. Default: $KR_LAUNCH_KEY, else a random key (a launch of
+	 * this job alone). Jobs reach only memory of their own launch.
+	 */
+	const char *launch_key;
 };
 
 /*
@@ -90,8 +96,10 @@ struct kr_attach_opts {
  * One attach per process at a time. Returns a context, or NULL with errno:
  * ENOENT or ECONNREFUSED (no keeper at the socket), EACCES (socket not
  * accessible: not in the keeper's group), EUSERS (the uid holds as many
- * connections as it may), EINVAL (bad opts), EALREADY (already attached), ENOSPC (no
- * free job slot or tenant in the pool), EADDRINUSE (the keeper's addresses
+ * connections as it may), EINVAL (bad opts, or a launch key that is not 64 hex
+ * digits), EALREADY (already attached), ENOSPC (no free job slot, or no
+ * tenant slot free for a new launch), EPERM (the launch is bound on this
+ * node under another uid or key), EADDRINUSE (the keeper's addresses
  * are taken in this process), EPROTO (the keeper speaks another protocol or
  * sent a malformed reply), ENOMEM,
  * ENOTCONN or EPIPE (the keeper went away during the attach).
@@ -109,8 +117,9 @@ int kr_detach(struct kr_ctx *ctx);
 
 /* What kr_ctx_query() reports. */
 struct kr_ctx_attr {
-	uint32_t tenant;      /* tenant slot of this job */
+	uint32_t tenant;      /* tenant slot of this job (its launch's on this node) */
 	uint32_t job;         /* job slot */
+	uint64_t launch_tag;  /* names the job's launch (public; see kr_attach_opts) */
 	int32_t keeper_pid;
 	uint32_t dci_leases;  /* DCIs this job holds */
 	size_t heap_len;      /* bytes of the kr_malloc heap */

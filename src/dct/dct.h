@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * src/dct: DC transport metadata. A DC target is named by a 12-byte record
- * (DCT number, DC access key) plus its node's address; a MetaServer keeps one
- * fixed-size slot per node in registered memory so that a lookup is exactly
- * one one-sided READ; a node-wide cache in the pool segment serves every job
- * of the node. Private header of the folder (the seam with src/virtqp).
+ * src/dct: DC transport metadata. A launch's DC target on a node is named by
+ * (launch tag, DCT number) plus the node's address; the DC access key is not
+ * in any record: every rank derives it from its launch key (pool_launch.c).
+ * A MetaServer keeps one fixed-size row of slots per node in registered
+ * memory, so that a lookup is exactly one one-sided READ; a node cache in
+ * each tenant zone serves every job of the launch on the node. Private
+ * header of the folder (the seam with src/virtqp).
  */
 #ifndef KR_DCT_H
 #define KR_DCT_H
@@ -13,22 +15,23 @@
 
 struct kr_ctx;
 
-/* Where to send DC requests for one tenant of one node. */
+/* Where to send DC requests for one launch on one node (the key: the caller's launch's). */
 struct kr_dct_rec {
 	uint32_t node_id;
-	uint32_t tenant;
+	uint32_t tenant;   /* the launch's tenant slot on that node (for diagnostics) */
 	uint32_t dctn;     /* 24 bits */
-	uint64_t dc_key;
+	uint64_t tag;      /* the launch tag */
 	uint8_t gid[16];   /* RoCE: ::ffff:<ipv4> */
 	uint16_t lid;      /* InfiniBand only; 0 on RoCE */
 };
 
 /*
- * kr_dct_resolve() - the DCT record of (node_id, the caller's tenant): from the
- * node cache, else by one READ of a MetaServer slot (falling back to the next
- * replica), then cached. node_id == the caller's own node gives its keeper's
- * DCT. Returns 0, -ENOENT (no such node registered), -EHOSTUNREACH (no
- * MetaServer answered), -EAGAIN (the slot stayed torn after retries),
+ * kr_dct_resolve() - the DCT record of the caller's launch on node_id: from
+ * the node cache, else by one READ of the node's row at a MetaServer
+ * (falling back to the next replica), then cached. node_id == the caller's
+ * own node gives its keeper's DCT. Returns 0, -ENOENT (no such node
+ * registered, or the launch has no rank there), -EHOSTUNREACH (no
+ * MetaServer answered), -EAGAIN (the row stayed torn after retries),
  * -ENOTCONN (keeper gone), -EINVAL.
  */
 int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec);
@@ -56,14 +59,14 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
 #include <stddef.h>
 #include <sys/types.h>
 
-#define KR_DCT_REC_VERSION 1u
+#define KR_DCT_REC_VERSION 2u
 #define KR_DCT_F_STATIC	   1u /* from --peers: never evicted nor invalidated */
 
 /*
  * The record on the wire and in shared memory (MetaServer slots, the node
- * cache): the 12-byte DCT name (dctn, dc_key) plus the node address, a write
- * generation, a version (0 = empty) and a CRC32C over the first 44 bytes.
- * Little-endian fields (every supported host is).
+ * cache): routing data only, (dctn, launch tag) plus the node address, a
+ * write generation, a version (0 = empty) and a CRC32C over the first 44
+ * bytes. Little-endian fields (every supported host is).
  */
 struct kr_dct_wire {
 	uint8_t version;
@@ -72,7 +75,7 @@ struct kr_dct_wire {
 	uint32_t node_id;
 	uint32_t tenant;
 	uint32_t dctn;
-	uint64_t dc_key;
+	uint64_t tag;
 	uint8_t gid[16];
 	uint32_t gen;
 	uint32_t crc;
@@ -89,8 +92,9 @@ int kr_dct_rec_encode(const struct kr_dct_rec *rec, uint32_t gen, uint32_t flags
 int kr_dct_rec_decode(const struct kr_dct_wire *w, struct kr_dct_rec *rec);
 
 /*
- * One MetaServer slot: one (tenant, node) per slot, 64 bytes, read whole by
- * one RDMA READ. Notes: written only by the MetaServer keeper (dct_meta.c):
+ * One MetaServer slot: one tenant slot of one node, 64 bytes. A node's slots
+ * are one row (stride slots, the MetaServer's --tenants), read whole by one
+ * RDMA READ; an empty slot (no launch) holds a version-0 record. Notes: written only by the MetaServer keeper (dct_meta.c):
  * seq odd while it updates; seq_end is stored after the record and seq last.
  * A reader (any node, one READ, no order guaranteed inside the READ) accepts
  * a copy only when seq == seq_end, even, non-zero, and the record's CRC holds:
@@ -109,12 +113,12 @@ _Static_assert(offsetof(struct kr_dct_slot, seq_end) == 56, "kr_dct_slot.seq_end
 
 /* dct_meta.c: the writer (one thread: the MetaServer keeper) and the reader's check. */
 void kr_dct_slot_write(struct kr_dct_slot *slot, const struct kr_dct_wire *w);
-/* Check a copy of a slot: 0 (rec filled), -EAGAIN (torn or in update), -ENOENT (never written). */
+/* Check a copy of a slot: 0 (rec filled), -EAGAIN (torn or in update), -ENOENT (empty). */
 int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec);
 
 /*
- * The node cache and the node's identity, in each tenant zone (so the DC
- * keys of a tenant stay with its jobs). Set-associative, KR_DCT_CACHE_WAYS
+ * The node cache and the node's identity, in each tenant zone: the records
+ * of the launch that holds the tenant (entries of its tag only). Set-associative, KR_DCT_CACHE_WAYS
  * entries per set, CLOCK inside a set: bounded whatever the cluster size.
  * Notes: jobs only read it (the zone head is mapped read-only in jobs); the
  * keeper alone writes: the header before any job attaches, the static
@@ -137,17 +141,23 @@ _Static_assert(sizeof(struct kr_dct_centry) == 64, "kr_dct_centry layout");
 
 #define KR_DCT_MAX_META 4u /* MetaServer replicas, in lookup order */
 
-/* Where a MetaServer's slot table of this tenant is (keeper-written). */
+/*
+ * Where a MetaServer's slot table is (keeper-written). Any job of a node
+ * reads it through the table's own DCT (remote READ only), whose key every
+ * keeper of the cluster derives from the cluster key (0 without one).
+ */
 struct kr_dct_meta_addr {
 	uint32_t node_id;
 	uint32_t dctn;
 	uint64_t dc_key;
 	uint8_t gid[16];
-	uint64_t va; /* slot table base for this tenant */
+	uint64_t va; /* slot table base: node n's row at va + n * stride * 64 */
 	uint32_t rkey;
 	uint32_t max_nodes;
+	uint32_t stride; /* slots per row */
+	uint32_t rsvd;
 };
-_Static_assert(sizeof(struct kr_dct_meta_addr) == 48, "kr_dct_meta_addr layout");
+_Static_assert(sizeof(struct kr_dct_meta_addr) == 56, "kr_dct_meta_addr layout");
 
 struct kr_dct_zone {
 	uint32_t magic;
@@ -161,10 +171,10 @@ struct kr_dct_zone {
 	uint64_t rsvd_hits, rsvd_misses; /* unused: jobs cannot write here (their own: look_stats) */
 	uint64_t inserts, evictions, invalidations; /* the keeper's */
 	uint64_t meta_seq; /* even: meta[0..nmeta) stable; odd: the keeper rewrites it */
-	uint64_t rsvd;
+	uint64_t launch_tag; /* the launch holding the tenant: the cache has its records only */
 	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
 };
-_Static_assert(sizeof(struct kr_dct_zone) == 96 + 48 * KR_DCT_MAX_META, "kr_dct_zone layout");
+_Static_assert(sizeof(struct kr_dct_zone) == 96 + 56 * KR_DCT_MAX_META, "kr_dct_zone layout");
 
 /* Bytes the dct block takes in a tenant zone (header, hands, entries). */
 uint64_t kr_dct_zone_bytes(void);
@@ -181,19 +191,22 @@ int kr_dct_cache_insert(void *zone, struct kr_dct_zone *dz, const struct kr_dct_
 			uint32_t flags);
 /* Drop node_id's entry unless static. true when one was dropped. */
 bool kr_dct_cache_invalidate(void *zone, struct kr_dct_zone *dz, uint32_t node_id);
+/* Drop every entry, static ones too (the keeper, when a launch comes or leaves). */
+void kr_dct_cache_clear(void *zone, struct kr_dct_zone *dz);
 
 /*
  * Registration with a MetaServer keeper: one UDP datagram each way on its
- * --meta-listen socket. A keeper sends REGISTER with its records; the
- * MetaServer writes the slots (it is their only writer) and replies with
- * where its table is for each tenant (va, rkey) and its own DCT records,
- * which the keeper publishes to its tenant zones. With --cluster-key every
- * datagram is a sealed struct kr_meta_box (dct_seal.c); without, the message
- * in the clear (loopback or a private test network only: it carries DC keys,
- * see krpoold(8)). Host byte order (little-endian clusters only).
+ * --meta-listen socket. A keeper sends REGISTER with its launches (tag, DCT
+ * number per tenant slot); the MetaServer writes the node's row (it is its
+ * only writer) and replies with where its table is (its DCT, va, rkey),
+ * which the keeper publishes to its tenant zones. No key travels: the
+ * table's DC key is derived from the cluster key on each side. With
+ * --cluster-key every datagram is a sealed struct kr_meta_box (dct_seal.c);
+ * without, the message in the clear (loopback or a private test network).
+ * Host byte order (little-endian clusters only).
  */
 #define KR_META_MSG_MAGIC   0x6b724d31u /* "krM1" */
-#define KR_META_MSG_VERSION 2u
+#define KR_META_MSG_VERSION 3u
 #define KR_META_MSG_TENANTS 64u
 #define KR_META_BOX_MAGIC   0x6b724d42u	  /* "krMB" */
 #define KR_META_SKEW_NS	    5000000000ull /* sealed: sender's clock within 5 s of ours */
@@ -203,13 +216,13 @@ enum kr_meta_msg_type {
 	KR_META_REPLY = 0x81,
 };
 
+/* REGISTER: the launch in one tenant slot (dctn 0 and tag 0: none). */
 struct kr_meta_msg_tenant {
 	uint32_t dctn;
-	uint32_t rkey; /* reply: the table's rkey for this tenant */
-	uint64_t dc_key;
-	uint64_t va; /* reply: the table's base for this tenant */
+	uint32_t rsvd;
+	uint64_t tag;
 };
-_Static_assert(sizeof(struct kr_meta_msg_tenant) == 24, "kr_meta_msg_tenant layout");
+_Static_assert(sizeof(struct kr_meta_msg_tenant) == 16, "kr_meta_msg_tenant layout");
 
 struct kr_meta_msg {
 	uint32_t magic;
@@ -218,15 +231,18 @@ struct kr_meta_msg {
 	uint32_t seq;
 	int32_t status; /* reply: 0 or -errno */
 	uint32_t node_id;
-	uint32_t ntenants;
+	uint32_t ntenants;  /* register: entries in t[]; reply: the table's stride */
 	uint32_t max_nodes; /* reply */
-	uint32_t rsvd;
+	uint32_t table_dctn; /* reply: the DCT the table is read through */
 	uint8_t gid[16];
 	uint64_t ts_ns; /* the sender's CLOCK_REALTIME: sealed messages are refused outside
 			   KR_META_SKEW_NS, and a registration not newer than its node's last */
+	uint64_t table_va; /* reply */
+	uint32_t table_rkey; /* reply */
+	uint32_t rsvd;
 	struct kr_meta_msg_tenant t[KR_META_MSG_TENANTS];
 };
-_Static_assert(sizeof(struct kr_meta_msg) == 56 + 24 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
+_Static_assert(sizeof(struct kr_meta_msg) == 72 + 16 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
 
 /* A sealed message: crypto_secretbox of the whole struct kr_meta_msg. */
 struct kr_meta_box {
@@ -254,6 +270,8 @@ enum kr_meta_drop {
 
 /* dct_seal.c (keeper side) */
 uint64_t kr_meta_wall_ns(void);
+/* The DC key of every MetaServer table's DCT: derived from the cluster key; 0 without one. */
+uint64_t kr_meta_table_key(const struct kr_meta_key *key);
 /*
  * kr_meta_key_load() - the key from path: 64 hex digits (and a newline) in a
  * regular file of this uid, mode 0600 or stricter. 0, -EPERM (ownership or
@@ -313,8 +331,10 @@ struct kr_meta_reg;
 int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
 		      const struct kr_meta_key *key, uint64_t *drops, struct kr_meta_reg **out);
 void kr_meta_reg_stop(struct kr_meta_reg *r);
-/* dct_server.c: this node's REGISTER (node id, GID, every tenant's DCT). */
+/* dct_server.c: this node's REGISTER (node id, GID, every tenant slot's launch). */
 void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m);
+/* dct_register.c: register again now (a launch came or left). */
+void kr_meta_reg_wake(struct kr_meta_reg *r);
 
 /* Parse "a.b.c.d:port". 0 or -EINVAL. */
 struct sockaddr_in;

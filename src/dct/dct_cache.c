@@ -107,7 +107,8 @@ int kr_dct_cache_lookup(const void *zone, const struct kr_dct_zone *dz, uint32_t
 
 	for (uint32_t i = 0; i < dz->ways; i++) {
 		if (__atomic_load_n(&set[i].rec.node_id, __ATOMIC_RELAXED) != node_id ||
-		    !entry_read(&set[i], &w) || w.node_id != node_id || w.tenant != dz->tenant)
+		    !entry_read(&set[i], &w) || w.node_id != node_id ||
+		    w.tag != __atomic_load_n(&dz->launch_tag, __ATOMIC_RELAXED))
 			continue;
 		if (kr_dct_rec_decode(&w, rec))
 			continue;
@@ -195,4 +196,19 @@ bool kr_dct_cache_invalidate(void *zone, struct kr_dct_zone *dz, uint32_t node_i
 	if (dropped)
 		stat_inc(&dz->invalidations);
 	return dropped;
+}
+
+void kr_dct_cache_clear(void *zone, struct kr_dct_zone *dz)
+{
+	struct kr_dct_centry *e = (struct kr_dct_centry *)((uint8_t *)zone + dz->entries_off);
+	struct kr_dct_wire empty;
+	uint32_t s;
+
+	memset(&empty, 0, sizeof(empty));
+	for (size_t i = 0; i < (size_t)dz->nsets * dz->ways; i++) {
+		if (!e[i].rec.version || !entry_lock(&e[i], &s))
+			continue;
+		entry_store(&e[i], &empty, s);
+		stat_inc(&dz->invalidations);
+	}
 }

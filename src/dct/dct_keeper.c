@@ -5,15 +5,17 @@
  * node cache), written before the socket listens, so before any job reads.
  *
  * Peers file: '#' comments, one line per node:
- *   <node_id> <gid> <dctn> <dc_key> [<dctn> <dc_key> ...]
- * one (dctn, dc_key) pair per tenant in tenant order; gid is an IPv6 address
- * (RoCE: ::ffff:a.b.c.d) or a bare IPv4 address; numbers take 0x prefixes.
- * The entries are static in the node cache: never evicted, never invalidated.
+ *   <node_id> <gid> <tag> <dctn> [<tag> <dctn> ...]
+ * one (launch tag, DCT number) pair per launch on that node; gid is an IPv6
+ * address (RoCE: ::ffff:a.b.c.d) or a bare IPv4 address; numbers take 0x
+ * prefixes. The file is read at start; when a launch binds a tenant slot its
+ * pairs go into the slot's node cache as static entries: never evicted,
+ * never invalidated, gone when the launch leaves.
  *
- * After start the keeper is still the cache's only writer: jobs map it
- * read-only and report (KR_MSG_CACHE) what they read from a MetaServer and
- * what failed them; a report is taken only as a well-formed record of the
- * reporting job's own tenant.
+ * The keeper is the cache's only writer: jobs map it read-only and report
+ * (KR_MSG_CACHE) what they read from a MetaServer and what failed them; a
+ * report is taken only as a well-formed record of the reporting job's own
+ * launch.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -147,10 +149,33 @@ static int parse_gid(const char *s, uint8_t gid[16])
 }
 
 /* Load tenant t's records from the peers file into its cache. */
-static int peers_load(struct kr_keeper *k, uint32_t t, void *zone, struct kr_dct_zone *dz)
+/* One "<tag> <dctn>" pair of a peers line into rec. 0, -ENOENT (none left), -EINVAL. */
+static int peers_pair(char **save, struct kr_dct_rec *rec)
+{
+	char *tag = strtok_r(NULL, " \t\r\n", save), *dctn, *end;
+	unsigned long long v;
+
+	if (!tag)
+		return -ENOENT;
+	dctn = strtok_r(NULL, " \t\r\n", save);
+	if (!dctn)
+		return -EINVAL;
+	errno = 0;
+	rec->tag = strtoull(tag, &end, 0);
+	if (errno || *end || !rec->tag)
+		return -EINVAL;
+	v = strtoull(dctn, &end, 0);
+	if (errno || *end || v == 0 || v > 0xffffff)
+		return -EINVAL;
+	rec->dctn = (uint32_t)v;
+	return 0;
+}
+
+/* Read --peers into k->peers (keeper-private until a launch of theirs binds). */
+static int peers_load(struct kr_keeper *k)
 {
 	char line[1024];
-	unsigned int lineno = 0, n = 0;
+	unsigned int lineno = 0;
 	FILE *f = fopen(k->cfg.peers, "re");
 	int rc = 0;
 
@@ -159,9 +184,9 @@ static int peers_load(struct kr_keeper *k, uint32_t t, void *zone, struct kr_dct
 		KR_ERR("dct", "peers %s: %s", k->cfg.peers, strerror(errno));
 		return rc;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f) && !rc) {
 		char *save = NULL, *tok, *hash = strchr(line, '#');
-		struct kr_dct_rec rec = {.tenant = t};
+		struct kr_dct_rec rec = {0};
 		unsigned long long v;
 		char *end;
 
@@ -179,63 +204,72 @@ static int peers_load(struct kr_keeper *k, uint32_t t, void *zone, struct kr_dct
 		tok = strtok_r(NULL, " \t\r\n", &save);
 		if (!tok || parse_gid(tok, rec.gid))
 			goto bad;
-		for (uint32_t i = 0; i <= t; i++) {
-			char *dctn = strtok_r(NULL, " \t\r\n", &save);
-			char *key = strtok_r(NULL, " \t\r\n", &save);
+		while (!(rc = peers_pair(&save, &rec))) {
+			struct kr_dct_rec *p;
 
-			if (!dctn || !key) {
-				rec.dctn = 0;
+			if (k->npeers == KR_DCT_CACHE_SETS * KR_DCT_CACHE_WAYS) {
+				KR_ERR("dct", "peers %s:%u: more than %u entries", k->cfg.peers,
+				       lineno, k->npeers);
+				rc = -E2BIG;
 				break;
 			}
-			if (i < t)
-				continue;
-			errno = 0;
-			v = strtoull(dctn, &end, 0);
-			if (errno || *end || v == 0 || v > 0xffffff)
-				goto bad;
-			rec.dctn = (uint32_t)v;
-			rec.dc_key = strtoull(key, &end, 0);
-			if (errno || *end)
-				goto bad;
+			p = realloc(k->peers, (k->npeers + 1) * sizeof(*p));
+			if (!p) {
+				rc = -ENOMEM;
+				break;
+			}
+			k->peers = p;
+			k->peers[k->npeers++] = rec;
 		}
-		if (!rec.dctn)
-			continue; /* this node has no record for tenant t */
-		rc = kr_dct_cache_insert(zone, dz, &rec, KR_DCT_F_STATIC);
-		if (rc) {
-			KR_ERR("dct", "peers %s:%u: node %u does not fit the cache: %s",
-			       k->cfg.peers, lineno, rec.node_id, strerror(-rc));
+		if (rc == -ENOENT) {
+			rc = 0;
+			continue;
+		}
+		if (rc != -EINVAL)
 			break;
-		}
-		n++;
-		continue;
 	bad:
-		KR_ERR("dct", "peers %s:%u: expected <node_id> <gid> <dctn> <dc_key> ...",
+		KR_ERR("dct", "peers %s:%u: expected <node_id> <gid> <tag> <dctn> [<tag> <dctn>...]",
 		       k->cfg.peers, lineno);
 		rc = -EINVAL;
-		break;
 	}
 	fclose(f);
 	if (!rc)
-		KR_INFO("dct", "tenant %u: %u static peers from %s", t, n, k->cfg.peers);
+		KR_INFO("dct", "%u static peer launches from %s", k->npeers, k->cfg.peers);
 	return rc;
 }
 
 int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_zone_hdr *z = (struct kr_zone_hdr *)t->zone;
-	struct kr_dct_zone *dz;
 
 	if (!k->cfg.node_id)
 		k->cfg.node_id = node_id_of_gid(z->gid);
 	if (!z->dct_off || z->dct_off + kr_dct_zone_bytes() > t->zone_len)
 		return -EINVAL;
 	kr_dct_zone_init(t->zone, z->dct_off, k->cfg.node_id, t->idx);
-	dz = (struct kr_dct_zone *)(t->zone + z->dct_off);
-	if (t->idx == 0)
-		KR_INFO("dct", "node id %u", k->cfg.node_id);
-	if (k->cfg.peers[0])
-		return peers_load(k, t->idx, t->zone, dz);
-	return 0;
+	if (t->idx != 0)
+		return 0;
+	KR_INFO("dct", "node id %u", k->cfg.node_id);
+	return k->cfg.peers[0] ? peers_load(k) : 0;
+}
+
+/* kr_keeper_dct_bind() - see pool.h. */
+void kr_keeper_dct_bind(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	uint8_t *zone = t->zone;
+	struct kr_dct_zone *dz = (struct kr_dct_zone *)(zone + kr_pool_zone_dct_off(&k->cfg));
+
+	kr_dct_cache_clear(zone, dz);
+	__atomic_store_n(&dz->launch_tag, t->bound ? t->launch_tag : 0, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; t->bound && i < k->npeers; i++) {
+		struct kr_dct_rec rec = k->peers[i];
+
+		if (rec.tag != t->launch_tag || rec.node_id == k->cfg.node_id)
+			continue;
+		if (kr_dct_cache_insert(zone, dz, &rec, KR_DCT_F_STATIC))
+			KR_WARN("dct", "tenant %u: static peer node %u does not fit the cache",
+				t->idx, rec.node_id);
+	}
 }
 
 int kr_keeper_cache_report(struct kr_keeper *k, uint32_t t, const struct kr_msg_cache *m)
@@ -250,7 +284,8 @@ int kr_keeper_cache_report(struct kr_keeper *k, uint32_t t, const struct kr_msg_
 	switch (m->op) {
 	case KR_CACHE_PUT:
 		memcpy(&w, m->rec, sizeof(w));
-		if (m->node_id || kr_dct_rec_decode(&w, &rec) || rec.tenant != t || !rec.node_id ||
+		if (m->node_id || kr_dct_rec_decode(&w, &rec) || !k->tenant[t].bound ||
+		    rec.tag != k->tenant[t].launch_tag || !rec.node_id ||
 		    rec.node_id == 0xffffffffu || rec.node_id == k->cfg.node_id)
 			return -EINVAL;
 		return kr_dct_cache_insert(zone, dz, &rec, 0);

@@ -40,8 +40,9 @@ int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec)
 		return -EAGAIN;
 	if (copy->seq == 0)
 		return -ENOENT;
+	/* version 0 under a settled seq: written empty (no launch in the slot) */
 	rc = kr_dct_rec_decode(&copy->rec, rec);
-	return rc == -EBADMSG || rc == -ENOENT ? -EAGAIN : rc;
+	return rc == -EBADMSG ? -EAGAIN : rc;
 }
 
 /* kr_dct_meta_snapshot() - see dct.h: the seqlock reader of the zone's MetaServer list. */

@@ -64,7 +64,7 @@ int kr_dct_rec_encode(const struct kr_dct_rec *rec, uint32_t gen, uint32_t flags
 	w->node_id = rec->node_id;
 	w->tenant = rec->tenant;
 	w->dctn = rec->dctn;
-	w->dc_key = rec->dc_key;
+	w->tag = rec->tag;
 	memcpy(w->gid, rec->gid, sizeof(w->gid));
 	w->gen = gen;
 	w->crc = kr_dct_crc32c(w, offsetof(struct kr_dct_wire, crc));
@@ -83,7 +83,7 @@ int kr_dct_rec_decode(const struct kr_dct_wire *w, struct kr_dct_rec *rec)
 	rec->node_id = w->node_id;
 	rec->tenant = w->tenant;
 	rec->dctn = w->dctn;
-	rec->dc_key = w->dc_key;
+	rec->tag = w->tag;
 	memcpy(rec->gid, w->gid, sizeof(rec->gid));
 	rec->lid = w->lid;
 	return 0;

@@ -7,7 +7,9 @@
  * UDP socket. The request is idempotent (the same slots written again), so
  * a MetaServer that restarted has this node back within one period, and
  * each reply is taken as the replica's current address: its table's DCT,
- * key, VA and rkey all change when it restarts. Replies time the round trip;
+ * VA and rkey all change when it restarts (the table's DC key is derived
+ * from the cluster key here, never sent). A launch that comes or leaves
+ * wakes the thread for a round at once (kr_meta_reg_wake). Replies time the round trip;
  * the list published in every tenant zone holds this keeper's own table
  * first (--metaserver), then the replicas that answer, nearest first, then
  * those that missed KR_META_DOWN_MISSES rounds (jobs try the list in
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,6 +41,7 @@ struct kr_meta_reg {
 	const struct kr_meta_key *key; /* seals REGISTER, opens replies */
 	uint64_t *drops;	       /* the pool segment's meta_drops[] */
 	int sock;
+	int wake_fd; /* eventfd: register again now */
 	uint32_t n; /* entries: [0] this keeper's own table when self, then replicas */
 	bool self;
 	struct sockaddr_in addr[KR_DCT_MAX_META];
@@ -86,6 +90,7 @@ void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t 
 static void meta_publish(struct kr_meta_reg *r)
 {
 	struct kr_keeper *k = r->k;
+	uint64_t table_key = kr_meta_table_key(r->key);
 
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
 		struct kr_zone_hdr *z = (struct kr_zone_hdr *)k->tenant[t].zone;
@@ -98,16 +103,17 @@ static void meta_publish(struct kr_meta_reg *r)
 			const struct kr_meta_msg *m = &r->rep[r->order[i]];
 			struct kr_dct_meta_addr *a = &dz->meta[nm];
 
-			if (!r->have[r->order[i]] || t >= m->ntenants || !m->t[t].rkey ||
-			    !m->t[t].dctn)
+			if (!r->have[r->order[i]] || !m->table_rkey || !m->table_dctn ||
+			    !m->ntenants || m->ntenants > KR_META_MSG_TENANTS)
 				continue;
 			a->node_id = m->node_id;
-			a->dctn = m->t[t].dctn;
-			a->dc_key = m->t[t].dc_key;
+			a->dctn = m->table_dctn;
+			a->dc_key = table_key;
 			memcpy(a->gid, m->gid, sizeof(a->gid));
-			a->va = m->t[t].va;
-			a->rkey = m->t[t].rkey;
+			a->va = m->table_va;
+			a->rkey = m->table_rkey;
 			a->max_nodes = m->max_nodes;
+			a->stride = m->ntenants;
 			nm++;
 		}
 		dz->nmeta = nm;
@@ -157,15 +163,20 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 	}
 	*end = kr_pool_now_ns() + KR_META_REFRESH_MS * 1000000ull;
 	while (!r->stop && left) {
-		struct pollfd pfd = {.fd = r->sock, .events = POLLIN};
+		struct pollfd pfd[2] = {{.fd = r->sock, .events = POLLIN},
+					{.fd = r->wake_fd, .events = POLLIN}};
 		uint64_t now = kr_pool_now_ns();
 		struct kr_meta_box box;
 		struct kr_meta_msg m;
 		ssize_t len;
 		uint32_t i;
 
-		if (now >= *end || poll(&pfd, 1, (int)((*end - now) / 1000000u) + 1) <= 0)
+		if (now >= *end || poll(pfd, 2, (int)((*end - now) / 1000000u) + 1) <= 0)
 			break;
+		if (pfd[1].revents) {
+			*end = now; /* a launch came or left: the next round now, not a replica's timeout */
+			break;
+		}
 		len = recv(r->sock, &box, sizeof(box), MSG_DONTWAIT | MSG_TRUNC);
 		if (len < 0 || !meta_reply_ok(r, &box, len, &m))
 			continue;
@@ -180,7 +191,9 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 		if (!r->have[i])
 			atomic_fetch_add(&r->answered, 1);
 		/* a restarted MetaServer answers with its new table and DCT */
-		changed |= !r->have[i] || memcmp(r->rep[i].t, m.t, sizeof(m.t)) ||
+		changed |= !r->have[i] || r->rep[i].table_dctn != m.table_dctn ||
+			   r->rep[i].table_va != m.table_va ||
+			   r->rep[i].table_rkey != m.table_rkey || r->rep[i].ntenants != m.ntenants ||
 			   r->rep[i].node_id != m.node_id || r->rep[i].max_nodes != m.max_nodes ||
 			   memcmp(r->rep[i].gid, m.gid, sizeof(m.gid));
 		r->rep[i] = m;
@@ -200,17 +213,24 @@ static void *meta_reg_thread(void *arg)
 	struct kr_meta_reg *r = arg;
 	struct kr_meta_msg own;
 
-	kr_keeper_meta_own(r->k, &own);
 	while (!r->stop) {
-		uint64_t end, now;
+		uint64_t end, now, n;
 
+		kr_keeper_meta_own(r->k, &own); /* launches come and go */
 		if (meta_round(r, &own, &end))
 			meta_publish(r);
 		atomic_fetch_add(&r->rounds, 1);
-		/* the rest of the period */
-		while (!r->stop && (now = kr_pool_now_ns()) < end)
-			usleep((useconds_t)((end - now) / 1000u < 50000u ? (end - now) / 1000u
-									 : 50000u));
+		/* the rest of the period, or until a launch comes or leaves */
+		if (read(r->wake_fd, &n, sizeof(n)) == sizeof(n))
+			continue; /* woken during the round: register again at once */
+		while (!r->stop && (now = kr_pool_now_ns()) < end) {
+			struct pollfd p = {.fd = r->wake_fd, .events = POLLIN};
+			uint64_t ms = (end - now) / 1000000u + 1;
+
+			if (poll(&p, 1, (int)(ms < 50 ? ms : 50)) == 1 &&
+			    read(r->wake_fd, &n, sizeof(n)) == sizeof(n))
+				break;
+		}
 	}
 	return NULL;
 }
@@ -228,6 +248,7 @@ int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
 	r->key = key;
 	r->drops = drops;
 	r->sock = -1;
+	r->wake_fd = -1;
 	if (self) {
 		r->self = true;
 		r->peer[0].self = true;
@@ -260,6 +281,9 @@ int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
 	r->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (r->sock < 0)
 		return -errno;
+	r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->wake_fd < 0)
+		return -errno;
 	rc = -pthread_create(&r->th, NULL, meta_reg_thread, r);
 	if (rc)
 		return rc;
@@ -282,5 +306,15 @@ void kr_meta_reg_stop(struct kr_meta_reg *r)
 		pthread_join(r->th, NULL);
 	if (r->sock >= 0)
 		close(r->sock);
+	if (r->wake_fd >= 0)
+		close(r->wake_fd);
 	free(r);
+}
+
+void kr_meta_reg_wake(struct kr_meta_reg *r)
+{
+	uint64_t one = 1;
+
+	if (r && r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof(one)) < 0)
+		KR_WARN_RATELIMITED("dct", "MetaServer registration wake-up: %s", strerror(errno));
 }

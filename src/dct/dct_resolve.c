@@ -55,7 +55,7 @@ static struct {
 	uint32_t job_gen;
 	bool leased;
 	struct kr_lease lease;
-	struct kr_dct_slot *buf; /* kr_malloc: in the heap MR */
+	struct kr_dct_slot *buf; /* kr_malloc: in the heap MR, one row (KR_META_MSG_TENANTS) */
 	uint64_t wr_id;
 	struct kr_dct_look_stats stats;
 } g_look = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -203,7 +203,7 @@ static int look_prepare(struct kr_ctx *ctx)
 		g_look.buf = NULL;
 	}
 	if (!g_look.buf) {
-		g_look.buf = kr_malloc(ctx, sizeof(*g_look.buf));
+		g_look.buf = kr_malloc(ctx, KR_META_MSG_TENANTS * sizeof(*g_look.buf));
 		if (!g_look.buf)
 			return -errno;
 	}
@@ -217,31 +217,59 @@ static int look_prepare(struct kr_ctx *ctx)
 }
 
 /*
- * g_look.lock held: one READ of node_id's slot at MetaServer m. 0 (rec),
- * -ENOENT (empty slot or beyond the table), -EAGAIN (torn: retry),
- * -EHOSTUNREACH (error completion or no answer in time), -errno.
+ * Our launch's slot in a row copy of node_id: 0 (rec), -ENOENT (the launch
+ * is not on that node), -EAGAIN (a slot torn: it may have been ours),
+ * -EHOSTUNREACH (a slot that is not what the table was said to hold).
+ */
+static int row_pick(struct kr_ctx *ctx, const struct kr_dct_slot *row, uint32_t stride,
+		    uint32_t node_id, struct kr_dct_rec *rec)
+{
+	bool torn = false;
+
+	for (uint32_t t = 0; t < stride; t++) {
+		struct kr_dct_slot copy;
+		int rc;
+
+		memcpy(&copy, &row[t], sizeof(copy));
+		rc = kr_dct_slot_check(&copy, rec);
+		if (rc == -EAGAIN)
+			torn = true;
+		if (rc)
+			continue;
+		if (rec->node_id != node_id || rec->tenant != t)
+			return -EHOSTUNREACH;
+		if (rec->tag == ctx->launch.tag)
+			return 0;
+	}
+	return torn ? -EAGAIN : -ENOENT;
+}
+
+/*
+ * g_look.lock held: one READ of node_id's row at MetaServer m. 0 (rec),
+ * -ENOENT (empty, beyond the table, or not our launch), -EAGAIN (torn:
+ * retry), -EHOSTUNREACH (error completion or no answer in time), -errno.
  */
 static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint32_t node_id,
 		     struct kr_dct_rec *rec)
 {
 	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key, .hop_limit = 64};
-	struct kr_devx_sge sge = {.length = sizeof(*g_look.buf), .lkey = kr_pool_heap_lkey(ctx)};
+	struct kr_devx_sge sge = {.length = m->stride * (uint32_t)sizeof(*g_look.buf),
+				  .lkey = kr_pool_heap_lkey(ctx)};
 	struct kr_devx_wr wr = {.opcode = KR_WR_RDMA_READ,
 				.flags = KR_WR_SIGNALED,
 				.sge = &sge,
 				.num_sge = 1,
-				.remote_addr =
-				    m->va + (uint64_t)node_id * sizeof(struct kr_dct_slot),
+				.remote_addr = m->va + (uint64_t)node_id * m->stride *
+							   sizeof(struct kr_dct_slot),
 				.rkey = m->rkey,
 				.av = &av};
 	struct kr_devx_qp *qp;
 	struct kr_devx_cq *cq;
 	struct kr_devx_wc wc;
-	struct kr_dct_slot copy;
 	uint64_t t0;
 	int rc, n = 0;
 
-	if (node_id >= m->max_nodes)
+	if (node_id >= m->max_nodes || !m->stride || m->stride > KR_META_MSG_TENANTS)
 		return -ENOENT;
 	rc = look_prepare(ctx);
 	if (rc)
@@ -253,7 +281,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 	}
 	memcpy(av.rgid, m->gid, sizeof(av.rgid));
 	sge.addr = (uintptr_t)g_look.buf; /* look_prepare() allocates it on first use */
-	memset(g_look.buf, 0, sizeof(*g_look.buf));
+	memset(g_look.buf, 0, sge.length);
 	wr.wr_id = ++g_look.wr_id;
 	rc = kr_devx_qp_post_send(qp, &wr);
 	if (rc) {
@@ -281,12 +309,9 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		g_look.stats.remote_errors++;
 		return -EHOSTUNREACH;
 	}
-	memcpy(&copy, g_look.buf, sizeof(copy));
-	rc = kr_dct_slot_check(&copy, rec);
+	rc = row_pick(ctx, g_look.buf, m->stride, node_id, rec);
 	if (rc == -EAGAIN)
 		g_look.stats.torn++;
-	if (!rc && (rec->node_id != node_id || rec->tenant != ctx->tenant))
-		return -EHOSTUNREACH; /* a table that is not what we were told */
 	return rc;
 }
 
@@ -348,7 +373,7 @@ int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
 		rec->node_id = dz->node_id;
 		rec->tenant = ctx->tenant;
 		rec->dctn = ctx->zone->dctn;
-		rec->dc_key = ctx->zone->dc_key;
+		rec->tag = ctx->launch.tag;
 		memcpy(rec->gid, ctx->zone->gid, sizeof(rec->gid));
 		return 0;
 	}

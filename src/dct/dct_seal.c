@@ -39,6 +39,21 @@ uint64_t kr_meta_wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* kr_meta_table_key() - see dct.h. */
+uint64_t kr_meta_table_key(const struct kr_meta_key *key)
+{
+	uint8_t sub[crypto_kdf_BYTES_MIN];
+	uint64_t v;
+
+	_Static_assert(sizeof(key->k) == crypto_kdf_KEYBYTES, "a cluster key is a kdf master key");
+	if (!key->set)
+		return 0;
+	crypto_kdf_derive_from_key(sub, sizeof(sub), 1, "krmetatb", key->k);
+	memcpy(&v, sub, sizeof(v));
+	sodium_memzero(sub, sizeof(sub));
+	return v;
+}
+
 /* kr_meta_key_load() - see dct.h. */
 int kr_meta_key_load(const char *path, struct kr_meta_key *key)
 {

@@ -4,12 +4,15 @@
  * server thread that writes it on a registration. This node's own
  * registration with the replicas (--metaserver-addr) is dct_register.c.
  *
- * The table: one hugepage memzone, one slice per tenant of max_nodes slots
- * of 64 bytes (struct kr_dct_slot, indexed by node id). Each slice is an MR
- * in its tenant's PD with remote READ only: a tenant's jobs can read only
- * their own tenant's records (through this node's DCT of that tenant, whose
- * DC key only they hold), and nobody can write it remotely. The one writer
- * is this keeper's registration thread.
+ * The table: one hugepage memzone, one row per node id of `tenants` slots
+ * of 64 bytes (struct kr_dct_slot), so a node's launches are one READ. It
+ * holds routing data only (launch tags, DCT numbers, GIDs), no key. It is
+ * one MR with remote READ only, in a PD of its own with a DCT of its own
+ * (the table target) whose DC key every keeper derives from the cluster
+ * key: any job of a keeper in the cluster reads it, nobody writes it
+ * remotely, and no tenant's PD holds it. The writers are this keeper's
+ * registration thread (other nodes' rows) and its event loop (its own row,
+ * when a launch comes or leaves): never the same row.
  *
  * Registration is a UDP datagram to the MetaServer keeper's --meta-listen
  * socket, not a DC SEND: it needs the MetaServer's DCT record and key before
@@ -44,16 +47,16 @@
 struct kr_dct_keeper {
 	const struct rte_memzone *mz;
 	uint8_t *table;
-	uint64_t tenant_bytes; /* one tenant's slice */
 	uint32_t max_nodes;
-	uint32_t ntenants;
-	struct kr_devx_mr mr[KR_POOL_MAX_TENANTS];
-	bool mr_ok[KR_POOL_MAX_TENANTS];
+	uint32_t ntenants; /* slots per row */
+	struct kr_keeper_tenant target; /* the table's PD, UAR, SRQ and DCT (no jobs) */
+	struct kr_devx_mr mr;
+	bool mr_ok;
 	int sock;
 	pthread_t th;
 	bool th_ok;
 	volatile int stop;
-	struct kr_meta_msg own;	 /* this node's REGISTER */
+	struct kr_meta_msg reply; /* where the table is: every reply */
 	struct kr_meta_reg *reg; /* dct_register.c: registration with the replicas */
 	struct kr_meta_key key;	 /* --cluster-key, or none */
 	uint64_t *last_ts;	 /* sealed: the newest registration taken per node */
@@ -92,42 +95,63 @@ uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
 	/* the table, and one page for the memzone's header in front of it */
 	return kr_pool_pages_len((uint64_t)cfg->tenants * meta_nodes(cfg) *
 				 sizeof(struct kr_dct_slot)) +
-	       KR_POOL_PAGE;
+	       KR_POOL_PAGE + kr_pool_pages_len(kr_pool_kzone_size(cfg));
 }
 
-/* Write the slots of one REGISTER. 0, -EINVAL (node id out of the table). */
+static struct kr_dct_slot *meta_slot(struct kr_dct_keeper *d, uint32_t node, uint32_t t)
+{
+	return (struct kr_dct_slot *)d->table + (size_t)node * d->ntenants + t;
+}
+
+/*
+ * Write the row of one REGISTER: a slot per tenant slot of the node, empty
+ * where no launch is; what does not fit the row is not published (warned).
+ * 0, -EINVAL (node id out of the table).
+ */
 static int meta_apply(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
 {
-	uint32_t n = m->ntenants < d->ntenants ? m->ntenants : d->ntenants;
-
 	if (!m->node_id || m->node_id >= d->max_nodes || m->ntenants > KR_META_MSG_TENANTS)
 		return -EINVAL;
-	for (uint32_t t = 0; t < n; t++) {
-		struct kr_dct_slot *slot =
-		    (struct kr_dct_slot *)(d->table + t * d->tenant_bytes) + m->node_id;
-		struct kr_dct_rec rec = {.node_id = m->node_id,
-					 .tenant = t,
-					 .dctn = m->t[t].dctn,
-					 .dc_key = m->t[t].dc_key};
+	for (uint32_t t = 0; t < d->ntenants; t++) {
+		struct kr_dct_slot *slot = meta_slot(d, m->node_id, t);
+		struct kr_dct_rec rec = {.node_id = m->node_id, .tenant = t};
 		struct kr_dct_wire w;
 
-		memcpy(rec.gid, m->gid, sizeof(rec.gid));
-		if (kr_dct_rec_encode(&rec, slot->seq / 2 + 1, 0, &w))
-			continue; /* no DCT for this tenant */
-		kr_dct_slot_write(slot, &w);
+		memset(&w, 0, sizeof(w));
+		if (t < m->ntenants && m->t[t].dctn && m->t[t].tag) {
+			rec.dctn = m->t[t].dctn;
+			rec.tag = m->t[t].tag;
+			memcpy(rec.gid, m->gid, sizeof(rec.gid));
+			if (kr_dct_rec_encode(&rec, slot->seq / 2 + 1, 0, &w))
+				memset(&w, 0, sizeof(w)); /* a DCT number out of range */
+		}
+		if (memcmp(&w, &slot->rec, sizeof(w)))
+			kr_dct_slot_write(slot, &w);
 	}
+	for (uint32_t t = d->ntenants; t < m->ntenants; t++)
+		if (m->t[t].dctn)
+			KR_WARN_RATELIMITED("dct",
+					    "MetaServer: node %u serves a launch in tenant slot %u; "
+					    "the table has %u per node (--tenants): not published",
+					    m->node_id, t, d->ntenants);
 	return 0;
 }
 
-static void meta_reply_fill(const struct kr_dct_keeper *d, struct kr_meta_msg *r)
+/* Where the table is: no launch, no key (the table's key is derived, not sent). */
+static void meta_reply_fill(const struct kr_dct_keeper *d, const struct kr_keeper *k,
+			    struct kr_meta_msg *r)
 {
-	*r = d->own;
+	memset(r, 0, sizeof(*r));
+	r->magic = KR_META_MSG_MAGIC;
+	r->version = KR_META_MSG_VERSION;
 	r->type = KR_META_REPLY;
+	r->node_id = k->cfg.node_id;
+	memcpy(r->gid, ((struct kr_zone_hdr *)k->tenant[0].zone)->gid, sizeof(r->gid));
+	r->ntenants = d->ntenants;
 	r->max_nodes = d->max_nodes;
-	for (uint32_t t = 0; t < d->ntenants; t++) {
-		r->t[t].va = (uintptr_t)(d->table + t * d->tenant_bytes);
-		r->t[t].rkey = d->mr[t].rkey;
-	}
+	r->table_dctn = d->target.dct.dctn;
+	r->table_va = (uintptr_t)d->table;
+	r->table_rkey = d->mr.rkey;
 }
 
 static void meta_drop(uint64_t *drops, enum kr_meta_drop why)
@@ -187,7 +211,7 @@ static void *meta_thread(void *arg)
 								       : "replayed or stale");
 			continue; /* no reply: nothing for a sender without the key */
 		}
-		meta_reply_fill(d, &rep);
+		rep = d->reply;
 		rep.seq = req.seq;
 		rep.ts_ns = kr_meta_wall_ns();
 		rep.status = meta_apply(d, &req);
@@ -210,10 +234,32 @@ void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m)
 	m->node_id = k->cfg.node_id;
 	m->ntenants = k->cfg.tenants;
 	memcpy(m->gid, ((struct kr_zone_hdr *)k->tenant[0].zone)->gid, sizeof(m->gid));
+	/* launches bind and leave on the event loop, under cmd_lock */
+	pthread_mutex_lock(&k->cmd_lock);
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
-		m->t[t].dctn = k->tenant[t].dct.dctn;
-		m->t[t].dc_key = k->tenant[t].dct.dc_key;
+		const struct kr_keeper_tenant *kt = &k->tenant[t];
+
+		m->t[t].dctn = kt->bound && kt->dct_ok ? kt->dct.dctn : 0;
+		m->t[t].tag = kt->bound && kt->dct_ok ? kt->launch_tag : 0;
 	}
+	pthread_mutex_unlock(&k->cmd_lock);
+}
+
+/* kr_keeper_meta_changed() - see pool.h. */
+void kr_keeper_meta_changed(struct kr_keeper *k)
+{
+	struct kr_dct_keeper *d = k->dct;
+	struct kr_meta_msg own;
+
+	if (!d)
+		return;
+	if (d->table) {
+		/* this node's row: only the event loop writes it */
+		kr_keeper_meta_own(k, &own);
+		meta_apply(d, &own);
+	}
+	if (d->reg)
+		kr_meta_reg_wake(d->reg);
 }
 
 static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
@@ -222,10 +268,11 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 	struct sockaddr_in sa;
 	int rc;
 
+	struct kr_meta_msg own;
+
 	d->max_nodes = meta_nodes(&k->cfg);
 	d->ntenants = k->cfg.tenants;
-	d->tenant_bytes = (uint64_t)d->max_nodes * sizeof(struct kr_dct_slot);
-	len = d->tenant_bytes * d->ntenants;
+	len = (uint64_t)d->max_nodes * d->ntenants * sizeof(struct kr_dct_slot);
 	if (k->cfg.node_id >= d->max_nodes) {
 		KR_ERR("dct", "node id %u does not fit --max-nodes %u", k->cfg.node_id,
 		       d->max_nodes);
@@ -235,16 +282,18 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 	if (!d->mz)
 		return -ENOMEM;
 	d->table = d->mz->addr;
-	for (uint32_t t = 0; t < d->ntenants; t++) {
-		rc = kr_devx_mr_reg(k->ctx, &k->tenant[t].pd, d->table + t * d->tenant_bytes,
-				    d->tenant_bytes, KR_ACCESS_REMOTE_READ, &d->mr[t]);
-		if (rc)
-			return rc;
-		d->mr_ok[t] = true;
-	}
-	/* this node's own records (itself first in its jobs' list: kr_meta_reg_start) */
-	kr_keeper_meta_own(k, &d->own);
-	rc = meta_apply(d, &d->own);
+	rc = kr_keeper_target_build(k, &d->target, "kr_meta_target", kr_meta_table_key(&d->key),
+				    KR_ACCESS_REMOTE_READ);
+	if (rc)
+		return rc;
+	rc = kr_devx_mr_reg(k->ctx, &d->target.pd, d->table, len, KR_ACCESS_REMOTE_READ, &d->mr);
+	if (rc)
+		return rc;
+	d->mr_ok = true;
+	meta_reply_fill(d, k, &d->reply);
+	/* this node's own row (itself first in its jobs' list: kr_meta_reg_start) */
+	kr_keeper_meta_own(k, &own);
+	rc = meta_apply(d, &own);
 	if (rc)
 		return rc;
 	if (!k->cfg.meta_listen[0])
@@ -256,8 +305,8 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127 && !d->key.set)
 		KR_WARN("dct",
 			"meta-listen %s without --cluster-key: registrations are not "
-			"authenticated and carry DC keys in the clear; keep this socket on "
-			"loopback or a private network",
+			"authenticated and the table is open to any reader; keep this socket "
+			"and the fabric private",
 			k->cfg.meta_listen);
 	d->last_ts = calloc(d->max_nodes, sizeof(*d->last_ts));
 	if (!d->last_ts)
@@ -302,12 +351,8 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 		if (rc)
 			return rc;
 	}
-	if (k->cfg.metaserver) {
-		struct kr_meta_msg self;
-
-		meta_reply_fill(d, &self);
-		return kr_meta_reg_start(k, &self, &d->key, d->drops, &d->reg);
-	}
+	if (k->cfg.metaserver)
+		return kr_meta_reg_start(k, &d->reply, &d->key, d->drops, &d->reg);
 	return kr_meta_reg_start(k, NULL, &d->key, d->drops, &d->reg);
 }
 
@@ -323,9 +368,9 @@ void kr_keeper_meta_stop(struct kr_keeper *k)
 		pthread_join(d->th, NULL);
 	if (d->sock >= 0)
 		close(d->sock);
-	for (uint32_t t = 0; t < KR_POOL_MAX_TENANTS; t++)
-		if (d->mr_ok[t])
-			kr_devx_mr_dereg(&d->mr[t]);
+	if (d->mr_ok)
+		kr_devx_mr_dereg(&d->mr);
+	kr_keeper_tenant_destroy(k, &d->target);
 	if (d->mz)
 		rte_memzone_free(d->mz);
 	free(d->last_ts);

@@ -8,7 +8,8 @@
  *   pool_mem.c      keeper: EAL start, hugepage memzones, read-only page fds
  *   pool_shm.c      keeper: job-writable (and job-read) memory, sealed memfds
  *   pool_segment.c  the shared layouts: sizes, init (keeper), checks (job)
- *   pool_tenant.c   keeper: PD, UAR, DCT + SRQ + CQ per tenant, binding to a uid
+ *   pool_tenant.c   keeper: PD, UAR, SRQ + CQ per tenant slot, the DCT of a launch
+ *   pool_bind.c     keeper: a launch binds a tenant slot, and leaves it
  *   pool_dci.c      keeper: DCIs and spare RC QPs in the tenant zone, reset/recovery
  *   pool_heap.c     keeper: job heaps (sealed memfd + umem + MKEY), renew and re-key
  *   pool_lease.c    keeper: grant, release and reclaim of leases
@@ -20,6 +21,7 @@
  *   pool_attach.c   job: kr_attach/kr_detach, mapping the zones
  *   pool_arena.c    job: kr_malloc/kr_free, a jemalloc arena over the heap
  *   pool_job.c      job: leases, kr_reg_mr, DCI views for posting
+ *   pool_launch.c   job: the launch key, and the tag and DC key it derives
  *
  * pool_abi.h is what crosses the process boundary (shared memory, the
  * socket) and says which memory is whose; this header is the rest: the
@@ -148,6 +150,7 @@ int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_
 
 struct kr_keeper;
 struct rte_memzone;
+struct kr_dct_rec;
 
 /* Keeper's view of one DCI or spare RC QP. */
 struct kr_keeper_qp {
@@ -205,7 +208,13 @@ struct kr_keeper_tenant {
 	struct kr_keeper_qp *dci;    /* [cfg.dcis] */
 	struct kr_keeper_qp *rc;     /* [cfg.rc_spares] */
 	struct kr_keeper_heap *heap; /* [cfg.jobs] */
-	bool pd_ok, dct_ok;
+	bool pd_ok, srq_ok, dct_ok;
+	/* the launch bound to the slot (pool_bind.c); keeper-private */
+	bool bound;
+	uid_t uid;
+	uint64_t launch_tag;
+	uint64_t dc_key;
+	uint32_t dct_viol_seen; /* the current DCT's key violations already counted */
 };
 
 /*
@@ -269,6 +278,8 @@ struct kr_keeper {
 	volatile int worker_stop;
 	bool worker_up;
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
+	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
+	uint32_t npeers;
 };
 
 /* pool_mem.c */
@@ -312,8 +323,39 @@ int kr_keeper_ring_get(struct kr_keeper *k, uint64_t ring_off, uint32_t *idx);
 /* pool_tenant.c */
 int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t);
 void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t);
-/* The tenant index for uid (binding a free slot); -ENOSPC when none. */
-int kr_keeper_tenant_of_uid(struct kr_keeper *k, uid_t uid);
+/*
+ * kr_keeper_tenant_dct_open() - tenant t's DC target with dc_key and the
+ * KR_ACCESS_REMOTE_* rights in access, over its SRQ (one firmware command,
+ * under cmd_lock). 0, -EINVAL (one is open, or no SRQ), the command's error.
+ */
+int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, uint64_t dc_key,
+			      uint32_t access);
+/* Destroy it (its key dies with it); nothing when none is open. */
+void kr_keeper_tenant_dct_close(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/*
+ * kr_keeper_target_build() - a DC target that serves no job (the MetaServer
+ * table's): in t (zeroed by the caller), a keeper-only memzone called name,
+ * a PD, a UAR, an SRQ and a DCT with dc_key and access. Torn down by
+ * kr_keeper_tenant_destroy() (also after a failure here).
+ */
+int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, const char *name,
+			   uint64_t dc_key, uint32_t access);
+
+/* pool_bind.c */
+/*
+ * kr_keeper_tenant_of_launch() - the tenant slot of launch tag for a job of
+ * uid holding dc_key: the slot bound to it, else a free one (pinned to uid,
+ * or unpinned), bound now: its DCT is created with dc_key. -EPERM (tag bound
+ * under another uid or key), -ENOSPC (no free slot), -EINVAL (tag 0), or the
+ * DCT's error.
+ */
+int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uint64_t dc_key);
+/*
+ * Every bound slot its launch has left (no job attached or being scrubbed,
+ * no DCI coming back): the DCT and its key die, the node cache is emptied,
+ * and the slot is free for another launch.
+ */
+void kr_keeper_launch_leave_idle(struct kr_keeper *k);
 /* Repost receive buffers on the DCT's SRQ for what its CQ reports. */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t);
 
@@ -346,8 +388,16 @@ int kr_keeper_scrub_jobs(struct kr_keeper *k, uint32_t budget);
 /* One --node-id/--peers key: 0, -EINVAL (err set), -ENOENT (not a dct key). */
 int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
 		   size_t errlen);
-/* Write tenant t's dct block (zone header dct_off set by the caller). 0 or -errno. */
+/*
+ * Write tenant t's dct block (zone header dct_off set by the caller); the
+ * first tenant's call also reads --peers. 0 or -errno.
+ */
 int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/*
+ * A launch bound tenant t, or left it (t->bound false): its node cache is
+ * emptied and takes the static peers of the launch's tag.
+ */
+void kr_keeper_dct_bind(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /*
  * kr_keeper_cache_report() - a job of tenant t reports for the node cache
  * (struct kr_msg_cache, already size-checked). 0, -EINVAL (bad op, or a
@@ -365,6 +415,8 @@ uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
  */
 int kr_keeper_meta_start(struct kr_keeper *k);
 void kr_keeper_meta_stop(struct kr_keeper *k);
+/* A launch came or left: this node's row in its own table now, the replicas at once. */
+void kr_keeper_meta_changed(struct kr_keeper *k);
 
 /* pool_worker.c */
 /* Start the worker thread (after every tenant is built). 0 or -errno. */
@@ -445,6 +497,26 @@ struct kr_mr {
  * A job's attachment. lock serialises socket calls and the DCI table; the
  * data path on a leased DCI is the caller's (one thread per DCI).
  */
+/* ---- the launch key (pool_launch.c) ---- */
+
+#define KR_LAUNCH_KEY_BYTES 32u
+
+/* What a job's launch key derives; the key itself is not kept. */
+struct kr_launch {
+	uint64_t tag;	 /* names the launch: public */
+	uint64_t dc_key; /* the DC access key of the launch's DC targets: secret */
+	bool lone;	 /* no key was given: a random one, a launch of one job */
+};
+
+/* 64 hex digits into key. 0 or -EINVAL. */
+int kr_launch_parse(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES]);
+/*
+ * kr_launch_init() - the launch of this job: from hex (64 hex digits), else
+ * $KR_LAUNCH_KEY, else a random key. 0, -EINVAL (reported: a key that is not
+ * 64 hex digits), -EIO (libsodium failed to start).
+ */
+int kr_launch_init(const char *hex, struct kr_launch *l);
+
 struct kr_ctx {
 	pthread_mutex_t lock;
 	int sock;
@@ -455,6 +527,7 @@ struct kr_ctx {
 	uint32_t job;
 	uint32_t job_gen;
 	uint64_t keeper_gen;
+	struct kr_launch launch;
 	const struct kr_pool_seg *seg;
 	uint64_t seg_len;
 	struct kr_zone_hdr *zone;

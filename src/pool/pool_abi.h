@@ -72,7 +72,7 @@
 
 #define KR_POOL_SEG_MAGIC  0x6b72706fu /* "krpo" */
 #define KR_POOL_ZONE_MAGIC 0x6b72747au /* "krtz" */
-#define KR_POOL_VERSION	   1u
+#define KR_POOL_VERSION	   2u
 
 enum kr_slot_state {
 	KR_SLOT_EMPTY = 0, /* no QP built (yet) */
@@ -146,7 +146,9 @@ _Static_assert(offsetof(struct kr_pool_job, attach_ns) == 32, "kr_pool_job.attac
 
 /*
  * A tenant's public record (no secrets: every job and krctl can read it).
- * Notes: keeper-written. uid_plus1 is 0 while the slot is not bound to a uid.
+ * Notes: keeper-written. uid_plus1 is 0 while the slot is not bound to a uid
+ * (a pinned slot keeps its uid); launch_tag is 0 while no launch holds it
+ * (and dctn 0: a launch's DC target lives as long as the launch on the node).
  * The *_ring_off fields are offsets of rte_rings in the pool segment (uint32
  * slot indexes inside); only the keeper enqueues and dequeues, others may read
  * the counts. zone_va/zone_len: every process that maps the tenant zone maps
@@ -166,9 +168,11 @@ struct kr_pool_tenant {
 	uint64_t dct_recvs; /* SENDs the tenant's DCT received */
 	uint32_t jobs_attached;
 	uint32_t growing; /* written by the keeper's grow thread: slot + 1 it builds, 0 = idle */
-	uint64_t dct_key_violations; /* requests its DCT dropped for a wrong DC key (worker) */
+	uint64_t dct_key_violations; /* requests its DCTs dropped for a wrong DC key (worker) */
+	uint64_t launch_tag;	     /* the launch it serves (public), 0 = none */
+	uint64_t launches;	     /* launches it served since start */
 };
-_Static_assert(sizeof(struct kr_pool_tenant) == 88, "kr_pool_tenant layout");
+_Static_assert(sizeof(struct kr_pool_tenant) == 104, "kr_pool_tenant layout");
 _Static_assert(offsetof(struct kr_pool_tenant, zone_va) == 48, "kr_pool_tenant.zone_va");
 
 /*
@@ -302,7 +306,7 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-#define KR_PROTO_VERSION      2u
+#define KR_PROTO_VERSION      3u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
 
@@ -332,10 +336,18 @@ enum kr_attach_flags {
 	KR_ATTACH_F_OBSERVE = 1u << 0,
 };
 
+/*
+ * A job names its launch (pool_launch.c): the tag and the DC access key its
+ * launch key derives. The keeper binds the job to the tenant slot of that
+ * launch (binding a free one to it on its first rank), and refuses a tag
+ * bound under another uid or with another key. Observers send zeros.
+ */
 struct kr_msg_attach {
 	struct kr_msg_hdr hdr;
 	uint32_t flags;
 	uint32_t rsvd;
+	uint64_t launch_tag;
+	uint64_t dc_key;
 };
 
 /* A region to map: fds[fd_index] at file offset off, length len, at va. */
@@ -442,7 +454,7 @@ struct kr_msg_status_reply {
 	uint8_t data[KR_STATUS_CHUNK];
 };
 
-_Static_assert(sizeof(struct kr_msg_attach) == 24, "kr_msg_attach layout");
+_Static_assert(sizeof(struct kr_msg_attach) == 40, "kr_msg_attach layout");
 _Static_assert(sizeof(struct kr_msg_status) == 32, "kr_msg_status layout");
 _Static_assert(offsetof(struct kr_msg_status_reply, data) == 32, "kr_msg_status_reply layout");
 _Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");

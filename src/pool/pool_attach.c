@@ -154,7 +154,9 @@ static void close_fds(int *fds, unsigned int n, int keep)
 static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
 		       struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
 {
-	struct kr_msg_attach req = {.flags = flags};
+	struct kr_msg_attach req = {.flags = flags,
+				    .launch_tag = ctx->launch.tag,
+				    .dc_key = ctx->launch.dc_key};
 	int rc;
 
 	ctx->sock = kr_msg_connect(path);
@@ -218,6 +220,9 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 		rc = -ENOMEM;
 		goto err_free;
 	}
+	rc = kr_launch_init(opts ? opts->launch_key : NULL, &ctx->launch);
+	if (rc)
+		goto err_free;
 	rc = attach_call(ctx,
 			 opts && opts->socket_path ? opts->socket_path : kr_pool_socket_default(),
 			 0, rep, fds, &nfds);
@@ -252,6 +257,9 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 		rc = -EPROTO;
 	if (!rc)
 		rc = kr_pool_zone_check(ctx->zone, ctx->zone_len, ctx->tenant);
+	/* the keeper's DC target for our launch answers to our key */
+	if (!rc && ctx->zone->dc_key != ctx->launch.dc_key)
+		rc = -EPROTO;
 	if (rc)
 		goto err_unmap;
 
@@ -467,6 +475,7 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
 	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++)
 		n += ctx->dci[i].used;
 	attr->tenant = ctx->tenant;
+	attr->launch_tag = ctx->launch.tag;
 	attr->job = ctx->job;
 	attr->keeper_pid = ctx->seg ? ctx->seg->keeper_pid : 0;
 	attr->dci_leases = n;

@@ -249,7 +249,7 @@ int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)
 		return -EINVAL;
 	memset(av, 0, sizeof(*av));
 	av->dctn = ctx->zone->dctn;
-	av->dc_key = ctx->zone->dc_key;
+	av->dc_key = ctx->launch.dc_key;
 	memcpy(av->rgid, ctx->zone->gid, sizeof(av->rgid));
 	av->hop_limit = 64;
 	return ctx->dead ? -ENOTCONN : 0;

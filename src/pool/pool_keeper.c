@@ -140,22 +140,6 @@ static uint32_t keeper_dirty_dcis(struct kr_keeper *k)
 	return n;
 }
 
-/* A tenant slot no job of its uid uses any more goes back to the free slots. */
-static void keeper_unbind_idle(struct kr_keeper *k)
-{
-	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
-		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
-		bool busy = tr->pinned || !tr->uid_plus1 || tr->jobs_attached;
-
-		for (uint32_t j = 0; !busy && j < k->cfg.jobs; j++)
-			busy = kr_seg_job(k->seg, t * k->cfg.jobs + j)->state != KR_JOB_FREE;
-		for (uint32_t i = 0; !busy && i < k->seg->dcis; i++)
-			busy = kr_seg_dci(k->seg, t, i)->state == KR_SLOT_DIRTY;
-		if (!busy)
-			tr->uid_plus1 = 0;
-	}
-}
-
 static void keeper_tick(struct kr_keeper *k)
 {
 	uint64_t ticks;
@@ -166,7 +150,7 @@ static void keeper_tick(struct kr_keeper *k)
 	kr_keeper_conn_expire(k);
 	for (uint32_t t = 0; t < k->cfg.tenants; t++)
 		kr_keeper_tenant_poll_dct(k, &k->tenant[t]);
-	keeper_unbind_idle(k);
+	kr_keeper_launch_leave_idle(k);
 }
 
 static void keeper_loop(struct kr_keeper *k)
@@ -219,6 +203,7 @@ static void keeper_shutdown(struct kr_keeper *k)
 		for (uint32_t t = 0; t < k->cfg.tenants; t++)
 			kr_keeper_tenant_destroy(k, &k->tenant[t]);
 		free(k->tenant);
+		free(k->peers);
 	}
 	if (k->ctx)
 		kr_devx_close(k->ctx);

@@ -331,15 +331,16 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	return rc;
 }
 
-/* Bind the connection to a job slot of its uid's tenant. 0, -ENOSPC. */
-static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c)
+/* Bind the connection to a job slot of its launch's tenant. 0, -ENOSPC, -EPERM. */
+static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
+		      const struct kr_msg_attach *req)
 {
 	struct kr_pool_tenant *tr;
 	struct kr_pool_job *job;
 	uint32_t j;
 	int t;
 
-	t = kr_keeper_tenant_of_uid(k, c->uid);
+	t = kr_keeper_tenant_of_launch(k, c->uid, req->launch_tag, req->dc_key);
 	if (t < 0)
 		return t;
 	tr = kr_seg_tenant(k->seg, (uint32_t)t);
@@ -428,9 +429,11 @@ static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg
 	else if (req->flags & ~(uint32_t)KR_ATTACH_F_OBSERVE || req->rsvd)
 		rc = -EINVAL;
 	else if (req->flags & KR_ATTACH_F_OBSERVE)
-		c->observer = true;
+		c->observer = !req->launch_tag && !req->dc_key;
 	else
-		rc = attach_job(k, c);
+		rc = attach_job(k, c, req);
+	if (!rc && (req->flags & KR_ATTACH_F_OBSERVE) && !c->observer)
+		rc = -EINVAL; /* an observer names no launch */
 	if (!rc)
 		rc = attach_regions(k, c, rep, fds, &nfds);
 	if (rc) {

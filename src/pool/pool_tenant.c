@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Tenants: what the keeper builds for each at start (its hugepage memzone, a
- * PD, a UAR, a DCT over an SRQ with its CQ and receive buffers, then its
- * DCIs, spare RC QPs and job heaps), and the binding of a tenant slot to a
- * Unix uid (pinned by configuration, or the first uid that attaches).
+ * Tenants: what the keeper builds for each slot at start (its hugepage
+ * memzone, a PD, a UAR, an SRQ with its CQ and receive buffers, then its
+ * DCIs, spare RC QPs and job heaps), and the DC target a launch gets when
+ * it binds the slot (pool_bind.c): its DC access key is the launch's, so
+ * the DCT is created then and destroyed when the launch leaves the node.
  *
  * Isolation: a tenant's objects live in its own PD; its DC access key is
- * random and only in its own zone, which only its jobs map.
+ * only in its own zone, which only its jobs map.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,15 +20,12 @@
 #include "kr_log.h"
 #include "pool.h"
 
-#define KR_DCT_ACCESS (KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC)
-
-static int tenant_dct_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
+/* The CQ, SRQ and receive buffers a DC target needs; the DCT itself comes with a launch. */
+static int tenant_srq_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_devx_srq_attr sa = {.pdn = t->pd.pdn, .nwqe = KR_POOL_DCT_SRQ_WQE, .max_sge = 1};
 	struct kr_devx_cq_attr ca = {.ncqe = KR_POOL_DCT_SRQ_WQE, .uar = t->uar};
-	struct kr_devx_dct_attr da;
 	uint8_t *p = t->kzone, *recv;
-	uint64_t dc_key;
 	int rc;
 
 	ca.buf = p;
@@ -58,25 +56,7 @@ static int tenant_dct_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		if (rc)
 			goto err_dereg_mr;
 	}
-
-	if (getrandom(&dc_key, sizeof(dc_key), 0) != sizeof(dc_key)) {
-		rc = -EIO;
-		goto err_dereg_mr;
-	}
-	memset(&da, 0, sizeof(da));
-	da.pdn = t->pd.pdn;
-	da.cq = &t->dct_cq;
-	da.srq = &t->srq;
-	da.dc_key = dc_key;
-	da.access = KR_DCT_ACCESS;
-	da.port = 1;
-	da.mtu = KR_MTU_1K;
-	da.min_rnr_nak = 12;
-	da.hop_limit = 64;
-	rc = kr_devx_dct_create(k->ctx, &da, &t->dct);
-	if (rc)
-		goto err_dereg_mr;
-	t->dct_ok = true;
+	t->srq_ok = true;
 	return 0;
 
 err_dereg_mr:
@@ -88,6 +68,47 @@ err_destroy_cq:
 	return rc;
 }
 
+/* kr_keeper_tenant_dct_open() - see pool.h. */
+int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, uint64_t dc_key,
+			      uint32_t access)
+{
+	struct kr_devx_dct_attr da;
+	int rc;
+
+	if (!t->srq_ok || t->dct_ok)
+		return -EINVAL;
+	memset(&da, 0, sizeof(da));
+	da.pdn = t->pd.pdn;
+	da.cq = &t->dct_cq;
+	da.srq = &t->srq;
+	da.dc_key = dc_key;
+	da.access = access;
+	da.port = 1;
+	da.mtu = KR_MTU_1K;
+	da.min_rnr_nak = 12;
+	da.hop_limit = 64;
+	pthread_mutex_lock(&k->cmd_lock);
+	rc = kr_devx_dct_create(k->ctx, &da, &t->dct);
+	if (!rc) {
+		t->dct_ok = true;
+		t->dct_viol_seen = 0;
+	}
+	pthread_mutex_unlock(&k->cmd_lock);
+	return rc;
+}
+
+/* kr_keeper_tenant_dct_close() - see pool.h. */
+void kr_keeper_tenant_dct_close(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	if (!t->dct_ok)
+		return;
+	pthread_mutex_lock(&k->cmd_lock);
+	kr_devx_dct_destroy(&t->dct);
+	memset(&t->dct, 0, sizeof(t->dct));
+	t->dct_ok = false;
+	pthread_mutex_unlock(&k->cmd_lock);
+}
+
 static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_zone_hdr *z = (struct kr_zone_hdr *)t->zone;
@@ -97,9 +118,7 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	z->magic = KR_POOL_ZONE_MAGIC;
 	z->tenant = t->idx;
 	z->size = t->zone_len;
-	z->dctn = t->dct.dctn;
 	z->ndci = kr_pool_cfg_dci_slots(&k->cfg); /* descriptors of DCIs built later too */
-	z->dc_key = t->dct.dc_key;
 	z->dci_off = sizeof(*z);
 	rc = k->ctx->ops->query_gid(k->ctx, 1, 0, z->gid);
 	if (rc)
@@ -109,10 +128,33 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	if (rc)
 		return rc;
 	tr->pdn = t->pd.pdn;
-	tr->dctn = t->dct.dctn;
 	tr->zone_va = (uintptr_t)t->zone;
 	tr->zone_len = t->zone_len;
 	return 0;
+}
+
+/* kr_keeper_target_build() - see pool.h. */
+int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, const char *name,
+			   uint64_t dc_key, uint32_t access)
+{
+	int rc;
+
+	t->kzone_len = kr_pool_pages_len(kr_pool_kzone_size(&k->cfg));
+	t->mz = kr_keeper_zone_reserve(name, t->kzone_len);
+	if (!t->mz)
+		return -ENOMEM;
+	t->kzone = t->mz->addr;
+	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
+	if (rc)
+		return rc;
+	t->pd_ok = true;
+	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
+	if (rc)
+		return rc;
+	rc = tenant_srq_build(k, t);
+	if (rc)
+		return rc;
+	return kr_keeper_tenant_dct_open(k, t, dc_key, access);
 }
 
 /*
@@ -165,7 +207,7 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		       k->ctx->name, t->idx, strerror(-rc));
 		return rc;
 	}
-	rc = tenant_dct_build(k, t);
+	rc = tenant_srq_build(k, t);
 	if (rc)
 		return rc;
 	rc = tenant_zone_init(k, t);
@@ -202,8 +244,8 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		if (rc)
 			return rc;
 	}
-	KR_INFO("pool", "tenant %u: pd %u, dct 0x%x, %u DCIs, %u RC spares, %u heaps of %u MB",
-		t->idx, t->pd.pdn, t->dct.dctn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb);
+	KR_INFO("pool", "tenant %u: pd %u, %u DCIs, %u RC spares, %u heaps of %u MB",
+		t->idx, t->pd.pdn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb);
 	return 0;
 }
 
@@ -218,12 +260,12 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		kr_keeper_qp_destroy(&t->rc[i]);
 	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(&t->dci[i]);
-	if (t->dct_ok) {
-		kr_devx_dct_destroy(&t->dct);
+	kr_keeper_tenant_dct_close(k, t);
+	if (t->srq_ok) {
 		kr_devx_mr_dereg(&t->recv_mr);
 		kr_devx_srq_destroy(&t->srq);
 		kr_devx_cq_destroy(&t->dct_cq);
-		t->dct_ok = false;
+		t->srq_ok = false;
 	}
 	if (t->uar) {
 		k->ctx->ops->free_uar(t->uar);
@@ -249,37 +291,13 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	}
 }
 
-/*
- * kr_keeper_tenant_of_uid() - the tenant serving uid: the one pinned or bound
- * to it, else the first free unpinned slot (bound now). -ENOSPC when every
- * slot belongs to another uid.
- */
-int kr_keeper_tenant_of_uid(struct kr_keeper *k, uid_t uid)
-{
-	int free_slot = -1;
-
-	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
-		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
-
-		if (tr->uid_plus1 == (uint32_t)uid + 1)
-			return (int)t;
-		if (!tr->uid_plus1 && free_slot < 0)
-			free_slot = (int)t;
-	}
-	if (free_slot < 0)
-		return -ENOSPC;
-	kr_seg_tenant(k->seg, (uint32_t)free_slot)->uid_plus1 = (uint32_t)uid + 1;
-	KR_INFO("pool", "tenant %d bound to uid %u", free_slot, (unsigned int)uid);
-	return free_slot;
-}
-
 /* Hand receive buffers the DCT consumed back to its SRQ (SENDs to the keeper). */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_devx_wc wc[16];
 	int n;
 
-	if (!t->dct_ok)
+	if (!t->srq_ok)
 		return;
 	while ((n = kr_devx_cq_poll(&t->dct_cq, wc, 16)) > 0) {
 		for (int i = 0; i < n; i++) {

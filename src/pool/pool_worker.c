@@ -132,22 +132,27 @@ static void worker_watch_dcts(struct kr_keeper *k, uint64_t *next_ns)
 		return;
 	*next_ns = now + KR_WORKER_WATCH_MS * 1000000ull;
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
+		struct kr_keeper_tenant *kt = &k->tenant[t];
 		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
-		uint32_t n;
-		int rc;
+		uint32_t n = 0, fresh = 0;
+		int rc = -ENOENT;
 
-		if (!k->tenant[t].dct.obj)
-			continue;
+		/* a launch's DCT comes and goes on the event loop, under cmd_lock */
 		pthread_mutex_lock(&k->cmd_lock);
-		rc = kr_devx_dct_key_violations(&k->tenant[t].dct, &n);
+		if (kt->dct_ok)
+			rc = kr_devx_dct_key_violations(&kt->dct, &n);
+		if (!rc && n > kt->dct_viol_seen) {
+			fresh = n - kt->dct_viol_seen;
+			kt->dct_viol_seen = n;
+		}
 		pthread_mutex_unlock(&k->cmd_lock);
-		if (rc || n <= tr->dct_key_violations)
+		if (!fresh)
 			continue;
 		KR_WARN_RATELIMITED("pool",
-				    "tenant %u: its DC target dropped %llu requests with a wrong "
-				    "DC key (%u in all)",
-				    t, (unsigned long long)(n - tr->dct_key_violations), n);
-		__atomic_store_n(&tr->dct_key_violations, n, __ATOMIC_RELAXED);
+				    "tenant %u: its DC target dropped %u requests with a wrong "
+				    "DC key",
+				    t, fresh);
+		__atomic_fetch_add(&tr->dct_key_violations, fresh, __ATOMIC_RELAXED);
 	}
 }
 

@@ -25,7 +25,7 @@ int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
 		return rc;
 	memset(av, 0, sizeof(*av));
 	av->dctn = rec.dctn;
-	av->dc_key = rec.dc_key;
+	av->dc_key = ctx->launch.dc_key; /* the launch's, on every node: never in a record */
 	memcpy(av->rgid, rec.gid, sizeof(av->rgid));
 	av->hop_limit = 64;
 	return 0;

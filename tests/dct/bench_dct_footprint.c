@@ -62,7 +62,7 @@ static void register_fake(const char *ip, uint16_t port, uint32_t node)
 	m.node_id = node;
 	m.ntenants = 1;
 	m.t[0].dctn = 0x10000 + node;
-	m.t[0].dc_key = node * 0x9e3779b97f4a7c15ull;
+	m.t[0].tag = node * 0x9e3779b97f4a7c15ull;
 	m.gid[10] = m.gid[11] = 0xff;
 	m.gid[12] = 10;
 	m.gid[14] = (uint8_t)(node >> 8);

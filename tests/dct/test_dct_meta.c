@@ -72,7 +72,7 @@ static struct answer job_resolve(const struct kp_keeper *k, uint32_t node, bool 
 				struct kr_dct_rec r;
 
 				a.same_after &= !kr_dct_resolve(ctx, node, &r) &&
-						r.dctn == a.rec.dctn && r.dc_key == a.rec.dc_key;
+						r.dctn == a.rec.dctn && r.tag == a.rec.tag;
 			}
 			kr_dct_look_stats_get(&st);
 			a.reads_after = st.reads;
@@ -97,11 +97,14 @@ static void rec_same(const struct kr_dct_rec *a, const struct kr_dct_rec *b)
 	CHECK_EQ(a->node_id, b->node_id);
 	CHECK_EQ(a->tenant, b->tenant);
 	CHECK_EQ(a->dctn, b->dctn);
-	CHECK(a->dc_key == b->dc_key);
+	CHECK(a->tag == b->tag);
 	CHECK(!memcmp(a->gid, b->gid, 16));
 }
 
-/* Fake registrations of FAKE_NODE, version v: every field derived from v. */
+/* The tests' launch (KR_LAUNCH_KEY): what the fake node registers under. */
+static uint64_t g_tag;
+
+/* Fake registrations of FAKE_NODE, version v: every field but the tag derived from v. */
 static void fake_msg(struct kr_meta_msg *m, uint32_t v)
 {
 	memset(m, 0, sizeof(*m));
@@ -112,7 +115,7 @@ static void fake_msg(struct kr_meta_msg *m, uint32_t v)
 	m->node_id = FAKE_NODE;
 	m->ntenants = 1;
 	m->t[0].dctn = 0x1000 + v;
-	m->t[0].dc_key = 0x0101010101010101ull * (v & 0xff);
+	m->t[0].tag = g_tag;
 	for (int i = 0; i < 16; i++)
 		m->gid[i] = (uint8_t)(v * 7 + (uint32_t)i);
 }
@@ -125,7 +128,7 @@ static bool fake_is_version(const struct kr_dct_rec *r)
 	if (v < 1 || v > STORM * 64)
 		return false;
 	fake_msg(&m, v);
-	return r->node_id == FAKE_NODE && r->dc_key == m.t[0].dc_key && !memcmp(r->gid, m.gid, 16);
+	return r->node_id == FAKE_NODE && r->tag == g_tag && !memcmp(r->gid, m.gid, 16);
 }
 
 /* A storm of registrations of FAKE_NODE at node 1 while jobs on node 2 read it. */
@@ -214,6 +217,7 @@ int main(void)
 	struct kp_keeper k1, k2, k3, k4;
 	char dev[4][64], ms1[32], ms3[32], both[64];
 	struct answer self1, self3, self4, a;
+	struct kp_holder h1, h2, h3, h4, other4;
 	uint16_t port, mport;
 
 	kp_require_hugepages(80);
@@ -226,7 +230,7 @@ int main(void)
 	snprintf(ms1, sizeof(ms1), "127.0.0.2:%u", mport);
 	snprintf(ms3, sizeof(ms3), "127.0.0.4:%u", mport);
 	snprintf(both, sizeof(both), "%s,%s", ms1, ms3);
-#define COMMON "--tenants", "1", "--dcis", "2", "--jobs", "2", "--heap-mb", "2", "--hugepages", "32"
+#define COMMON "--tenants", "2", "--dcis", "2", "--jobs", "2", "--heap-mb", "2", "--hugepages", "48"
 	{
 		const char *const a1[] = {
 		    "--device",	   dev[0], "--node-id",	    "1", "--metaserver",
@@ -259,10 +263,16 @@ int main(void)
 		CHECK_OK(kp_keeper_start(&k2, a2));
 		CHECK_OK(kp_keeper_start(&k4, a4));
 
+		/* the launch has a rank on every node (its node cache lives as long) */
+		h1 = kp_hold(&k1);
+		h2 = kp_hold(&k2);
+		h3 = kp_hold(&k3);
+		h4 = kp_hold(&k4);
 		/* what each node's own jobs see */
 		self1 = job_resolve(&k1, KR_NODE_SELF, false);
 		self3 = job_resolve(&k3, KR_NODE_SELF, false);
 		self4 = job_resolve(&k4, KR_NODE_SELF, false);
+		g_tag = self4.rec.tag; /* the launch every job of the test is in */
 		CHECK_OK(self1.rc);
 		CHECK_OK(self3.rc);
 		CHECK_OK(self4.rc);
@@ -287,14 +297,17 @@ int main(void)
 
 		/* node 4 restarts: new DCT; node 2's cache is stale until invalidated */
 		CHECK_EQ(kp_keeper_stop(&k4, SIGTERM), 0);
+		kp_hold_release(&h4);
 		CHECK_OK(kp_keeper_start(&k4, a4));
+		other4 = kp_hold_as(&k4, true); /* so that our launch gets another DCT */
+		h4 = kp_hold(&k4);
 		a = job_resolve(&k4, KR_NODE_SELF, false);
 		CHECK_OK(a.rc);
-		CHECK(a.rec.dctn != self4.rec.dctn || a.rec.dc_key != self4.rec.dc_key);
+		CHECK(a.rec.dctn != self4.rec.dctn);
 		self4 = a;
 		a = job_resolve(&k2, 4, false); /* the cache: still the old record */
 		CHECK_OK(a.rc);
-		CHECK(a.rec.dc_key != self4.rec.dc_key);
+		CHECK(a.rec.dctn != self4.rec.dctn);
 		a = job_resolve(&k2, 4, true); /* invalidated: read again */
 		CHECK_OK(a.rc);
 		rec_same(&a.rec, &self4.rec);
@@ -304,6 +317,7 @@ int main(void)
 
 		/* the first MetaServer down: lookups fall back to the replica */
 		CHECK_EQ(kp_keeper_stop(&k1, SIGTERM), 0);
+		kp_hold_release(&h1);
 		a = job_resolve(&k2, 3, true);
 		CHECK_OK(a.rc);
 		rec_same(&a.rec, &self3.rec);
@@ -336,6 +350,7 @@ int main(void)
 			       took);
 		}
 		CHECK_EQ(kp_keeper_stop(&k3, SIGTERM), 0);
+		kp_hold_release(&h3);
 		{
 			double t0 = kp_now_ms();
 
@@ -347,7 +362,10 @@ int main(void)
 		}
 
 		CHECK_EQ(kp_keeper_stop(&k4, SIGTERM), 0);
+		kp_hold_release(&h4);
+		kp_hold_release(&other4);
 		CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);
+		kp_hold_release(&h2);
 		CHECK_EQ(kp_keeper_stop(&k1, SIGTERM), 0);
 	}
 	kp_keeper_fini(&k1);

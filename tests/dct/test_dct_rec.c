@@ -15,13 +15,15 @@
 #include "dct/dct.h"
 #include "kr_test.h"
 
+#define TAG 0x7a6b5c4d3e2f1011ull
+
 static void rec_make(struct kr_dct_rec *r, uint32_t node, uint32_t v)
 {
 	memset(r, 0, sizeof(*r));
 	r->node_id = node;
 	r->tenant = 0;
 	r->dctn = 0x100 + (v & 0xfffff);
-	r->dc_key = 0x1111111111111111ull * (v % 15 + 1);
+	r->tag = TAG; /* one launch: the node cache holds its records only */
 	/* the whole v in the GID: dctn wraps after 2^20 versions (a slow
 	 * reader, as under valgrind, sees writers far past that) */
 	memcpy(r->gid, &v, sizeof(v));
@@ -48,10 +50,10 @@ static void test_rec(void)
 	CHECK_OK(kr_dct_rec_encode(&r, 5, 0, &w));
 	CHECK_OK(kr_dct_rec_decode(&w, &back));
 	CHECK(!memcmp(&r, &back, sizeof(r)));
-	w.dc_key ^= 1; /* one bit off */
+	w.tag ^= 1; /* one bit off */
 	CHECK_ERR(kr_dct_rec_decode(&w, &back), -EBADMSG);
-	w.dc_key ^= 1;
-	w.version = 2;
+	w.tag ^= 1;
+	w.version = KR_DCT_REC_VERSION + 1;
 	CHECK_ERR(kr_dct_rec_decode(&w, &back), -EBADMSG);
 	memset(&w, 0, sizeof(w));
 	CHECK_ERR(kr_dct_rec_decode(&w, &back), -ENOENT);
@@ -146,6 +148,9 @@ static void test_cache(void)
 	rec_make(&r, 10, 10);
 	CHECK_ERR(kr_dct_cache_lookup(zone, dz, 10, &got), -ENOENT);
 	CHECK_OK(kr_dct_cache_insert(zone, dz, &r, 0));
+	/* a record is found only by the launch that holds the zone */
+	CHECK_ERR(kr_dct_cache_lookup(zone, dz, 10, &got), -ENOENT);
+	dz->launch_tag = TAG;
 	CHECK_OK(kr_dct_cache_lookup(zone, dz, 10, &got));
 	CHECK(!memcmp(&r, &got, sizeof(r)));
 	/* replace in place */
@@ -175,6 +180,11 @@ static void test_cache(void)
 		found += !kr_dct_cache_lookup(zone, dz, same_set[i], &got);
 	CHECK_EQ(found, KR_DCT_CACHE_WAYS - 1);
 	CHECK(dz->evictions >= 4);
+	/* a launch leaves: everything goes, static entries too */
+	kr_dct_cache_clear(zone, dz);
+	CHECK_ERR(kr_dct_cache_lookup(zone, dz, 20, &got), -ENOENT);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK_ERR(kr_dct_cache_lookup(zone, dz, same_set[i], &got), -ENOENT);
 	free(zone);
 }
 

@@ -2,7 +2,8 @@
 /*
  * A keeper on a simulated host with a static peer directory: a job resolves
  * its own node (from its tenant zone, no syscall) and the peers of the file
- * (from the node cache), gets -ENOENT for an unknown node, and a static
+ * that its launch has (from the node cache), gets -ENOENT for an unknown
+ * node and for a node where only another launch is, and a static
  * entry survives kr_dct_invalidate. The node id defaults to the low 16 bits
  * of the GID's IPv4 address.
  */
@@ -21,6 +22,7 @@ int main(void)
 	static const char *const addrs[] = {"127.0.0.5"};
 	struct kp_keeper k;
 	struct kr_dct_rec rec;
+	struct kr_launch me;
 	struct kr_ctx *ctx;
 	char dev[64], peers[160];
 	uint8_t gid9[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 9};
@@ -36,9 +38,13 @@ int main(void)
 	snprintf(peers, sizeof(peers), "%s/peers", k.dir);
 	f = fopen(peers, "w");
 	CHECK(f != NULL);
-	fprintf(f, "# node gid dctn key (tenant 0) dctn key (tenant 1)\n"
-		   "9 127.0.0.9 0x1234 0xabcdef0123456789 0x5678 0x42\n"
-		   "11 ::ffff:127.0.0.11 0x99 7   # tenant 0 only\n");
+	CHECK_OK(kr_launch_init(NULL, &me)); /* the tests' launch (KR_LAUNCH_KEY) */
+	CHECK(!me.lone);
+	fprintf(f,
+		"# node gid (tag dctn) per launch on the node\n"
+		"9 127.0.0.9 0x%016llx 0x1234 0x77 0x5678\n"
+		"11 ::ffff:127.0.0.11 0x77 0x99   # another launch only\n",
+		(unsigned long long)me.tag);
 	fclose(f);
 	{
 		const char *const a[] = {"--device", dev,   "--tenants", "2", "--dcis",	     "2",
@@ -55,24 +61,19 @@ int main(void)
 	CHECK_EQ(rec.node_id, 5);
 	CHECK_EQ(rec.tenant, ctx->tenant);
 	CHECK_EQ(rec.dctn, ctx->zone->dctn);
-	CHECK(rec.dc_key == ctx->zone->dc_key);
+	CHECK(rec.tag == me.tag);
 	CHECK(!memcmp(rec.gid, ctx->zone->gid, 16));
 	memset(&rec, 0, sizeof(rec));
 	CHECK_OK(kr_dct_resolve(ctx, 5, &rec));
 	CHECK_EQ(rec.dctn, ctx->zone->dctn);
 
-	/* static peers: this job's tenant's column of the file */
+	/* static peers: the pairs of this job's launch only */
 	CHECK_OK(kr_dct_resolve(ctx, 9, &rec));
 	CHECK_EQ(rec.node_id, 9);
-	CHECK_EQ(rec.dctn, ctx->tenant == 0 ? 0x1234 : 0x5678);
-	CHECK(rec.dc_key == (ctx->tenant == 0 ? 0xabcdef0123456789ull : 0x42ull));
+	CHECK_EQ(rec.dctn, 0x1234);
+	CHECK(rec.tag == me.tag);
 	CHECK(!memcmp(rec.gid, gid9, 16));
-	if (ctx->tenant == 0) {
-		CHECK_OK(kr_dct_resolve(ctx, 11, &rec));
-		CHECK_EQ(rec.dctn, 0x99);
-	} else {
-		CHECK_ERR(kr_dct_resolve(ctx, 11, &rec), -ENOENT);
-	}
+	CHECK_ERR(kr_dct_resolve(ctx, 11, &rec), -ENOENT);
 	CHECK_ERR(kr_dct_resolve(ctx, 12, &rec), -ENOENT);
 	CHECK_ERR(kr_dct_resolve(ctx, 0, &rec), -EINVAL);
 	CHECK_ERR(kr_dct_resolve(NULL, 9, &rec), -EINVAL);
@@ -84,15 +85,18 @@ int main(void)
 	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);
 
 	/* a bad peers file stops the keeper at start with a message */
-	f = fopen(peers, "w");
-	CHECK(f != NULL);
-	fprintf(f, "9 not-a-gid 1 2\n");
-	fclose(f);
-	{
+	for (int i = 0; i < 4; i++) {
+		static const char *const bad[] = {"9 not-a-gid 1 2\n", "9 127.0.0.9 0x12\n",
+						  "9 127.0.0.9 0 0x12\n",
+						  "9 127.0.0.9 0x12 0x1000000\n"};
 		const char *const a[] = {"--device", dev,   "--tenants", "1", "--dcis",	     "2",
 					 "--jobs",   "1",   "--heap-mb", "2", "--hugepages", "64",
 					 "--peers",  peers, NULL};
 
+		f = fopen(peers, "w");
+		CHECK(f != NULL);
+		fputs(bad[i], f);
+		fclose(f);
 		CHECK(kp_keeper_start(&k, a) > 0);
 	}
 	kp_keeper_fini(&k);

@@ -312,3 +312,51 @@ int kp_hog_hugepages(int *fds, int max)
 	}
 	return n;
 }
+
+struct kp_holder kp_hold_as(const struct kp_keeper *k, bool other_launch)
+{
+	struct kp_holder h;
+	int p[2], q[2];
+	char c;
+
+	CHECK_OK(pipe(p));
+	CHECK_OK(pipe(q));
+	h.pid = fork();
+	CHECK(h.pid >= 0);
+	if (h.pid == 0) {
+		struct kr_ctx *ctx;
+
+		if (other_launch)
+			unsetenv("KR_LAUNCH_KEY"); /* a lone job: a launch of its own */
+		ctx = kp_attach(k, 5000);
+		close(p[1]);
+		close(q[0]);
+		if (!ctx || write(q[1], "r", 1) != 1)
+			_exit(2);
+		(void)!read(p[0], &c, 1); /* until released */
+		kr_detach(ctx);
+		_exit(0);
+	}
+	close(p[0]);
+	close(q[1]);
+	CHECK_EQ(read(q[0], &c, 1), 1);
+	close(q[0]);
+	h.fd = p[1];
+	return h;
+}
+
+struct kp_holder kp_hold(const struct kp_keeper *k)
+{
+	return kp_hold_as(k, false);
+}
+
+void kp_hold_release(struct kp_holder *h)
+{
+	int status;
+
+	CHECK_EQ(write(h->fd, "x", 1), 1);
+	close(h->fd);
+	CHECK_EQ(waitpid(h->pid, &status, 0), h->pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+

@@ -61,4 +61,19 @@ int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src
  */
 int kp_hog_hugepages(int *fds, int max);
 
+/*
+ * A rank that stays attached to k (in a child) until released: a node has a
+ * record for a launch only while the launch has a rank there. kp_hold() is
+ * in the tests' launch (KR_LAUNCH_KEY); kp_hold_as(k, true) in a launch of
+ * its own.
+ */
+struct kp_holder {
+	pid_t pid;
+	int fd; /* a byte written releases the rank (later children hold copies: no EOF) */
+};
+
+struct kp_holder kp_hold(const struct kp_keeper *k);
+struct kp_holder kp_hold_as(const struct kp_keeper *k, bool other_launch);
+void kp_hold_release(struct kp_holder *h);
+
 #endif /* KR_POOL_FIXTURE_H */

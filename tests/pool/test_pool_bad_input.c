@@ -58,6 +58,13 @@ static void raw_messages(const struct kp_keeper *k)
 	expect_refused(k, &a, sizeof(a) - 4, -1, -EPROTO); /* truncated body */
 	a.hdr.len = sizeof(a) + 4;
 	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* length field lies */
+	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
+	expect_refused(k, &a, sizeof(a), -1, -EINVAL); /* names no launch (tag 0) */
+	a.flags = KR_ATTACH_F_OBSERVE;
+	a.launch_tag = 5;
+	expect_refused(k, &a, sizeof(a), -1, -EINVAL); /* an observer names no launch */
+	a.flags = 0;
+	a.launch_tag = 0;
 	kr_msg_init(&a.hdr, 99, sizeof(a), 1);
 	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* unknown type */
 	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
@@ -106,6 +113,7 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t
 {
 	static int fds[CONCURRENT];
 	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
+	struct kr_launch me;
 	struct rlimit rl;
 	int ok = 0, full = 0, refused = 0, rc;
 
@@ -116,8 +124,9 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t
 			CONCURRENT + 200);
 	rl.rlim_cur = rl.rlim_max;
 	CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
+	CHECK_OK(kr_launch_init(NULL, &me));
 	for (int i = 0; i < CONCURRENT; i++) {
-		struct kr_msg_attach a = {0};
+		struct kr_msg_attach a = {.launch_tag = me.tag, .dc_key = me.dc_key};
 
 		fds[i] = kr_msg_connect(k->sock);
 		if (fds[i] < 0)

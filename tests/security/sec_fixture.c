@@ -26,6 +26,7 @@ void sec_drop(void)
 		_exit(1);
 	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	unsetenv("KR_LAUNCH_KEY"); /* an attacker is a launch of its own */
 }
 
 pid_t sec_spawn_nobody(int (*fn)(void *arg), void *arg)
@@ -54,12 +55,31 @@ int sec_as_nobody(int (*fn)(void *arg), void *arg)
 	return sec_wait(sec_spawn_nobody(fn, arg));
 }
 
+const struct kr_launch *sec_launch(void)
+{
+	static struct kr_launch l; /* one launch per process */
+	static pid_t l_pid;
+
+	if (l_pid != getpid()) {
+		if (kr_launch_init(NULL, &l))
+			return NULL;
+		l_pid = getpid();
+	}
+	return &l;
+}
+
 static int attach_once(const char *sock, struct kr_msg_attach_reply *rep, int *fds,
 		       unsigned int *nfds)
 {
+	const struct kr_launch *l = sec_launch();
 	struct kr_msg_attach req = {0};
-	int fd = kr_msg_connect(sock);
+	int fd;
 
+	if (!l)
+		return -1;
+	req.launch_tag = l->tag;
+	req.dc_key = l->dc_key;
+	fd = kr_msg_connect(sock);
 	if (fd < 0)
 		return -1;
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);

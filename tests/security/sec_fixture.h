@@ -29,6 +29,8 @@
 void sec_require_root(void);
 /* In a child: drop every privilege to SEC_UID/SEC_GID; exits 1 if that fails. */
 void sec_drop(void);
+/* This process's launch (KR_LAUNCH_KEY, else random; after sec_drop: its own). */
+const struct kr_launch *sec_launch(void);
 /* Run fn() in a child dropped to SEC_UID; returns its exit status (or 128 + signal). */
 int sec_as_nobody(int (*fn)(void *arg), void *arg);
 /* The same in two steps: start the child, then wait for its status. */

@@ -7,8 +7,8 @@
  * tenant's records, a static peer replaced or forgotten, its own node, bad
  * CRCs, and random bytes. Root's job still resolves every static peer to
  * the peers file's record and finds nothing the attacker planted; the one
- * report that is the attacker's own business (a record of its own tenant)
- * lands in its own tenant's cache only.
+ * report that is the attacker's own business (a record of its own launch)
+ * lands in its own launch's cache only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #define RANDOM_REPORTS 1000u
 
 static struct kp_keeper K;
+static uint64_t g_root_tag;
 
 static int report(int conn, uint32_t op, uint32_t node_id, const struct kr_dct_rec *rec,
 		  bool bad_crc)
@@ -96,21 +97,25 @@ static int attacker(void *arg)
 	/* forged reports */
 	memset(&r, 0, sizeof(r));
 	r.node_id = 9;
-	r.tenant = 0; /* root's tenant */
+	r.tenant = 0; /* root's launch's */
 	r.dctn = 0xbad;
-	r.dc_key = 0x1111;
+	r.tag = g_root_tag;
 	SEC_EXPECT(report(conn, KR_CACHE_PUT, 0, &r, false) == 0);
 	r.node_id = 77; /* a node root never heard of */
 	SEC_EXPECT(report(conn, KR_CACHE_PUT, 0, &r, false) == 0);
 	r.tenant = 1;
-	r.node_id = 9; /* its own tenant's static peer */
+	r.tag = 0x77;
+	r.node_id = 9; /* another launch's static peer */
 	SEC_EXPECT(report(conn, KR_CACHE_PUT, 0, &r, false) == 0);
 	r.node_id = 78;
 	SEC_EXPECT(report(conn, KR_CACHE_PUT, 0, &r, true) == 0);  /* bad CRC */
 	SEC_EXPECT(report(conn, KR_CACHE_PUT, 5, &r, false) == 0); /* stray node_id */
 	SEC_EXPECT(report(conn, KR_CACHE_FORGET, 9, NULL, false) == 0);
 	SEC_EXPECT(report(conn, KR_CACHE_FORGET, 0, NULL, false) == 0);
-	r.node_id = 79; /* its own business: lands in its own tenant's cache */
+	r.node_id = 79; /* another launch's record: not in its cache either */
+	SEC_EXPECT(report(conn, KR_CACHE_PUT, 0, &r, false) == 0);
+	r.node_id = 80; /* its own business: lands in its own launch's cache */
+	r.tag = sec_launch()->tag;
 	SEC_EXPECT(report(conn, KR_CACHE_PUT, 0, &r, false) == 0);
 	for (unsigned int i = 0; i < RANDOM_REPORTS; i++) {
 		struct kr_msg_cache m;
@@ -127,7 +132,7 @@ static int attacker(void *arg)
 	}
 	SEC_EXPECT(flush(conn) == 0);
 
-	/* its own tenant's cache: the static peer intact, its own report taken */
+	/* its own launch's cache: its own report taken, nothing of other launches */
 	for (uint32_t i = 0; i < rep->nregions; i++) {
 		const struct kr_msg_region *g = &rep->region[i];
 		const struct kr_zone_hdr *z;
@@ -142,8 +147,10 @@ static int attacker(void *arg)
 		z = (const struct kr_zone_hdr *)head;
 		SEC_EXPECT(z->dct_off && z->dct_off < g->len);
 		dz = (const struct kr_dct_zone *)(head + z->dct_off);
-		SEC_EXPECT(kr_dct_cache_lookup(head, dz, 9, &got) == 0 && got.dctn == 0x5678);
-		SEC_EXPECT(kr_dct_cache_lookup(head, dz, 79, &got) == 0 && got.dctn == 0xbad);
+		SEC_EXPECT(dz->launch_tag == sec_launch()->tag);
+		SEC_EXPECT(kr_dct_cache_lookup(head, dz, 80, &got) == 0 && got.dctn == 0xbad);
+		SEC_EXPECT(kr_dct_cache_lookup(head, dz, 9, &got) == -ENOENT);
+		SEC_EXPECT(kr_dct_cache_lookup(head, dz, 79, &got) == -ENOENT);
 		SEC_EXPECT(kr_dct_cache_lookup(head, dz, 78, &got) == -ENOENT);
 		munmap(head, g->len);
 	}
@@ -159,6 +166,7 @@ int main(void)
 	uint8_t gid9[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 9};
 	char peers[160], args_peers[160];
 	struct kr_dct_rec rec;
+	struct kr_launch root;
 	struct kr_ctx *ctx;
 	FILE *f;
 
@@ -169,8 +177,10 @@ int main(void)
 	snprintf(peers, sizeof(peers), "%s/peers", K.dir);
 	f = fopen(peers, "w");
 	CHECK(f != NULL);
-	fprintf(f, "9 127.0.0.9 0x1234 0xabcdef0123456789 0x5678 0x42\n"
-		   "11 127.0.0.11 0x99 7\n");
+	CHECK_OK(kr_launch_init(NULL, &root)); /* the tests' launch (KR_LAUNCH_KEY) */
+	g_root_tag = root.tag;
+	fprintf(f, "9 127.0.0.9 0x%llx 0x1234 0x77 0x5678\n11 127.0.0.11 0x%llx 0x99\n",
+		(unsigned long long)root.tag, (unsigned long long)root.tag);
 	fclose(f);
 	snprintf(args_peers, sizeof(args_peers), "%s", peers);
 	{
@@ -190,7 +200,7 @@ int main(void)
 	/* root's tenant: the peers file's records, nothing planted */
 	CHECK_OK(kr_dct_resolve(ctx, 9, &rec));
 	CHECK_EQ(rec.dctn, 0x1234);
-	CHECK(rec.dc_key == 0xabcdef0123456789ull);
+	CHECK(rec.tag == root.tag);
 	CHECK(!memcmp(rec.gid, gid9, 16));
 	CHECK_OK(kr_dct_resolve(ctx, 11, &rec));
 	CHECK_EQ(rec.dctn, 0x99);

@@ -33,6 +33,7 @@
 struct attack {
 	uint16_t mport;
 	struct kr_meta_key key; /* the cluster's: to build the replays */
+	uint64_t tag;		/* the tests' launch: node 6's record is for it */
 };
 
 static void key_file(const char *path, const char *content, mode_t mode)
@@ -78,6 +79,8 @@ static int resolve(const struct kp_keeper *k, uint32_t node, uint32_t *dctn)
 	return res[0];
 }
 
+static uint64_t g_tag;
+
 static void fake(struct kr_meta_msg *m, uint32_t node, uint32_t dctn, uint64_t ts)
 {
 	memset(m, 0, sizeof(*m));
@@ -89,11 +92,44 @@ static void fake(struct kr_meta_msg *m, uint32_t node, uint32_t dctn, uint64_t t
 	m->ntenants = 1;
 	m->ts_ns = ts;
 	m->t[0].dctn = dctn;
-	m->t[0].dc_key = 0x5eed;
+	m->t[0].tag = g_tag;
 	m->gid[10] = 0xff;
 	m->gid[11] = 0xff;
 	m->gid[12] = 127;
 	m->gid[15] = (uint8_t)node;
+}
+
+/*
+ * A sealed REGISTER of a node with our launch answered: the reply (opened
+ * with the cluster key) holds routing data only: neither the launch's DC
+ * key nor the table's appears anywhere in it.
+ */
+static void reply_has_no_key(const struct attack *a, uint64_t dc_key)
+{
+	struct sockaddr_in ms = {.sin_family = AF_INET, .sin_port = htons(a->mport)};
+	struct timeval tv = {.tv_sec = 1};
+	uint64_t table_key = kr_meta_table_key(&a->key);
+	struct kr_meta_box box, in;
+	struct kr_meta_msg m, rep;
+	enum kr_meta_drop why;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	CHECK(fd >= 0);
+	CHECK(inet_pton(AF_INET, "127.0.0.2", &ms.sin_addr) == 1);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	fake(&m, 7, 0x777, kr_meta_wall_ns());
+	n = (ssize_t)kr_meta_seal(&a->key, &m, &box);
+	CHECK_EQ(sendto(fd, &box, (size_t)n, 0, (struct sockaddr *)&ms, sizeof(ms)), n);
+	n = recv(fd, &in, sizeof(in), MSG_TRUNC);
+	CHECK(kr_meta_open(&a->key, &in, n, KR_META_REPLY, &rep, &why));
+	CHECK(table_key != 0);
+	for (size_t i = 0; i + 8 <= sizeof(rep); i++) {
+		CHECK(memcmp((uint8_t *)&rep + i, &dc_key, 8) != 0);
+		CHECK(memcmp((uint8_t *)&rep + i, &table_key, 8) != 0);
+	}
+	CHECK(rep.table_dctn && rep.table_rkey && rep.table_va && rep.ntenants == 1);
+	close(fd);
 }
 
 /* Send len bytes of buf; was it answered within 300 ms? */
@@ -191,6 +227,8 @@ int main(void)
 	struct attack a = {0};
 	char dev1[64], dev2[64], ms[32], keyf[128], out[4096];
 	uint32_t dctn1 = 0, dctn;
+	struct kp_holder h1, h2;
+	struct kr_launch me;
 	uint16_t port;
 
 	sec_require_root();
@@ -219,9 +257,14 @@ int main(void)
 		kp_keeper_init(&k2);
 		sec_keeper_start(&k2, a2);
 	}
-	/* sealed registration works both ways */
+	/* the tests' launch has a rank on both nodes; sealed registration works both ways */
+	CHECK_OK(kr_launch_init(NULL, &me));
+	g_tag = me.tag;
+	h1 = kp_hold(&k1);
+	h2 = kp_hold(&k2);
 	CHECK_OK(resolve(&k2, 1, &dctn1));
 	CHECK_OK(resolve(&k1, 2, &dctn));
+	reply_has_no_key(&a, me.dc_key);
 
 	CHECK_EQ(sec_as_nobody(attacker, &a), 0);
 	CHECK_EQ(resolve(&k2, 5, &dctn), -ENOENT);
@@ -243,6 +286,8 @@ int main(void)
 	bad_key_refused(k1.dir, KEY_HEX "\n", 0644, "sim:bad1");
 	bad_key_refused(k1.dir, "secret\n", 0600, "sim:bad2");
 
+	kp_hold_release(&h1);
+	kp_hold_release(&h2);
 	CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);
 	CHECK_EQ(kp_keeper_stop(&k1, SIGTERM), 0);
 	unlink(keyf);

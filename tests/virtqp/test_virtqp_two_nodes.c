@@ -183,8 +183,11 @@ int main(void)
 		snprintf(peers, sizeof(peers), "%s/peers", ka.dir);
 		f = fopen(peers, "w");
 		CHECK(f != NULL);
-		fprintf(f, "# node gid dctn dc_key\n2 127.0.0.3 0x%x 0x%llx\n", info.av.dctn,
-			(unsigned long long)info.av.dc_key);
+		struct kr_launch me;
+
+		CHECK_OK(kr_launch_init(NULL, &me)); /* both sides: the tests' launch */
+		fprintf(f, "# node gid tag dctn\n2 127.0.0.3 0x%llx 0x%x\n",
+			(unsigned long long)me.tag, info.av.dctn);
 		CHECK_OK(fclose(f));
 		CHECK_OK(kp_keeper_start(&ka, aa));
 	}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The launch key, job side. A launch is a tenant: the ranks of one launch
+ * share a 32-byte launch key (kr_attach_opts.launch_key, else
+ * $KR_LAUNCH_KEY, else a random one: a lone job), and each derives from it
+ * the same two values, so no one has to publish them:
+ *   - the DC access key of the launch's DC target on every node (secret: it
+ *     goes to the local keeper only, over its socket);
+ *   - the launch tag, which names the launch in the MetaServer and in krctl
+ *     (public: it tells nothing about the key).
+ * Both come from libsodium's crypto_kdf (BLAKE2b keyed with the launch key,
+ * distinct subkey ids); nothing here is home-made crypto.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+#define KR_LAUNCH_KDF_CTX    "krlaunch" /* crypto_kdf context: exactly 8 bytes */
+#define KR_LAUNCH_SUBKEY_DC  1u
+#define KR_LAUNCH_SUBKEY_TAG 2u
+
+_Static_assert(crypto_kdf_KEYBYTES == KR_LAUNCH_KEY_BYTES, "a launch key is a kdf master key");
+_Static_assert(sizeof(KR_LAUNCH_KDF_CTX) - 1 == crypto_kdf_CONTEXTBYTES, "kdf context size");
+
+static uint64_t launch_derive(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id)
+{
+	uint8_t sub[crypto_kdf_BYTES_MIN];
+	uint64_t v;
+
+	crypto_kdf_derive_from_key(sub, sizeof(sub), id, KR_LAUNCH_KDF_CTX, key);
+	memcpy(&v, sub, sizeof(v));
+	sodium_memzero(sub, sizeof(sub));
+	return v;
+}
+
+/* kr_launch_parse() - see pool.h. */
+int kr_launch_parse(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES])
+{
+	size_t n = 0;
+	const char *end = NULL;
+
+	if (!hex || strlen(hex) != 2 * KR_LAUNCH_KEY_BYTES ||
+	    sodium_hex2bin(key, KR_LAUNCH_KEY_BYTES, hex, strlen(hex), NULL, &n, &end) ||
+	    n != KR_LAUNCH_KEY_BYTES || *end)
+		return -EINVAL;
+	return 0;
+}
+
+/* kr_launch_init() - see pool.h. */
+int kr_launch_init(const char *hex, struct kr_launch *l)
+{
+	const char *from = "kr_attach_opts.launch_key";
+	uint8_t key[KR_LAUNCH_KEY_BYTES];
+	int rc = 0;
+
+	if (sodium_init() < 0)
+		return -EIO;
+	if (!hex) {
+		hex = getenv("KR_LAUNCH_KEY");
+		from = "KR_LAUNCH_KEY";
+	}
+	if (hex && *hex) {
+		rc = kr_launch_parse(hex, key);
+		if (rc) {
+			KR_ERR("pool", "%s is not a launch key: 64 hex digits (32 bytes) expected",
+			       from);
+			return rc;
+		}
+		l->lone = false;
+	} else {
+		randombytes_buf(key, sizeof(key)); /* a lone job: a launch of its own */
+		l->lone = true;
+	}
+	l->dc_key = launch_derive(key, KR_LAUNCH_SUBKEY_DC);
+	l->tag = launch_derive(key, KR_LAUNCH_SUBKEY_TAG);
+	if (!l->tag)
+		l->tag = 1; /* 0 means "no launch" in the tables (2^-64) */
+	sodium_memzero(key, sizeof(key));
+	return 0;
+}
