@@ -89,9 +89,9 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 	if (json)
 		printf("{\"tenants\": [");
 	else
-		printf("%-6s %-6s %-5s %-7s %-22s %-14s %-14s %-9s %s\n", "TENANT", "UID", "PD",
-		       "DCT", "DCI free/leased/dirty", "RC free/leased", "VQP free/leased", "JOBS",
-		       "KEY_VIOLATIONS");
+		printf("%-6s %-6s %-16s %-5s %-7s %-22s %-14s %-14s %-9s %-14s %s\n", "TENANT",
+		       "UID", "LAUNCH", "PD", "DCT", "DCI free/leased/dirty", "RC free/leased",
+		       "VQP free/leased", "JOBS", "KEY_VIOLATIONS", "LAUNCHES/RENEWALS");
 	for (uint32_t t = 0; t < s->ntenants; t++) {
 		const struct kr_pool_tenant *tr = kr_seg_tenant(s, t);
 		struct counts d, r, v;
@@ -112,7 +112,8 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 			    "\"rc\": {\"free\": %u, \"leased\": %u, \"dirty\": %u, \"built\": %u, "
 			    "\"max\": %u}, \"vqp\": {\"free\": %u, \"leased\": %u}, "
 			    "\"growing\": %s, \"jobs_attached\": %u, \"jobs_free\": %u, "
-			    "\"dct_recvs\": %llu, \"dct_key_violations\": %llu}",
+			    "\"dct_recvs\": %llu, \"dct_key_violations\": %llu, "
+			    "\"launch\": \"%016llx\", \"launches\": %llu, \"renewals\": %llu}",
 			    t ? ", " : "", t, tr->uid_plus1 ? uid : "null",
 			    tr->pinned ? "true" : "false", tr->pdn, tr->dctn, d.st[KR_SLOT_FREE],
 			    d.st[KR_SLOT_LEASED], d.st[KR_SLOT_DIRTY], d.st[KR_SLOT_BROKEN],
@@ -123,9 +124,11 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 			    v.st[KR_SLOT_LEASED], tr->growing ? "true" : "false", tr->jobs_attached,
 			    kr_pool_seg_ring_count(s, tr->job_ring_off),
 			    (unsigned long long)tr->dct_recvs,
-			    (unsigned long long)tr->dct_key_violations);
+			    (unsigned long long)tr->dct_key_violations,
+			    (unsigned long long)tr->launch_tag, (unsigned long long)tr->launches,
+			    (unsigned long long)tr->renewals);
 		} else {
-			char dci[32], rc[24], vqp[24], jobs[16];
+			char dci[32], rc[24], vqp[24], jobs[16], launch[20], lr[48];
 
 			snprintf(dci, sizeof(dci), "%u/%u/%u", d.st[KR_SLOT_FREE],
 				 d.st[KR_SLOT_LEASED], d.st[KR_SLOT_DIRTY]);
@@ -133,9 +136,16 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 			snprintf(vqp, sizeof(vqp), "%u/%u", v.st[KR_SLOT_FREE],
 				 v.st[KR_SLOT_LEASED]);
 			snprintf(jobs, sizeof(jobs), "%u/%u", tr->jobs_attached, s->jobs);
-			printf("%-6u %-6s %-5u 0x%-5x %-22s %-14s %-14s %-9s %llu\n", t, uid,
-			       tr->pdn, tr->dctn, dci, rc, vqp, jobs,
-			       (unsigned long long)tr->dct_key_violations);
+			if (tr->launch_tag)
+				snprintf(launch, sizeof(launch), "%016llx",
+					 (unsigned long long)tr->launch_tag);
+			else
+				snprintf(launch, sizeof(launch), "-");
+			snprintf(lr, sizeof(lr), "%llu/%llu", (unsigned long long)tr->launches,
+				 (unsigned long long)tr->renewals);
+			printf("%-6u %-6s %-16s %-5u 0x%-5x %-22s %-14s %-14s %-9s %-14llu %s\n", t,
+			       uid, launch, tr->pdn, tr->dctn, dci, rc, vqp, jobs,
+			       (unsigned long long)tr->dct_key_violations, lr);
 		}
 	}
 	if (json)

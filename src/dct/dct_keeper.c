@@ -247,8 +247,9 @@ int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	if (!z->dct_off || z->dct_off + kr_dct_zone_bytes() > t->zone_len)
 		return -EINVAL;
 	kr_dct_zone_init(t->zone, z->dct_off, k->cfg.node_id, t->idx);
-	if (t->idx != 0)
+	if (k->peers_read) /* once, at start: a renewed slot keeps the list */
 		return 0;
+	k->peers_read = true;
 	KR_INFO("dct", "node id %u", k->cfg.node_id);
 	return k->cfg.peers[0] ? peers_load(k) : 0;
 }

@@ -215,6 +215,18 @@ struct kr_keeper_tenant {
 	uint64_t launch_tag;
 	uint64_t dc_key;
 	uint32_t dct_viol_seen; /* the current DCT's key violations already counted */
+	int renew;		/* enum kr_renew (atomic): the slot is rebuilt between launches */
+};
+
+/*
+ * A slot's launch left: the loop takes its DCIs, RC QPs and jobs out of the
+ * rings and asks (WANTED); the worker rebuilds it on fresh memory (DONE);
+ * the loop puts it back in service (NONE). Nobody binds it meanwhile.
+ */
+enum kr_renew {
+	KR_RENEW_NONE,
+	KR_RENEW_WANTED,
+	KR_RENEW_DONE,
 };
 
 /*
@@ -280,6 +292,7 @@ struct kr_keeper {
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
+	bool peers_read;
 };
 
 /* pool_mem.c */
@@ -333,6 +346,15 @@ int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, u
 /* Destroy it (its key dies with it); nothing when none is open. */
 void kr_keeper_tenant_dct_close(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /*
+ * kr_keeper_tenant_renew() - the worker rebuilds slot t for its next launch
+ * (under cmd_lock): every device object destroyed and created again (a new
+ * PD, UAR, SRQ, DCIs, RC QPs, heap MRs), new zeroed pages for the zone and
+ * the heaps, the keeper zone zeroed; the DCIs and RC QPs end ready for the
+ * loop to adopt. No DCT: the next launch brings its key. 0 or -errno (the
+ * slot then has no device objects; retried).
+ */
+int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/*
  * kr_keeper_target_build() - a DC target that serves no job (the MetaServer
  * table's): in t (zeroed by the caller), a keeper-only memzone called name,
  * a PD, a UAR, an SRQ and a DCT with dc_key and access. Torn down by
@@ -356,6 +378,8 @@ int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uin
  * and the slot is free for another launch.
  */
 void kr_keeper_launch_leave_idle(struct kr_keeper *k);
+/* Event loop: a slot the worker renewed (DONE) goes back in service. */
+void kr_keeper_launch_renewed(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /* Repost receive buffers on the DCT's SRQ for what its CQ reports. */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t);
 

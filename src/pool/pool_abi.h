@@ -171,8 +171,9 @@ struct kr_pool_tenant {
 	uint64_t dct_key_violations; /* requests its DCTs dropped for a wrong DC key (worker) */
 	uint64_t launch_tag;	     /* the launch it serves (public), 0 = none */
 	uint64_t launches;	     /* launches it served since start */
+	uint64_t renewals;	     /* rebuilds on fresh memory between launches */
 };
-_Static_assert(sizeof(struct kr_pool_tenant) == 104, "kr_pool_tenant layout");
+_Static_assert(sizeof(struct kr_pool_tenant) == 112, "kr_pool_tenant layout");
 _Static_assert(offsetof(struct kr_pool_tenant, zone_va) == 48, "kr_pool_tenant.zone_va");
 
 /*

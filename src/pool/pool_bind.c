@@ -37,7 +37,7 @@ static bool slot_free_for(const struct kr_keeper *k, uint32_t t, uid_t uid, bool
 {
 	uint32_t pin = k->cfg.tenant_uid[t];
 
-	if (k->tenant[t].bound)
+	if (k->tenant[t].bound || __atomic_load_n(&k->tenant[t].renew, __ATOMIC_ACQUIRE))
 		return false;
 	return pinned_only ? pin == (uint32_t)uid + 1 : !pin;
 }
@@ -122,6 +122,20 @@ static bool launch_gone(struct kr_keeper *k, uint32_t t)
 	return true;
 }
 
+/* Take slot t's QPs and jobs out of the rings: the worker rebuilds them. */
+static void launch_rings_drain(struct kr_keeper *k, uint32_t t)
+{
+	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
+	uint32_t idx;
+
+	while (!kr_keeper_ring_get(k, tr->dci_ring_off, &idx))
+		;
+	while (!kr_keeper_ring_get(k, tr->rc_ring_off, &idx))
+		;
+	while (!kr_keeper_ring_get(k, tr->job_ring_off, &idx))
+		;
+}
+
 /* kr_keeper_launch_leave_idle() - see pool.h. */
 void kr_keeper_launch_leave_idle(struct kr_keeper *k)
 {
@@ -131,12 +145,30 @@ void kr_keeper_launch_leave_idle(struct kr_keeper *k)
 		if (!t->bound || !launch_gone(k, i))
 			continue;
 		kr_keeper_tenant_dct_close(k, t);
-		KR_INFO("pool", "tenant %u: launch %016" PRIx64 " left; the slot is free", i,
+		KR_INFO("pool", "tenant %u: launch %016" PRIx64 " left; renewing the slot", i,
 			t->launch_tag);
 		t->bound = false;
 		t->launch_tag = 0;
 		t->dc_key = 0;
 		launch_publish(k, t);
 		launch_announce(k, t);
+		/* nothing of the launch may serve the next: a new PD, QPs and pages */
+		launch_rings_drain(k, i);
+		__atomic_store_n(&t->renew, KR_RENEW_WANTED, __ATOMIC_RELEASE);
+		kr_keeper_worker_wake(k);
 	}
+}
+
+/* kr_keeper_launch_renewed() - see pool.h. */
+void kr_keeper_launch_renewed(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t->idx);
+
+	for (uint32_t j = 0; j < k->cfg.jobs; j++)
+		if (kr_keeper_ring_put(k, tr->job_ring_off, t->idx * k->cfg.jobs + j))
+			KR_ERR("pool", "tenant %u: job ring full", t->idx);
+	tr->pdn = t->pd.pdn;
+	tr->renewals++;
+	__atomic_store_n(&t->renew, KR_RENEW_NONE, __ATOMIC_RELEASE);
+	KR_INFO("pool", "tenant %u: renewed (pd %u): free for a launch", t->idx, t->pd.pdn);
 }

@@ -17,6 +17,7 @@
 
 #include <rte_memzone.h>
 
+#include "dct/dct.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -158,6 +159,80 @@ int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, cons
 }
 
 /*
+ * The device side of slot t over its memory: PD, UAR, SRQ, the zone header,
+ * cfg->dcis DCIs, the RC spares and every heap's MR. The rings are the
+ * caller's (the event loop's). 0 or the first error.
+ */
+static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	const struct kr_pool_cfg *cfg = &k->cfg;
+	int rc;
+
+	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
+	if (rc)
+		return rc;
+	t->pd_ok = true;
+	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
+	if (rc)
+		return rc;
+	rc = kr_devx_uar_export(t->uar, &t->uar_fd);
+	if (rc) {
+		KR_ERR("pool", "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
+		       k->ctx->name, t->idx, strerror(-rc));
+		return rc;
+	}
+	rc = tenant_srq_build(k, t);
+	if (rc)
+		return rc;
+	rc = tenant_zone_init(k, t);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < cfg->dcis; i++) {
+		rc = kr_keeper_dci_build(k, t, i);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t i = 0; i < cfg->rc_spares; i++) {
+		rc = kr_keeper_rc_build(k, t, i);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t j = 0; j < cfg->jobs; j++) {
+		rc = kr_keeper_heap_build(k, t, j);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Undo tenant_dev_build (tolerates a partial one); the memory stays mapped. */
+static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
+		kr_keeper_heap_destroy(&t->heap[j]);
+	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
+		kr_keeper_qp_destroy(&t->rc[i]);
+	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
+		kr_keeper_qp_destroy(&t->dci[i]);
+	kr_keeper_tenant_dct_close(k, t);
+	if (t->srq_ok) {
+		kr_devx_mr_dereg(&t->recv_mr);
+		kr_devx_srq_destroy(&t->srq);
+		kr_devx_cq_destroy(&t->dct_cq);
+		t->srq_ok = false;
+	}
+	if (t->uar) {
+		k->ctx->ops->free_uar(t->uar);
+		t->uar = NULL;
+		t->uar_fd = -1;
+	}
+	if (t->pd_ok) {
+		kr_devx_pd_free(&t->pd);
+		t->pd_ok = false;
+	}
+}
+
+/*
  * kr_keeper_tenant_build() - everything tenant t needs, warm. Returns 0 or
  * the first error (-ENOMEM for hugepages, -EREMOTEIO for a refused command);
  * on error the caller destroys the tenant (what was built is recorded in t).
@@ -193,43 +268,6 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->heap = calloc(cfg->jobs, sizeof(*t->heap));
 	if (!t->dci || !t->rc || !t->heap)
 		return -ENOMEM;
-
-	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
-	if (rc)
-		return rc;
-	t->pd_ok = true;
-	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
-	if (rc)
-		return rc;
-	rc = kr_devx_uar_export(t->uar, &t->uar_fd);
-	if (rc) {
-		KR_ERR("pool", "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
-		       k->ctx->name, t->idx, strerror(-rc));
-		return rc;
-	}
-	rc = tenant_srq_build(k, t);
-	if (rc)
-		return rc;
-	rc = tenant_zone_init(k, t);
-	if (rc)
-		return rc;
-
-	for (uint32_t i = 0; i < cfg->dcis; i++) {
-		rc = kr_keeper_dci_build(k, t, i);
-		if (rc)
-			return rc;
-		rc = kr_keeper_ring_put(k, tr->dci_ring_off, i);
-		if (rc)
-			return rc;
-	}
-	for (uint32_t i = 0; i < cfg->rc_spares; i++) {
-		rc = kr_keeper_rc_build(k, t, i);
-		if (rc)
-			return rc;
-		rc = kr_keeper_ring_put(k, tr->rc_ring_off, i);
-		if (rc)
-			return rc;
-	}
 	for (uint32_t j = 0; j < cfg->jobs; j++) {
 		snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
 		rc = kr_keeper_shm_map(k, name, heap_len, true, &t->heap[j].shm);
@@ -237,45 +275,92 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 			return rc;
 		t->heap[j].addr = t->heap[j].shm.addr;
 		t->heap[j].len = heap_len;
-		rc = kr_keeper_heap_build(k, t, j);
+	}
+
+	rc = tenant_dev_build(k, t);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < cfg->dcis; i++) {
+		rc = kr_keeper_ring_put(k, tr->dci_ring_off, i);
 		if (rc)
 			return rc;
+	}
+	for (uint32_t i = 0; i < cfg->rc_spares; i++) {
+		rc = kr_keeper_ring_put(k, tr->rc_ring_off, i);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t j = 0; j < cfg->jobs; j++) {
 		rc = kr_keeper_ring_put(k, tr->job_ring_off, t->idx * cfg->jobs + j);
 		if (rc)
 			return rc;
 	}
-	KR_INFO("pool", "tenant %u: pd %u, %u DCIs, %u RC spares, %u heaps of %u MB",
-		t->idx, t->pd.pdn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb);
+	KR_INFO("pool", "tenant %u: pd %u, %u DCIs, %u RC spares, %u heaps of %u MB", t->idx,
+		t->pd.pdn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb);
 	return 0;
+}
+
+/* kr_keeper_tenant_renew() - see pool.h. */
+int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	struct kr_dct_zone *dz = (struct kr_dct_zone *)(t->zone + kr_pool_zone_dct_off(&k->cfg));
+	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
+	uint32_t nmeta;
+	char name[32];
+	int rc;
+
+	pthread_mutex_lock(&k->cmd_lock); /* also keeps the MetaServer list writer out */
+	nmeta = dz->nmeta <= KR_DCT_MAX_META ? dz->nmeta : 0;
+	memcpy(meta, dz->meta, sizeof(meta));
+	/* the loop adopts nothing of a slot being renewed: these were never handed out */
+	for (uint32_t i = 0; i < kr_pool_cfg_dci_slots(&k->cfg); i++) {
+		t->dci[i].ready = false;
+		t->dci[i].came_back_err = false;
+		t->dci[i].from_job_plus1 = 0;
+	}
+	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++)
+		t->rc[i].ready = false;
+	tenant_dev_destroy(k, t);
+	for (uint32_t i = 0; i < kr_pool_cfg_dci_slots(&k->cfg); i++)
+		kr_seg_dci(k->seg, t->idx, i)->state = KR_SLOT_EMPTY;
+	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++)
+		kr_seg_rc(k->seg, t->idx, i)->state = KR_SLOT_EMPTY;
+	/* new pages for all a job could map (a process that kept the old
+	 * descriptors keeps only the old pages), the keeper-only zone zeroed */
+	memset(t->kzone, 0, t->kzone_len);
+	snprintf(name, sizeof(name), "kr_t%u_zone_head", t->idx);
+	rc = kr_keeper_shm_renew(name, &t->zhead_shm);
+	snprintf(name, sizeof(name), "kr_t%u_zone", t->idx);
+	if (!rc)
+		rc = kr_keeper_shm_renew(name, &t->zone_shm);
+	for (uint32_t j = 0; !rc && j < k->cfg.jobs; j++) {
+		snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
+		rc = kr_keeper_shm_renew(name, &t->heap[j].shm);
+	}
+	if (!rc)
+		rc = tenant_dev_build(k, t);
+	if (!rc) {
+		dz->nmeta = nmeta;
+		memcpy(dz->meta, meta, sizeof(meta));
+		for (uint32_t i = 0; i < k->cfg.dcis; i++)
+			__atomic_store_n(&t->dci[i].ready, true, __ATOMIC_RELEASE);
+		for (uint32_t i = 0; i < k->cfg.rc_spares; i++)
+			__atomic_store_n(&t->rc[i].ready, true, __ATOMIC_RELEASE);
+	} else {
+		tenant_dev_destroy(k, t);
+	}
+	pthread_mutex_unlock(&k->cmd_lock);
+	if (rc)
+		KR_ERR("pool", "tenant %u: renewal failed: %s", t->idx, strerror(-rc));
+	return rc;
 }
 
 /* Tear down in reverse; tolerates a partly built tenant. */
 void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
-	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++) {
-		kr_keeper_heap_destroy(&t->heap[j]);
+	tenant_dev_destroy(k, t);
+	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
 		kr_keeper_shm_unmap(&t->heap[j].shm);
-	}
-	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
-		kr_keeper_qp_destroy(&t->rc[i]);
-	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
-		kr_keeper_qp_destroy(&t->dci[i]);
-	kr_keeper_tenant_dct_close(k, t);
-	if (t->srq_ok) {
-		kr_devx_mr_dereg(&t->recv_mr);
-		kr_devx_srq_destroy(&t->srq);
-		kr_devx_cq_destroy(&t->dct_cq);
-		t->srq_ok = false;
-	}
-	if (t->uar) {
-		k->ctx->ops->free_uar(t->uar);
-		t->uar = NULL;
-		t->uar_fd = -1;
-	}
-	if (t->pd_ok) {
-		kr_devx_pd_free(&t->pd);
-		t->pd_ok = false;
-	}
 	free(t->heap);
 	free(t->rc);
 	free(t->dci);
@@ -297,7 +382,7 @@ void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	struct kr_devx_wc wc[16];
 	int n;
 
-	if (!t->srq_ok)
+	if (!t->srq_ok || __atomic_load_n(&t->renew, __ATOMIC_ACQUIRE))
 		return;
 	while ((n = kr_devx_cq_poll(&t->dct_cq, wc, 16)) > 0) {
 		for (int i = 0; i < n; i++) {

@@ -18,7 +18,9 @@
  *
  * A slot is handed out only after its reset completed and left it in RTS
  * (DCI) or INIT (RC): a failed reset is a rebuild, a failed rebuild leaves
- * the slot BROKEN and is retried after a back-off.
+ * the slot BROKEN and is retried after a back-off. A tenant slot whose
+ * launch left is renewed whole here (kr_keeper_tenant_renew) and the loop
+ * puts it back in service.
  */
 #include <errno.h>
 #include <poll.h>
@@ -84,7 +86,18 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
 		struct kr_keeper_tenant *kt = &k->tenant[t];
+		int renew = __atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE);
 
+		if (renew == KR_RENEW_WANTED && retry) {
+			if (kr_keeper_tenant_renew(k, kt)) {
+				*failed = true; /* again after the back-off */
+			} else {
+				__atomic_store_n(&kt->renew, KR_RENEW_DONE, __ATOMIC_RELEASE);
+				done++;
+			}
+		}
+		if (renew != KR_RENEW_NONE)
+			continue; /* the loop puts it back in service first */
 		for (uint32_t kind = KR_SLOT_DCI; kind <= KR_SLOT_RC; kind++) {
 			bool dci = kind == KR_SLOT_DCI;
 			uint32_t n = dci ? k->seg->dcis : k->seg->rc_spares;
@@ -197,6 +210,9 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 		struct kr_keeper_tenant *kt = &k->tenant[t];
 		struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t);
 
+		/* being renewed: what is ready now is about to be destroyed */
+		if (__atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE) == KR_RENEW_WANTED)
+			continue;
 		for (uint32_t i = 0; i < k->seg->dcis; i++)
 			if (__atomic_exchange_n(&kt->dci[i].ready, false, __ATOMIC_ACQ_REL)) {
 				struct kr_keeper_qp *q = &kt->dci[i];
@@ -217,6 +233,8 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 						 __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->rc_ring_off, i);
 			}
+		if (__atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE) == KR_RENEW_DONE)
+			kr_keeper_launch_renewed(k, kt); /* its QPs were adopted just above */
 	}
 }
 
