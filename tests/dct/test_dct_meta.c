@@ -230,7 +230,7 @@ int main(void)
 	snprintf(ms1, sizeof(ms1), "127.0.0.2:%u", mport);
 	snprintf(ms3, sizeof(ms3), "127.0.0.4:%u", mport);
 	snprintf(both, sizeof(both), "%s,%s", ms1, ms3);
-#define COMMON "--tenants", "2", "--dcis", "2", "--jobs", "2", "--heap-mb", "2", "--hugepages", "48"
+#define COMMON "--tenants", "2", "--dcis", "4", "--jobs", "2", "--heap-mb", "2", "--hugepages", "48"
 	{
 		const char *const a1[] = {
 		    "--device",	   dev[0], "--node-id",	    "1", "--metaserver",
