@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Security test helpers: see sec_fixture.h. */
+#include <errno.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,4 +150,34 @@ void sec_victim_stop(struct sec_victim *v)
 	CHECK_OK(kr_lease_free(v->ctx, &v->dci));
 	CHECK_OK(kr_detach(v->ctx));
 	v->ctx = NULL;
+}
+
+int sec_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_devx_dc_av *av,
+		 void *dst, uint32_t len, uint64_t addr, uint32_t rkey)
+{
+	struct kr_devx_sge sge = {
+	    .addr = (uintptr_t)dst, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
+	struct kr_devx_wr wr = {.wr_id = 7,
+				.opcode = KR_WR_RDMA_READ,
+				.flags = KR_WR_SIGNALED,
+				.sge = &sge,
+				.num_sge = 1,
+				.remote_addr = addr,
+				.rkey = rkey,
+				.av = av};
+	struct kr_devx_qp *qp;
+	struct kr_devx_cq *cq;
+	struct kr_devx_wc wc;
+	int rc, n = 0;
+
+	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
+	if (rc)
+		return rc;
+	rc = kr_devx_qp_post_send(qp, &wr);
+	if (rc)
+		return rc;
+	kr_devx_qp_ring(qp);
+	for (double t0 = kp_now_ms(); !n && kp_now_ms() - t0 < 10000;)
+		n = kr_devx_cq_poll(cq, &wc, 1);
+	return n == 1 ? (int)wc.status : -ETIMEDOUT;
 }

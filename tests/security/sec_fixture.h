@@ -45,6 +45,14 @@ int sec_wait(pid_t pid);
 int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds,
 		   int timeout_ms);
 
+/*
+ * One signaled RDMA READ of len bytes at (addr, rkey) into dst (in the heap)
+ * through the leased DCI l, addressed by av: the completion status (an enum
+ * kr_wc_status), -ETIMEDOUT after 10 s, or a post error.
+ */
+int sec_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_devx_dc_av *av,
+		 void *dst, uint32_t len, uint64_t addr, uint32_t rkey);
+
 /* xorshift64: the attackers' random values (*s must not be 0). */
 static inline uint64_t sec_rnd(uint64_t *s)
 {

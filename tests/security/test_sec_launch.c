@@ -126,37 +126,6 @@ struct leaks {
 	uint8_t gid2[16];
 };
 
-/* One raw READ through a leased DCI with av; the completion status, or -errno. */
-static int raw_read(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_devx_dc_av *av,
-		    uint8_t *dst, const struct lent *at)
-{
-	struct kr_devx_sge sge = {
-	    .addr = (uintptr_t)dst, .length = LEN, .lkey = kr_pool_heap_lkey(ctx)};
-	struct kr_devx_wr wr = {.wr_id = 7,
-				.opcode = KR_WR_RDMA_READ,
-				.flags = KR_WR_SIGNALED,
-				.sge = &sge,
-				.num_sge = 1,
-				.remote_addr = at->addr,
-				.rkey = at->rkey,
-				.av = av};
-	struct kr_devx_qp *qp;
-	struct kr_devx_cq *cq;
-	struct kr_devx_wc wc;
-	int rc, n = 0;
-
-	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
-	if (rc)
-		return rc;
-	rc = kr_devx_qp_post_send(qp, &wr);
-	if (rc)
-		return rc;
-	kr_devx_qp_ring(qp);
-	for (double t0 = kp_now_ms(); !n && kp_now_ms() - t0 < 10000;)
-		n = kr_devx_cq_poll(cq, &wc, 1);
-	return n == 1 ? (int)wc.status : -ETIMEDOUT;
-}
-
 static int launch_c(void *arg)
 {
 	const struct leaks *lk = arg;
@@ -184,7 +153,7 @@ static int launch_c(void *arg)
 		av.dc_key = i ? sec_rnd(&guess) : sec_launch()->dc_key;
 		memset(dst, 0, LEN);
 		SEC_EXPECT(kr_lease_alloc(ctx, KR_LEASE_DCI, &l) == 0);
-		st = raw_read(ctx, &l, &av, dst, &lk->a2);
+		st = sec_dci_read(ctx, &l, &av, dst, LEN, lk->a2.addr, lk->a2.rkey);
 		SEC_EXPECT(st > 0 && st != KR_WC_SUCCESS);
 		for (uint32_t b = 0; b < LEN; b++)
 			SEC_EXPECT(dst[b] == 0);
