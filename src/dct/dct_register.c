@@ -92,8 +92,8 @@ static void meta_publish(struct kr_meta_reg *r)
 	struct kr_keeper *k = r->k;
 	uint64_t table_key = kr_meta_table_key(r->key);
 
-	/* a slot being renewed gets new zone pages under cmd_lock */
-	pthread_mutex_lock(&k->cmd_lock);
+	/* a slot being renewed gets new zone pages under zone_lock */
+	pthread_mutex_lock(&k->zone_lock);
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
 		struct kr_dct_zone *dz =
 		    (struct kr_dct_zone *)(k->tenant[t].zone + kr_pool_zone_dct_off(&k->cfg));
@@ -121,7 +121,7 @@ static void meta_publish(struct kr_meta_reg *r)
 		dz->nmeta = nm;
 		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&k->cmd_lock);
+	pthread_mutex_unlock(&k->zone_lock);
 }
 
 /*

@@ -215,6 +215,7 @@ struct kr_keeper_tenant {
 	uint64_t launch_tag;
 	uint64_t dc_key;
 	uint32_t dct_viol_seen; /* the current DCT's key violations already counted */
+	uint64_t idle_since_ns; /* bound, and no rank of the launch left since */
 	int renew;		/* enum kr_renew (atomic): the slot is rebuilt between launches */
 };
 
@@ -284,6 +285,8 @@ struct kr_keeper {
 	 * firmware command.
 	 */
 	pthread_mutex_t cmd_lock;
+	/* the tenant zones' pages: a renewal replaces them, the MetaServer list writer writes them */
+	pthread_mutex_t zone_lock;
 	pthread_t worker;
 	int work_fd;  /* eventfd: the loop wakes the worker (something came back) */
 	int adopt_fd; /* eventfd: the worker wakes the loop to adopt what it made ready */

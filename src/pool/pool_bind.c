@@ -7,8 +7,8 @@
  * other requester is dropped by the DCT (a key violation, as mlx5 does).
  * The launch's other ranks join the slot; a job of another uid, or with the
  * tag but not the key, is refused. When the launch's last rank has left and
- * everything it held is back, the DCT and its key die and the slot serves
- * the next launch.
+ * everything it held is back, and no rank came back for KR_LAUNCH_LINGER_MS,
+ * the DCT and its key die and the slot is renewed for the next launch.
  *
  * Slots pinned to a uid by configuration (tenant.<n>.uid) serve only that
  * uid's launches, and that uid uses only them. The keeper's own tables
@@ -21,6 +21,7 @@
 #include "kr_log.h"
 #include "pool.h"
 
+#define KR_LAUNCH_LINGER_MS 200u /* a launch with no rank left keeps its slot this long */
 #define KR_LAUNCH_DCT_ACCESS                                                                       \
 	(KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC)
 
@@ -139,11 +140,23 @@ static void launch_rings_drain(struct kr_keeper *k, uint32_t t)
 /* kr_keeper_launch_leave_idle() - see pool.h. */
 void kr_keeper_launch_leave_idle(struct kr_keeper *k)
 {
+	uint64_t now = kr_pool_now_ns();
+
 	for (uint32_t i = 0; i < k->cfg.tenants; i++) {
 		struct kr_keeper_tenant *t = &k->tenant[i];
 
-		if (!t->bound || !launch_gone(k, i))
+		if (!t->bound)
 			continue;
+		if (!launch_gone(k, i)) {
+			t->idle_since_ns = 0;
+			continue;
+		}
+		/* a rank restarted in place, or the next one of a job script, keeps the slot */
+		if (!t->idle_since_ns)
+			t->idle_since_ns = now;
+		if (now - t->idle_since_ns < KR_LAUNCH_LINGER_MS * 1000000ull)
+			continue;
+		t->idle_since_ns = 0;
 		kr_keeper_tenant_dct_close(k, t);
 		KR_INFO("pool", "tenant %u: launch %016" PRIx64 " left; renewing the slot", i,
 			t->launch_tag);

@@ -215,6 +215,7 @@ static void keeper_shutdown(struct kr_keeper *k)
 	if (k->adopt_fd >= 0)
 		close(k->adopt_fd);
 	pthread_mutex_destroy(&k->cmd_lock);
+	pthread_mutex_destroy(&k->zone_lock);
 	if (k->signal_fd >= 0)
 		close(k->signal_fd);
 	if (k->epoll_fd >= 0)
@@ -236,6 +237,7 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 	k->listen_fd = k->lock_fd = k->epoll_fd = k->signal_fd = k->timer_fd = -1;
 	k->adopt_fd = k->work_fd = -1;
 	pthread_mutex_init(&k->cmd_lock, NULL);
+	pthread_mutex_init(&k->zone_lock, NULL);
 	keeper_raise_nofile();
 	/* before any thread exists, so the EAL's and the sim's threads inherit it */
 	sigemptyset(&set);

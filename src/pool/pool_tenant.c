@@ -158,54 +158,69 @@ int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, cons
 	return kr_keeper_tenant_dct_open(k, t, dc_key, access);
 }
 
+/* Hold lock (when not NULL) for one step of a build or teardown. */
+static void step_lock(pthread_mutex_t *lock)
+{
+	if (lock)
+		pthread_mutex_lock(lock);
+}
+
+static void step_unlock(pthread_mutex_t *lock)
+{
+	if (lock)
+		pthread_mutex_unlock(lock);
+}
+
 /*
  * The device side of slot t over its memory: PD, UAR, SRQ, the zone header,
  * cfg->dcis DCIs, the RC spares and every heap's MR. The rings are the
- * caller's (the event loop's). 0 or the first error.
+ * caller's (the event loop's). lock: taken for each object (the worker, so
+ * that the loop's own commands interleave), or NULL at start. 0 or the
+ * first error.
  */
-static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
+static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pthread_mutex_t *lock)
 {
 	const struct kr_pool_cfg *cfg = &k->cfg;
 	int rc;
 
+	step_lock(lock);
 	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
-	if (rc)
-		return rc;
-	t->pd_ok = true;
-	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
-	if (rc)
-		return rc;
-	rc = kr_devx_uar_export(t->uar, &t->uar_fd);
-	if (rc) {
-		KR_ERR("pool", "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
-		       k->ctx->name, t->idx, strerror(-rc));
-		return rc;
+	t->pd_ok = !rc;
+	if (!rc)
+		rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
+	if (!rc) {
+		rc = kr_devx_uar_export(t->uar, &t->uar_fd);
+		if (rc)
+			KR_ERR("pool", "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
+			       k->ctx->name, t->idx, strerror(-rc));
 	}
-	rc = tenant_srq_build(k, t);
-	if (rc)
-		return rc;
-	rc = tenant_zone_init(k, t);
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < cfg->dcis; i++) {
+	if (!rc)
+		rc = tenant_srq_build(k, t);
+	if (!rc)
+		rc = tenant_zone_init(k, t);
+	step_unlock(lock);
+	for (uint32_t i = 0; !rc && i < cfg->dcis; i++) {
+		step_lock(lock);
 		rc = kr_keeper_dci_build(k, t, i);
-		if (rc)
-			return rc;
+		step_unlock(lock);
 	}
-	for (uint32_t i = 0; i < cfg->rc_spares; i++) {
+	for (uint32_t i = 0; !rc && i < cfg->rc_spares; i++) {
+		step_lock(lock);
 		rc = kr_keeper_rc_build(k, t, i);
-		if (rc)
-			return rc;
+		step_unlock(lock);
 	}
-	for (uint32_t j = 0; j < cfg->jobs; j++) {
+	for (uint32_t j = 0; !rc && j < cfg->jobs; j++) {
+		step_lock(lock);
 		rc = kr_keeper_heap_build(k, t, j);
-		if (rc)
-			return rc;
+		step_unlock(lock);
 	}
-	return 0;
+	return rc;
 }
 
-/* Undo tenant_dev_build (tolerates a partial one); the memory stays mapped. */
+/*
+ * Undo tenant_dev_build (tolerates a partial one); the memory stays mapped.
+ * The DCT goes first (kr_keeper_tenant_dct_close: the launch's).
+ */
 static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
@@ -214,7 +229,6 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		kr_keeper_qp_destroy(&t->rc[i]);
 	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(&t->dci[i]);
-	kr_keeper_tenant_dct_close(k, t);
 	if (t->srq_ok) {
 		kr_devx_mr_dereg(&t->recv_mr);
 		kr_devx_srq_destroy(&t->srq);
@@ -277,7 +291,7 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		t->heap[j].len = heap_len;
 	}
 
-	rc = tenant_dev_build(k, t);
+	rc = tenant_dev_build(k, t, NULL);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < cfg->dcis; i++) {
@@ -305,13 +319,10 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_dct_zone *dz = (struct kr_dct_zone *)(t->zone + kr_pool_zone_dct_off(&k->cfg));
 	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
-	uint32_t nmeta;
+	uint32_t nmeta = 0;
 	char name[32];
 	int rc;
 
-	pthread_mutex_lock(&k->cmd_lock); /* also keeps the MetaServer list writer out */
-	nmeta = dz->nmeta <= KR_DCT_MAX_META ? dz->nmeta : 0;
-	memcpy(meta, dz->meta, sizeof(meta));
 	/* the loop adopts nothing of a slot being renewed: these were never handed out */
 	for (uint32_t i = 0; i < kr_pool_cfg_dci_slots(&k->cfg); i++) {
 		t->dci[i].ready = false;
@@ -320,13 +331,26 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	}
 	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++)
 		t->rc[i].ready = false;
+	kr_keeper_tenant_dct_close(k, t); /* closed when the launch left: nothing to do */
+	pthread_mutex_lock(&k->cmd_lock);
 	tenant_dev_destroy(k, t);
+	pthread_mutex_unlock(&k->cmd_lock);
 	for (uint32_t i = 0; i < kr_pool_cfg_dci_slots(&k->cfg); i++)
 		kr_seg_dci(k->seg, t->idx, i)->state = KR_SLOT_EMPTY;
 	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++)
 		kr_seg_rc(k->seg, t->idx, i)->state = KR_SLOT_EMPTY;
-	/* new pages for all a job could map (a process that kept the old
-	 * descriptors keeps only the old pages), the keeper-only zone zeroed */
+
+	/*
+	 * New pages for all a job could map (a process that kept the old
+	 * descriptors keeps only the old pages), the keeper-only zone zeroed.
+	 * zone_lock keeps the MetaServer list writer out of the zone meanwhile;
+	 * the list itself carries over.
+	 */
+	pthread_mutex_lock(&k->zone_lock);
+	if (dz->nmeta <= KR_DCT_MAX_META) {
+		nmeta = dz->nmeta;
+		memcpy(meta, dz->meta, sizeof(meta));
+	}
 	memset(t->kzone, 0, t->kzone_len);
 	snprintf(name, sizeof(name), "kr_t%u_zone_head", t->idx);
 	rc = kr_keeper_shm_renew(name, &t->zhead_shm);
@@ -338,26 +362,30 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		rc = kr_keeper_shm_renew(name, &t->heap[j].shm);
 	}
 	if (!rc)
-		rc = tenant_dev_build(k, t);
+		rc = tenant_dev_build(k, t, &k->cmd_lock);
 	if (!rc) {
 		dz->nmeta = nmeta;
 		memcpy(dz->meta, meta, sizeof(meta));
-		for (uint32_t i = 0; i < k->cfg.dcis; i++)
-			__atomic_store_n(&t->dci[i].ready, true, __ATOMIC_RELEASE);
-		for (uint32_t i = 0; i < k->cfg.rc_spares; i++)
-			__atomic_store_n(&t->rc[i].ready, true, __ATOMIC_RELEASE);
-	} else {
-		tenant_dev_destroy(k, t);
 	}
-	pthread_mutex_unlock(&k->cmd_lock);
-	if (rc)
+	pthread_mutex_unlock(&k->zone_lock);
+	if (rc) {
+		pthread_mutex_lock(&k->cmd_lock);
+		tenant_dev_destroy(k, t);
+		pthread_mutex_unlock(&k->cmd_lock);
 		KR_ERR("pool", "tenant %u: renewal failed: %s", t->idx, strerror(-rc));
-	return rc;
+		return rc;
+	}
+	for (uint32_t i = 0; i < k->cfg.dcis; i++)
+		__atomic_store_n(&t->dci[i].ready, true, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < k->cfg.rc_spares; i++)
+		__atomic_store_n(&t->rc[i].ready, true, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* Tear down in reverse; tolerates a partly built tenant. */
 void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
+	kr_keeper_tenant_dct_close(k, t);
 	tenant_dev_destroy(k, t);
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
 		kr_keeper_shm_unmap(&t->heap[j].shm);
