@@ -169,4 +169,9 @@ enum {
 	KR_PORT_TYPE_ETH = 0x1,
 };
 
+/* Optional-parameter bits of the modify commands (kernel include/linux/mlx5/qp.h). */
+enum {
+	KR_QP_OPTPAR_RAE = 1u << 2,
+};
+
 #endif /* KR_DEVX_PRM_H */

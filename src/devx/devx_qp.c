@@ -24,11 +24,6 @@
 #define KR_QPC_LOG_STRIDE_MAX 7u  /* qpc.log_rq_stride is 3 bits */
 #define KR_PSN_MASK	      0xffffffu
 
-/* Optional-parameter bits of the modify commands (kernel include/linux/mlx5/qp.h). */
-enum {
-	KR_QP_OPTPAR_RAE = 1u << 2,
-};
-
 struct kr_qp_layout {
 	uint32_t rq_cnt;	/* receive WQEs; 0 = no RQ */
 	uint32_t rq_log_stride; /* log2(bytes per receive WQE) */

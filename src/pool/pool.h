@@ -293,6 +293,8 @@ struct kr_keeper {
 	volatile int worker_stop;
 	bool worker_up;
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
+	uint8_t gid[16]; /* port 1's GID, read at start */
+	bool gid_set;
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
 	bool peers_read;

@@ -22,9 +22,17 @@
 #include "kr_log.h"
 #include "pool.h"
 
-static void dci_conn(struct kr_devx_qp_conn *c)
+/*
+ * The connection a pooled DCI (and a parked RC QP) is brought up with. A
+ * DCI's requester atomics are enabled at INIT2RTR (rae, IB-spec atomic mode),
+ * as UCX's DEVX DCIs are, when the device has atomics: without it hardware
+ * refuses a CAS or FAA posted on the DCI.
+ */
+static void dci_conn(const struct kr_keeper *k, struct kr_devx_qp_conn *c)
 {
 	memset(c, 0, sizeof(*c));
+	if (k->ctx->caps.atomic)
+		c->access = KR_ACCESS_REMOTE_ATOMIC;
 	c->port = 1;
 	c->mtu = KR_MTU_1K;
 	c->hop_limit = 64;
@@ -110,7 +118,7 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 			      t->zone + kr_pool_zone_dci_cq_off(i));
 	if (rc)
 		return rc;
-	dci_conn(&c);
+	dci_conn(k, &c);
 	rc = kr_devx_qp_connect(&q->qp, &c);
 	if (rc) {
 		kr_keeper_qp_destroy(q);
@@ -124,11 +132,11 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 }
 
 /* RST->INIT with the access a spare RC QP is parked with. */
-static int rc_park(struct kr_keeper_qp *q)
+static int rc_park(const struct kr_keeper *k, struct kr_keeper_qp *q)
 {
 	struct kr_devx_qp_conn c;
 
-	dci_conn(&c);
+	dci_conn(k, &c);
 	c.access = KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC;
 	return kr_devx_qp_modify(&q->qp, KR_QP_RST2INIT, &c);
 }
@@ -152,7 +160,7 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 			      base + ((kr_devx_qp_buf_size(&qa) + 4095) & ~(size_t)4095));
 	if (rc)
 		return rc;
-	rc = rc_park(q);
+	rc = rc_park(k, q);
 	if (rc) {
 		kr_keeper_qp_destroy(q);
 		s->state = KR_SLOT_BROKEN;
@@ -214,7 +222,7 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	rc = keeper_cq_take_back(&q->cq, &seen);
 	if (rc)
 		return rc;
-	dci_conn(&c);
+	dci_conn(k, &c);
 	c.sq_psn = psn;
 	rc = kr_devx_qp_connect(&q->qp, &c);
 	if (rc)
@@ -242,7 +250,7 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	rc = keeper_cq_take_back(&q->cq, &seen);
 	if (rc)
 		return rc;
-	rc = rc_park(q);
+	rc = rc_park(k, q);
 	if (rc)
 		return rc;
 	k->seg->resets++;

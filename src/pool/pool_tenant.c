@@ -124,6 +124,10 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	rc = k->ctx->ops->query_gid(k->ctx, 1, 0, z->gid);
 	if (rc)
 		return rc;
+	if (!k->gid_set) { /* at start: other threads read the keeper's copy, never a zone */
+		memcpy(k->gid, z->gid, sizeof(k->gid));
+		k->gid_set = true;
+	}
 	z->dct_off = kr_pool_zone_dct_off(&k->cfg);
 	rc = kr_keeper_dct_init(k, t); /* src/dct: node id, node cache, static peers */
 	if (rc)

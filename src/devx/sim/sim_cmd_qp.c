@@ -271,6 +271,11 @@ static uint8_t sim_qp_init2rtr(struct sim_cmd *c, struct sim_qp *qp)
 	qp->mtu = (uint8_t)mtu;
 	if (qp->st == KR_QPC_ST_RC)
 		qp->remote_qpn = KR_PRM_GET(qpc, qpc, remote_qpn);
+	/* a DCI sends atomics only when INIT2RTR enabled them (rae, as UCX's DEVX DCIs) */
+	if (qp->st == KR_QPC_ST_DCI &&
+	    (KR_PRM_GET(init2rtr_qp_in, c->in, opt_param_mask) & KR_QP_OPTPAR_RAE))
+		qp->rae = KR_PRM_GET(qpc, qpc, rae) &&
+			  KR_PRM_GET(qpc, qpc, atomic_mode) == KR_QPC_ATOMIC_MODE_IB_SPEC;
 	memcpy(qp->rgid, KR_PRM_ADDR(ads, ads, rgid_rip), sizeof(qp->rgid));
 	qp->sgid_index = 0;
 	qp->hop_limit = (uint8_t)KR_PRM_GET(ads, ads, hop_limit);

@@ -176,6 +176,10 @@ static int sim_req_parse(struct sim_engine *eng, uint32_t qpi, const uint8_t *sq
 		goto bad_wqe;
 	}
 
+	/* hardware refuses an atomic from a DCI whose INIT2RTR did not enable them */
+	if (q->st == KR_QPC_ST_DCI && !q->rae &&
+	    (w->opcode == MLX5_OPCODE_ATOMIC_CS || w->opcode == MLX5_OPCODE_ATOMIC_FA))
+		goto bad_wqe;
 	if (q->st == KR_QPC_ST_DCI) {
 		const struct mlx5_wqe_av *av = (const void *)(p + off);
 
