@@ -195,7 +195,8 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 	if (!rc) {
 		rc = kr_devx_uar_export(t->uar, &t->uar_fd);
 		if (rc)
-			KR_ERR("pool", "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
+			KR_ERR("pool",
+			       "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
 			       k->ctx->name, t->idx, strerror(-rc));
 	}
 	if (!rc)
