@@ -148,7 +148,6 @@ static int parse_gid(const char *s, uint8_t gid[16])
 	return -EINVAL;
 }
 
-/* Load tenant t's records from the peers file into its cache. */
 /* One "<tag> <dctn>" pair of a peers line into rec. 0, -ENOENT (none left), -EINVAL. */
 static int peers_pair(char **save, struct kr_dct_rec *rec)
 {

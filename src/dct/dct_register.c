@@ -42,7 +42,7 @@ struct kr_meta_reg {
 	uint64_t *drops;	       /* the pool segment's meta_drops[] */
 	int sock;
 	int wake_fd; /* eventfd: register again now */
-	uint32_t n; /* entries: [0] this keeper's own table when self, then replicas */
+	uint32_t n;  /* entries: [0] this keeper's own table when self, then replicas */
 	bool self;
 	struct sockaddr_in addr[KR_DCT_MAX_META];
 	struct kr_meta_peer peer[KR_DCT_MAX_META];
@@ -86,38 +86,38 @@ void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t 
 	}
 }
 
-/* Write the list (entries with a reply, in order) into every tenant zone. */
+/* Write the list (entries with a reply, in order) into every tenant zone: the same for all. */
 static void meta_publish(struct kr_meta_reg *r)
 {
 	struct kr_keeper *k = r->k;
+	struct kr_dct_meta_addr list[KR_DCT_MAX_META];
 	uint64_t table_key = kr_meta_table_key(r->key);
+	uint32_t nm = 0;
 
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct kr_meta_msg *m = &r->rep[r->order[i]];
+
+		if (!r->have[r->order[i]] || !m->table_rkey || !m->table_dctn || !m->ntenants ||
+		    m->ntenants > KR_META_MSG_TENANTS)
+			continue;
+		list[nm++] = (struct kr_dct_meta_addr){.node_id = m->node_id,
+						       .dctn = m->table_dctn,
+						       .dc_key = table_key,
+						       .va = m->table_va,
+						       .rkey = m->table_rkey,
+						       .max_nodes = m->max_nodes,
+						       .stride = m->ntenants};
+		memcpy(list[nm - 1].gid, m->gid, sizeof(list[nm - 1].gid));
+	}
 	/* a slot being renewed gets new zone pages under zone_lock */
 	pthread_mutex_lock(&k->zone_lock);
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
 		struct kr_dct_zone *dz =
 		    (struct kr_dct_zone *)(k->tenant[t].zone + kr_pool_zone_dct_off(&k->cfg));
-		uint32_t nm = 0;
 
 		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_RELEASE);
-		for (uint32_t i = 0; i < r->n; i++) {
-			const struct kr_meta_msg *m = &r->rep[r->order[i]];
-			struct kr_dct_meta_addr *a = &dz->meta[nm];
-
-			if (!r->have[r->order[i]] || !m->table_rkey || !m->table_dctn ||
-			    !m->ntenants || m->ntenants > KR_META_MSG_TENANTS)
-				continue;
-			a->node_id = m->node_id;
-			a->dctn = m->table_dctn;
-			a->dc_key = table_key;
-			memcpy(a->gid, m->gid, sizeof(a->gid));
-			a->va = m->table_va;
-			a->rkey = m->table_rkey;
-			a->max_nodes = m->max_nodes;
-			a->stride = m->ntenants;
-			nm++;
-		}
+		memcpy(dz->meta, list, nm * sizeof(list[0]));
 		dz->nmeta = nm;
 		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELEASE);
 	}
@@ -177,7 +177,8 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 		if (now >= *end || poll(pfd, 2, (int)((*end - now) / 1000000u) + 1) <= 0)
 			break;
 		if (pfd[1].revents) {
-			*end = now; /* a launch came or left: the next round now, not a replica's timeout */
+			*end = now; /* a launch came or left: the next round now, not a replica's
+				       timeout */
 			break;
 		}
 		len = recv(r->sock, &box, sizeof(box), MSG_DONTWAIT | MSG_TRUNC);
@@ -196,8 +197,9 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 		/* a restarted MetaServer answers with its new table and DCT */
 		changed |= !r->have[i] || r->rep[i].table_dctn != m.table_dctn ||
 			   r->rep[i].table_va != m.table_va ||
-			   r->rep[i].table_rkey != m.table_rkey || r->rep[i].ntenants != m.ntenants ||
-			   r->rep[i].node_id != m.node_id || r->rep[i].max_nodes != m.max_nodes ||
+			   r->rep[i].table_rkey != m.table_rkey ||
+			   r->rep[i].ntenants != m.ntenants || r->rep[i].node_id != m.node_id ||
+			   r->rep[i].max_nodes != m.max_nodes ||
 			   memcmp(r->rep[i].gid, m.gid, sizeof(m.gid));
 		r->rep[i] = m;
 		r->have[i] = true;

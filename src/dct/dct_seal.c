@@ -24,6 +24,7 @@
 
 #include "dct/dct.h"
 #include "kr_log.h"
+#include "pool.h"
 
 _Static_assert(sizeof(((struct kr_meta_box *)0)->nonce) == crypto_secretbox_NONCEBYTES,
 	       "kr_meta_box.nonce");
@@ -42,16 +43,8 @@ uint64_t kr_meta_wall_ns(void)
 /* kr_meta_table_key() - see dct.h. */
 uint64_t kr_meta_table_key(const struct kr_meta_key *key)
 {
-	uint8_t sub[crypto_kdf_BYTES_MIN];
-	uint64_t v;
-
 	_Static_assert(sizeof(key->k) == crypto_kdf_KEYBYTES, "a cluster key is a kdf master key");
-	if (!key->set)
-		return 0;
-	crypto_kdf_derive_from_key(sub, sizeof(sub), 1, "krmetatb", key->k);
-	memcpy(&v, sub, sizeof(v));
-	sodium_memzero(sub, sizeof(sub));
-	return v;
+	return key->set ? kr_kdf_u64(key->k, 1, "krmetatb") : 0;
 }
 
 /* kr_meta_key_load() - see dct.h. */

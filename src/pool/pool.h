@@ -222,7 +222,7 @@ struct kr_keeper_tenant {
 /*
  * A slot's launch left: the loop takes its DCIs, RC QPs and jobs out of the
  * rings and asks (WANTED); the worker rebuilds it on fresh memory (DONE);
- * the loop puts it back in service (NONE). Nobody binds it meanwhile.
+ * the loop fills its rings again (NONE). Nobody binds it meanwhile.
  */
 enum kr_renew {
 	KR_RENEW_NONE,
@@ -351,14 +351,16 @@ int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, u
 /* Destroy it (its key dies with it); nothing when none is open. */
 void kr_keeper_tenant_dct_close(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /*
- * kr_keeper_tenant_renew() - the worker rebuilds slot t for its next launch
- * (under cmd_lock): every device object destroyed and created again (a new
- * PD, UAR, SRQ, DCIs, RC QPs, heap MRs), new zeroed pages for the zone and
- * the heaps, the keeper zone zeroed; the DCIs and RC QPs end ready for the
- * loop to adopt. No DCT: the next launch brings its key. 0 or -errno (the
+ * kr_keeper_tenant_renew() - the worker rebuilds slot t for its next launch:
+ * every device object destroyed and created again (a new PD, UAR, SRQ,
+ * DCIs, RC QPs, heap MRs), new zeroed pages for the zone and the heaps, the
+ * keeper zone zeroed; the loop then fills its rings as at start
+ * (kr_keeper_tenant_rings_fill). No DCT: the next launch brings its key. 0 or -errno (the
  * slot then has no device objects; retried).
  */
 int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/* Event loop: put slot t's built DCIs, RC spares and job slots in its free rings. 0 or -ENOBUFS. */
+int kr_keeper_tenant_rings_fill(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /*
  * kr_keeper_target_build() - a DC target that serves no job (the MetaServer
  * table's): in t (zeroed by the caller), a keeper-only memzone called name,
@@ -537,6 +539,12 @@ struct kr_launch {
 	bool lone;	 /* no key was given: a random one, a launch of one job */
 };
 
+/*
+ * kr_kdf_u64() - 64 bits of libsodium's crypto_kdf subkey id of key under
+ * ctx (exactly 8 characters): launch keys (DC key, tag) and the cluster key
+ * (the MetaServer table's DC key).
+ */
+uint64_t kr_kdf_u64(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id, const char ctx[8]);
 /* 64 hex digits into key. 0 or -EINVAL. */
 int kr_launch_parse(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES]);
 /*

@@ -177,10 +177,8 @@ void kr_keeper_launch_renewed(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t->idx);
 
-	for (uint32_t j = 0; j < k->cfg.jobs; j++)
-		if (kr_keeper_ring_put(k, tr->job_ring_off, t->idx * k->cfg.jobs + j))
-			KR_ERR("pool", "tenant %u: job ring full", t->idx);
-	tr->pdn = t->pd.pdn;
+	if (kr_keeper_tenant_rings_fill(k, t)) /* drained when the launch left: room for all */
+		KR_ERR("pool", "tenant %u: a free ring is full after renewal", t->idx);
 	tr->renewals++;
 	__atomic_store_n(&t->renew, KR_RENEW_NONE, __ATOMIC_RELEASE);
 	KR_INFO("pool", "tenant %u: renewed (pd %u): free for a launch", t->idx, t->pd.pdn);

@@ -27,12 +27,13 @@
 _Static_assert(crypto_kdf_KEYBYTES == KR_LAUNCH_KEY_BYTES, "a launch key is a kdf master key");
 _Static_assert(sizeof(KR_LAUNCH_KDF_CTX) - 1 == crypto_kdf_CONTEXTBYTES, "kdf context size");
 
-static uint64_t launch_derive(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id)
+/* kr_kdf_u64() - see pool.h. */
+uint64_t kr_kdf_u64(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id, const char ctx[8])
 {
 	uint8_t sub[crypto_kdf_BYTES_MIN];
 	uint64_t v;
 
-	crypto_kdf_derive_from_key(sub, sizeof(sub), id, KR_LAUNCH_KDF_CTX, key);
+	crypto_kdf_derive_from_key(sub, sizeof(sub), id, ctx, key);
 	memcpy(&v, sub, sizeof(v));
 	sodium_memzero(sub, sizeof(sub));
 	return v;
@@ -76,8 +77,8 @@ int kr_launch_init(const char *hex, struct kr_launch *l)
 		randombytes_buf(key, sizeof(key)); /* a lone job: a launch of its own */
 		l->lone = true;
 	}
-	l->dc_key = launch_derive(key, KR_LAUNCH_SUBKEY_DC);
-	l->tag = launch_derive(key, KR_LAUNCH_SUBKEY_TAG);
+	l->dc_key = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_DC, KR_LAUNCH_KDF_CTX);
+	l->tag = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_TAG, KR_LAUNCH_KDF_CTX);
 	if (!l->tag)
 		l->tag = 1; /* 0 means "no launch" in the tables (2^-64) */
 	sodium_memzero(key, sizeof(key));

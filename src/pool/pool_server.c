@@ -426,14 +426,13 @@ static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg
 	}
 	if (c->job_plus1 || c->observer)
 		rc = -EALREADY;
-	else if (req->flags & ~(uint32_t)KR_ATTACH_F_OBSERVE || req->rsvd)
-		rc = -EINVAL;
+	else if (req->flags & ~(uint32_t)KR_ATTACH_F_OBSERVE || req->rsvd ||
+		 ((req->flags & KR_ATTACH_F_OBSERVE) && (req->launch_tag || req->dc_key)))
+		rc = -EINVAL; /* unknown flags, or an observer that names a launch */
 	else if (req->flags & KR_ATTACH_F_OBSERVE)
-		c->observer = !req->launch_tag && !req->dc_key;
+		c->observer = true;
 	else
 		rc = attach_job(k, c, req);
-	if (!rc && (req->flags & KR_ATTACH_F_OBSERVE) && !c->observer)
-		rc = -EINVAL; /* an observer names no launch */
 	if (!rc)
 		rc = attach_regions(k, c, rep, fds, &nfds);
 	if (rc) {

@@ -138,6 +138,21 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	return 0;
 }
 
+/* What every DC target stands on: a PD, a UAR, and its SRQ with CQ and receive buffers. */
+static int target_base_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	int rc;
+
+	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
+	if (rc)
+		return rc;
+	t->pd_ok = true;
+	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
+	if (rc)
+		return rc;
+	return tenant_srq_build(k, t);
+}
+
 /* kr_keeper_target_build() - see pool.h. */
 int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, const char *name,
 			   uint64_t dc_key, uint32_t access)
@@ -149,14 +164,7 @@ int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, cons
 	if (!t->mz)
 		return -ENOMEM;
 	t->kzone = t->mz->addr;
-	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
-	if (rc)
-		return rc;
-	t->pd_ok = true;
-	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
-	if (rc)
-		return rc;
-	rc = tenant_srq_build(k, t);
+	rc = target_base_build(k, t);
 	if (rc)
 		return rc;
 	return kr_keeper_tenant_dct_open(k, t, dc_key, access);
@@ -188,10 +196,7 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 	int rc;
 
 	step_lock(lock);
-	rc = kr_devx_pd_alloc(k->ctx, &t->pd);
-	t->pd_ok = !rc;
-	if (!rc)
-		rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
+	rc = target_base_build(k, t);
 	if (!rc) {
 		rc = kr_devx_uar_export(t->uar, &t->uar_fd);
 		if (rc)
@@ -199,8 +204,6 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 			       "%s: tenant %u's UAR page cannot be shared with its jobs: %s",
 			       k->ctx->name, t->idx, strerror(-rc));
 	}
-	if (!rc)
-		rc = tenant_srq_build(k, t);
 	if (!rc)
 		rc = tenant_zone_init(k, t);
 	step_unlock(lock);
@@ -251,6 +254,22 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	}
 }
 
+/* kr_keeper_tenant_rings_fill() - see pool.h. */
+int kr_keeper_tenant_rings_fill(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	const struct kr_pool_cfg *cfg = &k->cfg;
+	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t->idx);
+	int rc = 0;
+
+	for (uint32_t i = 0; !rc && i < cfg->dcis; i++)
+		rc = kr_keeper_ring_put(k, tr->dci_ring_off, i);
+	for (uint32_t i = 0; !rc && i < cfg->rc_spares; i++)
+		rc = kr_keeper_ring_put(k, tr->rc_ring_off, i);
+	for (uint32_t j = 0; !rc && j < cfg->jobs; j++)
+		rc = kr_keeper_ring_put(k, tr->job_ring_off, t->idx * cfg->jobs + j);
+	return rc;
+}
+
 /*
  * kr_keeper_tenant_build() - everything tenant t needs, warm. Returns 0 or
  * the first error (-ENOMEM for hugepages, -EREMOTEIO for a refused command);
@@ -259,7 +278,6 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	const struct kr_pool_cfg *cfg = &k->cfg;
-	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t->idx);
 	uint64_t heap_len = kr_pool_pages_len((uint64_t)cfg->heap_mb << 20);
 	char name[32];
 	int rc;
@@ -299,21 +317,9 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	rc = tenant_dev_build(k, t, NULL);
 	if (rc)
 		return rc;
-	for (uint32_t i = 0; i < cfg->dcis; i++) {
-		rc = kr_keeper_ring_put(k, tr->dci_ring_off, i);
-		if (rc)
-			return rc;
-	}
-	for (uint32_t i = 0; i < cfg->rc_spares; i++) {
-		rc = kr_keeper_ring_put(k, tr->rc_ring_off, i);
-		if (rc)
-			return rc;
-	}
-	for (uint32_t j = 0; j < cfg->jobs; j++) {
-		rc = kr_keeper_ring_put(k, tr->job_ring_off, t->idx * cfg->jobs + j);
-		if (rc)
-			return rc;
-	}
+	rc = kr_keeper_tenant_rings_fill(k, t);
+	if (rc)
+		return rc;
 	KR_INFO("pool", "tenant %u: pd %u, %u DCIs, %u RC spares, %u heaps of %u MB", t->idx,
 		t->pd.pdn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb);
 	return 0;
@@ -378,13 +384,8 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		tenant_dev_destroy(k, t);
 		pthread_mutex_unlock(&k->cmd_lock);
 		KR_ERR("pool", "tenant %u: renewal failed: %s", t->idx, strerror(-rc));
-		return rc;
 	}
-	for (uint32_t i = 0; i < k->cfg.dcis; i++)
-		__atomic_store_n(&t->dci[i].ready, true, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < k->cfg.rc_spares; i++)
-		__atomic_store_n(&t->rc[i].ready, true, __ATOMIC_RELEASE);
-	return 0;
+	return rc;
 }
 
 /* Tear down in reverse; tolerates a partly built tenant. */

@@ -234,7 +234,7 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 				kr_keeper_ring_put(k, tr->rc_ring_off, i);
 			}
 		if (__atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE) == KR_RENEW_DONE)
-			kr_keeper_launch_renewed(k, kt); /* its QPs were adopted just above */
+			kr_keeper_launch_renewed(k, kt);
 	}
 }
 
