@@ -360,3 +360,78 @@ void kp_hold_release(struct kp_holder *h)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+
+int kp_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_devx_dc_av *av,
+		void *dst, uint32_t len, uint64_t addr, uint32_t rkey)
+{
+	struct kr_devx_sge sge = {
+	    .addr = (uintptr_t)dst, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
+	struct kr_devx_wr wr = {.wr_id = 7,
+				.opcode = KR_WR_RDMA_READ,
+				.flags = KR_WR_SIGNALED,
+				.sge = &sge,
+				.num_sge = 1,
+				.remote_addr = addr,
+				.rkey = rkey,
+				.av = av};
+	struct kr_devx_qp *qp;
+	struct kr_devx_cq *cq;
+	struct kr_devx_wc wc;
+	int rc;
+
+	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
+	if (!rc)
+		rc = kr_devx_qp_post_send(qp, &wr);
+	if (rc)
+		return rc;
+	kr_devx_qp_ring(qp);
+	for (double t0 = kp_now_ms(); kp_now_ms() - t0 < 30000;)
+		if (kr_devx_cq_poll(cq, &wc, 1) == 1)
+			return (int)wc.status;
+	return -ETIMEDOUT;
+}
+
+long long kp_krctl_json(const struct kp_keeper *k, const char *cmd, const char *key, int idx)
+{
+	const char *const argv[] = {kp_tool("KRCTL"), "--socket", k->sock, "--json", cmd, NULL};
+	static char out[65536];
+	char pat[64];
+	long long sum = 0;
+	int i = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	if (kp_run(argv, out, sizeof(out), 10) != 0)
+		return -1;
+	for (const char *p = out; (p = strstr(p, pat)); p += strlen(pat), i++) {
+		long long v = atoll(p + strlen(pat));
+
+		if (i == idx)
+			return v;
+		sum += v;
+	}
+	return idx < 0 ? sum : -1;
+}
+
+pid_t kp_fork_rank(void (*fn)(int out, int in, void *arg), void *arg, void *report, size_t len,
+		   int *go)
+{
+	int p[2], q[2];
+	pid_t pid;
+
+	CHECK_OK(pipe(p));
+	CHECK_OK(pipe(q));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		close(q[1]);
+		fn(p[1], q[0], arg);
+		_exit(0);
+	}
+	close(p[1]);
+	close(q[0]);
+	CHECK_EQ(read(p[0], report, len), (ssize_t)len);
+	close(p[0]);
+	*go = q[1];
+	return pid;
+}

@@ -62,6 +62,29 @@ int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src
 int kp_hog_hugepages(int *fds, int max);
 
 /*
+ * One signaled RDMA READ of len bytes at (addr, rkey) into dst (in the heap)
+ * through the leased DCI l, addressed by av: the completion status (an enum
+ * kr_wc_status), -ETIMEDOUT after 30 s, or a post error.
+ */
+int kp_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_devx_dc_av *av,
+		void *dst, uint32_t len, uint64_t addr, uint32_t rkey);
+
+/*
+ * `krctl --socket <k> --json <cmd>`: the number after the idx-th "key": (in
+ * `pool`, one per tenant slot in order), or with idx < 0 the sum of all of
+ * them. -1 when krctl fails or has fewer.
+ */
+long long kp_krctl_json(const struct kp_keeper *k, const char *cmd, const char *key, int idx);
+
+/*
+ * A child running fn(out, in, arg): it writes len bytes to out, which the
+ * parent reads into report, then may wait for a byte on in, which the
+ * parent sends through *go (close it after). Returns the child's pid.
+ */
+pid_t kp_fork_rank(void (*fn)(int out, int in, void *arg), void *arg, void *report, size_t len,
+		   int *go);
+
+/*
  * A rank that stays attached to k (in a child) until released: a node has a
  * record for a launch only while the launch has a rank there. kp_hold() is
  * in the tests' launch (KR_LAUNCH_KEY); kp_hold_as(k, true) in a launch of

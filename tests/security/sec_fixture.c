@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dct/dct.h"
 #include "kr_test.h"
 #include "sec_fixture.h"
 
@@ -152,32 +153,44 @@ void sec_victim_stop(struct sec_victim *v)
 	v->ctx = NULL;
 }
 
-int sec_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_devx_dc_av *av,
-		 void *dst, uint32_t len, uint64_t addr, uint32_t rkey)
-{
-	struct kr_devx_sge sge = {
-	    .addr = (uintptr_t)dst, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
-	struct kr_devx_wr wr = {.wr_id = 7,
-				.opcode = KR_WR_RDMA_READ,
-				.flags = KR_WR_SIGNALED,
-				.sge = &sge,
-				.num_sge = 1,
-				.remote_addr = addr,
-				.rkey = rkey,
-				.av = av};
-	struct kr_devx_qp *qp;
-	struct kr_devx_cq *cq;
-	struct kr_devx_wc wc;
-	int rc, n = 0;
+struct lender_arg {
+	const struct kp_keeper *k;
+	uint32_t len;
+	uint8_t fill, expect;
+};
 
-	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
-	if (rc)
-		return rc;
-	rc = kr_devx_qp_post_send(qp, &wr);
-	if (rc)
-		return rc;
-	kr_devx_qp_ring(qp);
-	for (double t0 = kp_now_ms(); !n && kp_now_ms() - t0 < 10000;)
-		n = kr_devx_cq_poll(cq, &wc, 1);
-	return n == 1 ? (int)wc.status : -ETIMEDOUT;
+static void lender(int out, int in, void *arg)
+{
+	const struct lender_arg *a = arg;
+	struct kr_ctx *ctx = kp_attach(a->k, 5000);
+	struct kr_dct_rec self;
+	struct kr_mr_key key;
+	struct sec_lent l;
+	struct kr_mr *mr;
+	uint8_t *buf;
+	char c;
+
+	if (!ctx || !(buf = kr_malloc(ctx, a->len)))
+		_exit(2);
+	memset(buf, a->fill, a->len);
+	mr = kr_reg_mr(ctx, buf, a->len,
+		       KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE |
+			   KR_MR_REMOTE_ATOMIC);
+	if (!mr || kr_mr_key(mr, &key) || kr_dct_resolve(ctx, KR_NODE_SELF, &self))
+		_exit(3);
+	l = (struct sec_lent){.addr = key.addr, .rkey = key.rkey, .dctn = self.dctn};
+	if (write(out, &l, sizeof(l)) != sizeof(l) || read(in, &c, 1) != 1)
+		_exit(4);
+	for (uint32_t i = 0; i < a->len; i++)
+		if (buf[i] != a->expect)
+			_exit(5);
+	_exit(kr_detach(ctx) ? 6 : 0);
+}
+
+pid_t sec_lender_start(const struct kp_keeper *k, uint32_t len, uint8_t fill, uint8_t expect,
+		       struct sec_lent *l, int *go)
+{
+	struct lender_arg a = {.k = k, .len = len, .fill = fill, .expect = expect};
+
+	return kp_fork_rank(lender, &a, l, sizeof(*l), go);
 }

@@ -45,13 +45,20 @@ int sec_wait(pid_t pid);
 int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds,
 		   int timeout_ms);
 
+/* What a lender rank lends: its region, its key, its launch's DCT on its node. */
+struct sec_lent {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t dctn;
+};
+
 /*
- * One signaled RDMA READ of len bytes at (addr, rkey) into dst (in the heap)
- * through the leased DCI l, addressed by av: the completion status (an enum
- * kr_wc_status), -ETIMEDOUT after 10 s, or a post error.
+ * A rank of the test's launch on k (a child) lending len bytes of fill
+ * (remote READ, WRITE and atomic); l gets what it lends. After a byte on
+ * *go it exits 0 when all the bytes equal expect (2..6 otherwise).
  */
-int sec_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_devx_dc_av *av,
-		 void *dst, uint32_t len, uint64_t addr, uint32_t rkey);
+pid_t sec_lender_start(const struct kp_keeper *k, uint32_t len, uint8_t fill, uint8_t expect,
+		       struct sec_lent *l, int *go);
 
 /* xorshift64: the attackers' random values (*s must not be 0). */
 static inline uint64_t sec_rnd(uint64_t *s)

@@ -28,40 +28,6 @@
 
 static struct kp_keeper K;
 
-struct lent {
-	uint64_t addr;
-	uint32_t rkey;
-	uint32_t dctn;
-};
-
-/* Root's launch A: lends LEN bytes of MARKER until told to check them. */
-static void lender(int out, int in)
-{
-	struct kr_ctx *ctx = kp_attach(&K, 5000);
-	struct kr_dct_rec self;
-	struct kr_mr_key key;
-	struct kr_mr *mr;
-	struct lent l;
-	uint8_t *buf;
-	char c;
-
-	if (!ctx || !(buf = kr_malloc(ctx, LEN)))
-		_exit(2);
-	memset(buf, MARKER, LEN);
-	mr = kr_reg_mr(ctx, buf, LEN,
-		       KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE |
-			   KR_MR_REMOTE_ATOMIC);
-	if (!mr || kr_mr_key(mr, &key) || kr_dct_resolve(ctx, KR_NODE_SELF, &self))
-		_exit(3);
-	l = (struct lent){.addr = key.addr, .rkey = key.rkey, .dctn = self.dctn};
-	if (write(out, &l, sizeof(l)) != sizeof(l) || read(in, &c, 1) != 1)
-		_exit(4);
-	for (uint32_t i = 0; i < LEN; i++)
-		if (buf[i] != MARKER)
-			_exit(5);
-	_exit(kr_detach(ctx) ? 6 : 0);
-}
-
 /* One request through the attacker's own launch's DCT; its completion status. */
 static int own_dct(struct kr_ctx *ctx, bool write_op, uint8_t *buf, uint64_t addr, uint32_t rkey)
 {
@@ -81,7 +47,7 @@ static int own_dct(struct kr_ctx *ctx, bool write_op, uint8_t *buf, uint64_t add
 
 static int attacker(void *arg)
 {
-	const struct lent *a = arg;
+	const struct sec_lent *a = arg;
 	struct kr_ctx *ctx = kp_attach(&K, 5000);
 	struct kr_devx_dc_av av = {.dctn = a->dctn, .hop_limit = 64};
 	uint64_t seed = 0x5eed5eed1234ull;
@@ -115,7 +81,7 @@ static int attacker(void *arg)
 		av.dc_key = i ? sec_rnd(&seed) : sec_launch()->dc_key;
 		memset(buf, 0, LEN);
 		SEC_EXPECT(kr_lease_alloc(ctx, KR_LEASE_DCI, &l) == 0);
-		st = sec_dci_read(ctx, &l, &av, buf, LEN, a->addr, a->rkey);
+		st = kp_dci_read(ctx, &l, &av, buf, LEN, a->addr, a->rkey);
 		SEC_EXPECT(st == KR_WC_RETRY_EXC_ERR);
 		for (uint32_t b = 0; b < LEN; b++)
 			SEC_EXPECT(buf[b] == 0);
@@ -128,17 +94,10 @@ static int attacker(void *arg)
 	return 0;
 }
 
-/* Tenant slot 0's key violations from krctl pool --json. */
-static long violations(void)
+/* Tenant slot 0's key violations (launch A's: the first slot bound). */
+static long long violations(void)
 {
-	const char *const argv[] = {kp_tool("KRCTL"), "--socket", K.sock, "--json", "pool", NULL};
-	static char out[16384];
-	const char *p;
-
-	if (kp_run(argv, out, sizeof(out), 10) != 0)
-		return -1;
-	p = strstr(out, "\"dct_key_violations\": ");
-	return p ? strtol(p + 22, NULL, 10) : -1;
+	return kp_krctl_json(&K, "pool", "dct_key_violations", 0);
 }
 
 int main(void)
@@ -146,35 +105,23 @@ int main(void)
 	const char *const args[] = {"--tenants", "2",	      "--dcis", "4",	       "--jobs",
 				    "2",	 "--heap-mb", "2",	"--hugepages", "48",
 				    "--group",	 "65534",     NULL};
-	struct lent a;
-	int p[2], q[2], status;
+	struct sec_lent a;
+	long long v = 0;
+	int go, status;
 	pid_t pid;
-	long v = 0;
 
 	sec_keeper_start(&K, args);
-	CHECK_OK(pipe(p));
-	CHECK_OK(pipe(q));
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		close(q[1]);
-		lender(p[1], q[0]);
-	}
-	close(p[1]);
-	close(q[0]);
-	CHECK_EQ(read(p[0], &a, sizeof(a)), (ssize_t)sizeof(a));
+	pid = sec_lender_start(&K, LEN, MARKER, MARKER, &a, &go);
 	CHECK_EQ(violations(), 0);
 	CHECK_EQ(sec_as_nobody(attacker, &a), 0);
 	for (double t0 = kp_now_ms(); (v = violations()) < 4 && kp_now_ms() - t0 < 5000;)
 		usleep(100 * 1000);
-	printf("tenant 0 (launch A) counted %ld DC key violations\n", v);
+	printf("tenant 0 (launch A) counted %lld DC key violations\n", v);
 	CHECK(v >= 4);
-	CHECK_EQ(write(q[1], "g", 1), 1); /* A's bytes are unchanged */
+	CHECK_EQ(write(go, "g", 1), 1); /* A's bytes are unchanged */
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(p[0]);
-	close(q[1]);
+	close(go);
 	CHECK_EQ(kp_keeper_stop(&K, SIGTERM), 0);
 	kp_keeper_fini(&K);
 	KR_PASS("sec_keys");

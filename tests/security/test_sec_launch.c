@@ -33,63 +33,8 @@
 
 static struct kp_keeper K1, K2;
 
-struct lent {
-	uint64_t addr;
-	uint32_t rkey;
-	uint32_t dctn; /* the lender's launch's DCT on its node */
-};
-
-/* A rank of A that lends LEN bytes (pattern seed) until told to check for `expect`. */
-static void lender(const struct kp_keeper *k, int out, int in, uint8_t seed, uint8_t expect)
-{
-	struct kr_ctx *ctx = kp_attach(k, 5000);
-	struct kr_dct_rec self;
-	struct kr_mr_key key;
-	struct lent l;
-	struct kr_mr *mr;
-	uint8_t *buf;
-	char c;
-
-	if (!ctx || !(buf = kr_malloc(ctx, LEN)))
-		_exit(2);
-	memset(buf, seed, LEN);
-	mr = kr_reg_mr(ctx, buf, LEN, KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE);
-	if (!mr || kr_mr_key(mr, &key) || kr_dct_resolve(ctx, KR_NODE_SELF, &self))
-		_exit(3);
-	l = (struct lent){.addr = key.addr, .rkey = key.rkey, .dctn = self.dctn};
-	if (write(out, &l, sizeof(l)) != sizeof(l) || read(in, &c, 1) != 1)
-		_exit(4);
-	for (uint32_t i = 0; i < LEN; i++)
-		if (buf[i] != expect)
-			_exit(5);
-	_exit(kr_detach(ctx) ? 6 : 0);
-}
-
-static pid_t start_lender(const struct kp_keeper *k, uint8_t seed, uint8_t expect, struct lent *l,
-			  int *go)
-{
-	int p[2], q[2];
-	pid_t pid;
-
-	CHECK_OK(pipe(p));
-	CHECK_OK(pipe(q));
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		close(q[1]);
-		lender(k, p[1], q[0], seed, expect);
-	}
-	close(p[1]);
-	close(q[0]);
-	CHECK_EQ(read(p[0], l, sizeof(*l)), (ssize_t)sizeof(*l));
-	close(p[0]);
-	*go = q[1];
-	return pid;
-}
-
 /* Rank A1's work on node 1: connect to node 2, WRITE 0x5a over A2's region, READ it back. */
-static int rank_a1(const struct lent *a2)
+static int rank_a1(const struct sec_lent *a2)
 {
 	struct kr_ctx *ctx = kp_attach(&K1, 5000);
 	struct kr_vqp *v;
@@ -122,7 +67,7 @@ static int rank_a1(const struct lent *a2)
 }
 
 struct leaks {
-	struct lent a1, a2;
+	struct sec_lent a1, a2;
 	uint8_t gid2[16];
 };
 
@@ -153,7 +98,7 @@ static int launch_c(void *arg)
 		av.dc_key = i ? sec_rnd(&guess) : sec_launch()->dc_key;
 		memset(dst, 0, LEN);
 		SEC_EXPECT(kr_lease_alloc(ctx, KR_LEASE_DCI, &l) == 0);
-		st = sec_dci_read(ctx, &l, &av, dst, LEN, lk->a2.addr, lk->a2.rkey);
+		st = kp_dci_read(ctx, &l, &av, dst, LEN, lk->a2.addr, lk->a2.rkey);
 		SEC_EXPECT(st > 0 && st != KR_WC_SUCCESS);
 		for (uint32_t b = 0; b < LEN; b++)
 			SEC_EXPECT(dst[b] == 0);
@@ -175,18 +120,10 @@ static int launch_c(void *arg)
 	return 0;
 }
 
-/* Node 2's key violations from krctl pool --json, summed over its slots. */
-static long key_violations(const struct kp_keeper *k)
+/* k's key violations, summed over its tenant slots. */
+static long long key_violations(const struct kp_keeper *k)
 {
-	const char *const argv[] = {kp_tool("KRCTL"), "--socket", k->sock, "--json", "pool", NULL};
-	static char out[16384];
-	long sum = 0;
-
-	if (kp_run(argv, out, sizeof(out), 10) != 0)
-		return -1;
-	for (const char *p = out; (p = strstr(p, "\"dct_key_violations\": ")); p++)
-		sum += strtol(p + 22, NULL, 10);
-	return sum;
+	return kp_krctl_json(k, "pool", "dct_key_violations", -1);
 }
 
 int main(void)
@@ -197,7 +134,7 @@ int main(void)
 	int go1, go2, status;
 	pid_t p1, p2;
 	uint16_t port;
-	long viol;
+	long long viol;
 
 	sec_require_root();
 	kp_require_hugepages(64);
@@ -220,8 +157,8 @@ int main(void)
 		sec_keeper_start(&K2, a2);
 	}
 	/* launch A: a lender on each node; A1's work from node 1 reaches A2 */
-	p2 = start_lender(&K2, 0x11, 0x5a, &lk.a2, &go2);
-	p1 = start_lender(&K1, 0x22, 0x22, &lk.a1, &go1);
+	p2 = sec_lender_start(&K2, LEN, 0x11, 0x5a, &lk.a2, &go2);
+	p1 = sec_lender_start(&K1, LEN, 0x22, 0x22, &lk.a1, &go1);
 	CHECK_EQ(rank_a1(&lk.a2), 0);
 	printf("launch A: node 1 -> node 2 WRITE + READ of %u bytes verified\n", LEN);
 	fflush(stdout);
@@ -233,7 +170,7 @@ int main(void)
 	for (double t0 = kp_now_ms(); key_violations(&K2) <= viol && kp_now_ms() - t0 < 5000;)
 		usleep(100 * 1000);
 	viol = key_violations(&K2);
-	printf("node 2 counted %ld DC key violations\n", viol);
+	printf("node 2 counted %lld DC key violations\n", viol);
 	CHECK(viol >= 9);
 
 	/* A2 holds exactly what A1 wrote, A1 its own bytes */

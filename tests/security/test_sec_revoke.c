@@ -37,8 +37,9 @@ struct old_region {
 };
 
 /* A rank of launch A: marker in its heap, an MR, WRITEs through a DCI; then reports. */
-static void rank_a(int out, int in, bool detach)
+static void rank_a(int out, int in, void *detach_arg)
 {
+	bool detach = detach_arg != NULL;
 	struct kr_ctx *ctx = kp_attach(&K, 5000);
 	struct old_region r = {0};
 	struct kr_mr_key key;
@@ -77,39 +78,10 @@ static void rank_a(int out, int in, bool detach)
 	_exit(8);
 }
 
-static pid_t start_rank(struct old_region *r, int *go, bool detach)
+/* Renewals of tenant slot 0 (the slot launch A binds first). */
+static long long renewals(void)
 {
-	int p[2], q[2];
-	pid_t pid;
-
-	CHECK_OK(pipe(p));
-	CHECK_OK(pipe(q));
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		close(q[1]);
-		rank_a(p[1], q[0], detach);
-	}
-	close(p[1]);
-	close(q[0]);
-	CHECK_EQ(read(p[0], r, sizeof(*r)), (ssize_t)sizeof(*r));
-	close(p[0]);
-	*go = q[1];
-	return pid;
-}
-
-/* The pool's "renewals" of tenant 0 from krctl pool --json. */
-static long renewals(void)
-{
-	const char *const argv[] = {kp_tool("KRCTL"), "--socket", K.sock, "--json", "pool", NULL};
-	static char out[16384];
-	const char *p;
-
-	if (kp_run(argv, out, sizeof(out), 10) != 0)
-		return -1;
-	p = strstr(out, "\"renewals\": ");
-	return p ? strtol(p + 12, NULL, 10) : -1;
+	return kp_krctl_json(&K, "pool", "renewals", 0);
 }
 
 /* Does [p, p+len) hold needle anywhere? */
@@ -206,7 +178,7 @@ int main(void)
 	struct scan sc;
 	int go[2], status;
 	pid_t p1, p2;
-	long r0;
+	long long r0;
 
 	sec_keeper_start(&K, args);
 	CHECK_OK(kr_launch_init(NULL, &a)); /* root's launch: KR_LAUNCH_KEY */
@@ -214,8 +186,8 @@ int main(void)
 	r0 = renewals();
 	CHECK_EQ(r0, 0);
 
-	p1 = start_rank(&old[0], &go[0], true);
-	p2 = start_rank(&old[1], &go[1], false);
+	p1 = kp_fork_rank(rank_a, "detach", &old[0], sizeof(old[0]), &go[0]);
+	p2 = kp_fork_rank(rank_a, NULL, &old[1], sizeof(old[1]), &go[1]);
 	CHECK_EQ(old[0].pdn, old[1].pdn); /* one launch, one slot */
 
 	/* a rank detaches: the launch is still on the node, its other rank works */
