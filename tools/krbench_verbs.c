@@ -35,7 +35,6 @@ struct vb_dev {
 	struct kr_devx_ctx *ctx;
 	struct kr_devx_pd pd;
 	struct kr_devx_uar *uar;
-	uint8_t gid[16];
 	uint64_t *buf;
 	struct kr_devx_mr mr;
 };
@@ -44,7 +43,7 @@ struct vb_dev {
 struct vb_msg {
 	uint32_t qpn;
 	uint32_t psn;
-	uint8_t gid[16];
+	struct kr_devx_addr port; /* the sender's: GID, MAC */
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t pad;
@@ -68,8 +67,6 @@ static int vb_open(const struct kb_cluster *c, int host, const char *name, struc
 	rc = kr_devx_pd_alloc(d->ctx, &d->pd);
 	if (!rc)
 		rc = d->ctx->ops->alloc_uar(d->ctx, &d->uar);
-	if (!rc)
-		rc = d->ctx->ops->query_gid(d->ctx, 1, 0, d->gid);
 	if (rc)
 		return rc;
 	d->buf = aligned_alloc(4096, 4096);
@@ -114,7 +111,6 @@ static int vb_qp_connect(struct vb_conn *k, const struct vb_msg *m)
 	struct kr_devx_qp_conn c = {.port = 1,
 				    .access = KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_WRITE,
 				    .remote_qpn = m->qpn,
-				    .hop_limit = 64,
 				    .mtu = KR_MTU_1K,
 				    .rq_psn = m->psn,
 				    .sq_psn = VB_PSN,
@@ -125,7 +121,7 @@ static int vb_qp_connect(struct vb_conn *k, const struct vb_msg *m)
 				    .log_sra_max = 4,
 				    .log_rra_max = 4};
 
-	memcpy(c.rgid, m->gid, sizeof(c.rgid));
+	kr_devx_qp_conn_path(&c, &k->qp.ctx->port, &m->port, k->qp.qpn, m->qpn);
 	return kr_devx_qp_connect(&k->qp, &c);
 }
 
@@ -161,7 +157,7 @@ static void vb_serve_one(struct vb_dev *d, int fd)
 		return;
 	if (!vb_qp_connect(&k, &in)) {
 		out.qpn = k.qp.qpn;
-		memcpy(out.gid, d->gid, sizeof(out.gid));
+		out.port = d->ctx->port.addr;
 		/* the client READs, then closes: keep the QP until then */
 		if (io_all(fd, &out, sizeof(out), true))
 			while (read(fd, &c, 1) > 0)
@@ -233,7 +229,7 @@ static int vb_connect_read(struct vb_dev *d, uint16_t port, double *conn_us, dou
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	out.qpn = k.qp.qpn;
-	memcpy(out.gid, d->gid, sizeof(out.gid));
+	out.port = d->ctx->port.addr;
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) || !io_all(fd, &out, sizeof(out), true) ||
 	    !io_all(fd, &in, sizeof(in), false)) {
 		rc = -ECONNRESET;

@@ -65,7 +65,7 @@ static void print_caps(const struct kr_devx_caps *c, bool verbose)
 	printf("\tmax_wqe_sz_sq:\t\t%u\n", c->max_wqe_sz_sq);
 	printf("\tmax_wqe_sz_rq:\t\t%u\n", c->max_wqe_sz_rq);
 	printf("\tmax_wqe_sz_sq_dc:\t%u\n", c->max_wqe_sz_sq_dc);
-	printf("\tgid_table_size:\t\t%u\n", c->gid_table_size);
+	printf("\tgid_table_len:\t\t%u\n", c->gid_table_len);
 	if (!verbose)
 		return;
 	printf("\tmax_qp:\t\t\t%llu\n", 1ull << c->log_max_qp);
@@ -83,8 +83,10 @@ static void print_caps(const struct kr_devx_caps *c, bool verbose)
 
 static void print_device(struct kr_devx_ctx *ctx, bool verbose)
 {
-	uint8_t gid[16];
-	int rc;
+	static const char *const type[] = {"?", "IB", "RoCE v1", "RoCE v2"};
+	const struct kr_devx_port *p = &ctx->port;
+	struct kr_devx_gid_entry e;
+	uint32_t n = ctx->caps.gid_table_len ? ctx->caps.gid_table_len : 1;
 
 	printf("hca_id:\t%s\n", ctx->name);
 	printf("\tbackend:\t\t%s\n",
@@ -93,27 +95,23 @@ static void print_device(struct kr_devx_ctx *ctx, bool verbose)
 	if (verbose)
 		printf("\tcompletion eqn:\t\t%u\n", ctx->eqn);
 	printf("\tport:\t1\n");
-	rc = ctx->ops->query_gid(ctx, 1, 0, gid);
-	if (rc) {
-		printf("\t\tGID[0]:\t\tunavailable (%s)\n", strerror(-rc));
+	if (p->gid_index == KR_DEVX_GID_NONE) {
+		printf("\t\tsends from:\tno usable GID (no RoCE v2 address on the port)\n");
 	} else {
-		printf("\t\tGID[0]:\t\t");
-		print_gid(gid);
-		printf("\n");
+		printf("\t\tsends from:\tGID[%u] (%s), ", p->gid_index, type[p->gid_type & 3]);
+		if (p->roce)
+			printf("MAC %02x:%02x:%02x:%02x:%02x:%02x\n", p->addr.mac[0], p->addr.mac[1],
+			       p->addr.mac[2], p->addr.mac[3], p->addr.mac[4], p->addr.mac[5]);
+		else
+			printf("LID 0x%x\n", p->addr.lid);
 	}
-	if (verbose) {
-		/* The whole table: stop at the first index the device refuses. */
-		for (uint16_t i = 1; i < 256; i++) {
-			static const uint8_t zero[16];
-
-			if (ctx->ops->query_gid(ctx, 1, i, gid))
-				break;
-			if (!memcmp(gid, zero, sizeof(zero)))
-				continue;
-			printf("\t\tGID[%u]:\t\t", i);
-			print_gid(gid);
-			printf("\n");
-		}
+	/* the table, empty entries skipped (all of it with -v, else up to 16) */
+	for (uint32_t i = 0; i < n && (verbose || i < 16); i++) {
+		if (ctx->ops->query_gid_entry(ctx, 1, (uint16_t)i, &e))
+			continue;
+		printf("\t\tGID[%u]:\t\t", i);
+		print_gid(e.gid);
+		printf("  %s\n", type[e.type & 3]);
 	}
 	printf("\n");
 }

@@ -169,7 +169,7 @@ static void dc_checks(struct kr_fx_host *a, struct kr_fx_host *b)
 		report("DC setup (DCT, SRQ, DCI)", false, NULL);
 		return;
 	}
-	kr_fx_dc_av(b, &dct, &av);
+	kr_fx_dc_av(a, b, &dct, &av);
 	memset(src, 0x5a, 256);
 	ok = !kr_devx_srq_post_recv(&srq, &rx, 1, 7) && !post_and_wait(&dci, &wr, &a->scq, &wc) &&
 	     !kr_fx_poll_one(&b->rcq, &wc, KRPING_TIMEOUT_MS) && wc.wr_id == 7 &&

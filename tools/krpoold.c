@@ -22,6 +22,8 @@ static void usage(FILE *f)
 		"usage: krpoold [options]\n"
 		"  -c, --config FILE     read key = value settings (keys as the long options)\n"
 		"  -d, --device NAME     mlx5_<n> or sim:<name> (default: first mlx5, else sim)\n"
+		"      --gid-index N     GID table entry to send from (default: the port's RoCE v2\n"
+		"                        IPv4 entry, else RoCE v2 IPv6; on InfiniBand the first)\n"
 		"      --tenants N       tenant slots: a PD, a DCT and pools each (default 2)\n"
 		"      --dcis N          DCIs per tenant (default 8)\n"
 		"      --rc-spares N     spare RC QPs per tenant (default 2)\n"
@@ -37,7 +39,7 @@ static void usage(FILE *f)
 		"                        (default: the keeper's own group)\n"
 		"      --base-virtaddr A where the hugepages are mapped (default 0x%llx)\n"
 		"      --node-id N       this node's id (default: GID's IPv4 low 16 bits, else 1)\n"
-		"      --peers FILE      static peers: <node_id> <gid> <dctn> <dc_key>...\n"
+		"      --peers FILE      static peers: <node_id> <gid> <mac|lid=N> <tag> <dctn>...\n"
 		"      --metaserver      keep the cluster's DCT slot table (one slot per node)\n"
 		"      --max-nodes N     MetaServer slots: node ids 1..N-1 (default 16384)\n"
 		"      --meta-listen A   MetaServer registration socket, IPv4:port (loopback)\n"
@@ -56,7 +58,7 @@ static const struct option long_opts[] = {
     {"vqps", required_argument, NULL, 1},      {"heap-mb", required_argument, NULL, 1},
     {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
     {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
-    {"group", required_argument, NULL, 1},
+    {"group", required_argument, NULL, 1},     {"gid-index", required_argument, NULL, 1},
     {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     /* src/dct: node identity and metadata */

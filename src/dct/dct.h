@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "devx.h"
+
 struct kr_ctx;
 
 /* Where to send DC requests for one launch on one node (the key: the caller's launch's). */
@@ -21,8 +23,7 @@ struct kr_dct_rec {
 	uint32_t tenant;   /* the launch's tenant slot on that node (for diagnostics) */
 	uint32_t dctn;     /* 24 bits */
 	uint64_t tag;      /* the launch tag */
-	uint8_t gid[16];   /* RoCE: ::ffff:<ipv4> */
-	uint16_t lid;      /* InfiniBand only; 0 on RoCE */
+	struct kr_devx_addr addr; /* the node's port: GID, and MAC (RoCE) or LID (IB) */
 };
 
 /*
@@ -59,8 +60,9 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
 #include <stddef.h>
 #include <sys/types.h>
 
-#define KR_DCT_REC_VERSION 2u
+#define KR_DCT_REC_VERSION 3u /* 3: the port's MAC or LID */
 #define KR_DCT_F_STATIC	   1u /* from --peers: never evicted nor invalidated */
+#define KR_DCT_F_LID	   2u /* wire only: l2 holds a LID (InfiniBand), else a MAC */
 
 /*
  * The record on the wire and in shared memory (MetaServer slots, the node
@@ -71,10 +73,9 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
 struct kr_dct_wire {
 	uint8_t version;
 	uint8_t flags;
-	uint16_t lid;
+	uint8_t l2[6];	      /* RoCE: the port's MAC; IB (KR_DCT_F_LID): its LID, little-endian */
 	uint32_t node_id;
-	uint32_t tenant;
-	uint32_t dctn;
+	uint32_t dctn_tenant; /* DCT number (bits 23:0), tenant slot (31:24) */
 	uint64_t tag;
 	uint8_t gid[16];
 	uint32_t gen;
@@ -150,14 +151,14 @@ struct kr_dct_meta_addr {
 	uint32_t node_id;
 	uint32_t dctn;
 	uint64_t dc_key;
-	uint8_t gid[16];
+	struct kr_devx_addr addr; /* the MetaServer's port */
 	uint64_t va; /* slot table base: node n's row at va + n * stride * 64 */
 	uint32_t rkey;
 	uint32_t max_nodes;
 	uint32_t stride; /* slots per row */
 	uint32_t rsvd;
 };
-_Static_assert(sizeof(struct kr_dct_meta_addr) == 56, "kr_dct_meta_addr layout");
+_Static_assert(sizeof(struct kr_dct_meta_addr) == 64, "kr_dct_meta_addr layout");
 
 struct kr_dct_zone {
 	uint32_t magic;
@@ -174,7 +175,7 @@ struct kr_dct_zone {
 	uint64_t launch_tag; /* the launch holding the tenant: the cache has its records only */
 	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
 };
-_Static_assert(sizeof(struct kr_dct_zone) == 96 + 56 * KR_DCT_MAX_META, "kr_dct_zone layout");
+_Static_assert(sizeof(struct kr_dct_zone) == 96 + 64 * KR_DCT_MAX_META, "kr_dct_zone layout");
 
 /* Bytes the dct block takes in a tenant zone (header, hands, entries). */
 uint64_t kr_dct_zone_bytes(void);
@@ -206,7 +207,7 @@ void kr_dct_cache_clear(void *zone, struct kr_dct_zone *dz);
  * Host byte order (little-endian clusters only).
  */
 #define KR_META_MSG_MAGIC   0x6b724d31u /* "krM1" */
-#define KR_META_MSG_VERSION 3u
+#define KR_META_MSG_VERSION 4u /* 4: the sender's MAC or LID */
 #define KR_META_MSG_TENANTS 64u
 #define KR_META_BOX_MAGIC   0x6b724d42u	  /* "krMB" */
 #define KR_META_SKEW_NS	    5000000000ull /* sealed: sender's clock within 5 s of ours */
@@ -234,7 +235,7 @@ struct kr_meta_msg {
 	uint32_t ntenants;  /* register: entries in t[]; reply: the table's stride */
 	uint32_t max_nodes; /* reply */
 	uint32_t table_dctn; /* reply: the DCT the table is read through */
-	uint8_t gid[16];
+	struct kr_devx_addr addr; /* the sender's port: register, the node's; reply, the table's */
 	uint64_t ts_ns; /* the sender's CLOCK_REALTIME: sealed messages are refused outside
 			   KR_META_SKEW_NS, and a registration not newer than its node's last */
 	uint64_t table_va; /* reply */
@@ -242,7 +243,7 @@ struct kr_meta_msg {
 	uint32_t rsvd;
 	struct kr_meta_msg_tenant t[KR_META_MSG_TENANTS];
 };
-_Static_assert(sizeof(struct kr_meta_msg) == 72 + 16 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
+_Static_assert(sizeof(struct kr_meta_msg) == 80 + 16 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
 
 /* A sealed message: crypto_secretbox of the whole struct kr_meta_msg. */
 struct kr_meta_box {

@@ -5,10 +5,11 @@
  * node cache), written before the socket listens, so before any job reads.
  *
  * Peers file: '#' comments, one line per node:
- *   <node_id> <gid> <tag> <dctn> [<tag> <dctn> ...]
+ *   <node_id> <gid> <mac|lid=N> <tag> <dctn> [<tag> <dctn> ...]
  * one (launch tag, DCT number) pair per launch on that node; gid is an IPv6
- * address (RoCE: ::ffff:a.b.c.d) or a bare IPv4 address; numbers take 0x
- * prefixes. The file is read at start; when a launch binds a tenant slot its
+ * address (RoCE: ::ffff:a.b.c.d) or a bare IPv4 address; then the port's
+ * MAC on RoCE or its LID on InfiniBand (krctl status shows a keeper's);
+ * numbers take 0x prefixes. The file is read at start; when a launch binds a tenant slot its
  * pairs go into the slot's node cache as static entries: never evicted,
  * never invalidated, gone when the launch leaves.
  *
@@ -133,6 +134,31 @@ static uint32_t node_id_of_gid(const uint8_t gid[16])
 	return id ? id : 1;
 }
 
+/* "aa:bb:cc:dd:ee:ff" (RoCE) or "lid=N" (InfiniBand, N in 1..0xbfff: a unicast LID) */
+static int parse_l2(const char *s, struct kr_devx_addr *a)
+{
+	unsigned int b[6];
+	unsigned long v;
+	char *end;
+	int used = 0;
+
+	if (!strncmp(s, "lid=", 4)) {
+		errno = 0;
+		v = strtoul(s + 4, &end, 0);
+		if (errno || end == s + 4 || *end || v == 0 || v >= 0xc000)
+			return -EINVAL;
+		a->lid = (uint16_t)v;
+		return 0;
+	}
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &used) != 6 ||
+	    s[used])
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		a->mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
 static int parse_gid(const char *s, uint8_t gid[16])
 {
 	struct in_addr a4;
@@ -201,7 +227,10 @@ static int peers_load(struct kr_keeper *k)
 			goto bad;
 		rec.node_id = (uint32_t)v;
 		tok = strtok_r(NULL, " \t\r\n", &save);
-		if (!tok || parse_gid(tok, rec.gid))
+		if (!tok || parse_gid(tok, rec.addr.gid))
+			goto bad;
+		tok = strtok_r(NULL, " \t\r\n", &save);
+		if (!tok || parse_l2(tok, &rec.addr))
 			goto bad;
 		while (!(rc = peers_pair(&save, &rec))) {
 			struct kr_dct_rec *p;
@@ -227,7 +256,8 @@ static int peers_load(struct kr_keeper *k)
 		if (rc != -EINVAL)
 			break;
 	bad:
-		KR_ERR("dct", "peers %s:%u: expected <node_id> <gid> <tag> <dctn> [<tag> <dctn>...]",
+		KR_ERR("dct",
+		       "peers %s:%u: expected <node_id> <gid> <mac|lid=N> <tag> <dctn> [<tag> <dctn>...]",
 		       k->cfg.peers, lineno);
 		rc = -EINVAL;
 	}
@@ -242,7 +272,7 @@ int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	struct kr_zone_hdr *z = (struct kr_zone_hdr *)t->zone;
 
 	if (!k->cfg.node_id)
-		k->cfg.node_id = node_id_of_gid(z->gid);
+		k->cfg.node_id = node_id_of_gid(z->port.addr.gid);
 	if (!z->dct_off || z->dct_off + kr_dct_zone_bytes() > t->zone_len)
 		return -EINVAL;
 	kr_dct_zone_init(t->zone, z->dct_off, k->cfg.node_id, t->idx);

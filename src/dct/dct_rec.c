@@ -55,17 +55,23 @@ uint32_t kr_dct_crc32c(const void *buf, size_t len)
 int kr_dct_rec_encode(const struct kr_dct_rec *rec, uint32_t gen, uint32_t flags,
 		      struct kr_dct_wire *w)
 {
-	if (!rec || !w || rec->dctn == 0 || rec->dctn > 0xffffffu || flags > 0xffu)
+	if (!rec || !w || rec->dctn == 0 || rec->dctn > 0xffffffu || rec->tenant > 0xffu ||
+	    (flags & ~KR_DCT_F_STATIC))
 		return -EINVAL;
 	memset(w, 0, sizeof(*w));
 	w->version = KR_DCT_REC_VERSION;
 	w->flags = (uint8_t)flags;
-	w->lid = rec->lid;
+	if (rec->addr.lid) { /* a LID: an InfiniBand port, which has no MAC */
+		w->flags |= KR_DCT_F_LID;
+		w->l2[0] = (uint8_t)rec->addr.lid;
+		w->l2[1] = (uint8_t)(rec->addr.lid >> 8);
+	} else {
+		memcpy(w->l2, rec->addr.mac, sizeof(w->l2));
+	}
 	w->node_id = rec->node_id;
-	w->tenant = rec->tenant;
-	w->dctn = rec->dctn;
+	w->dctn_tenant = rec->dctn | rec->tenant << 24;
 	w->tag = rec->tag;
-	memcpy(w->gid, rec->gid, sizeof(w->gid));
+	memcpy(w->gid, rec->addr.gid, sizeof(w->gid));
 	w->gen = gen;
 	w->crc = kr_dct_crc32c(w, offsetof(struct kr_dct_wire, crc));
 	return 0;
@@ -76,15 +82,18 @@ int kr_dct_rec_decode(const struct kr_dct_wire *w, struct kr_dct_rec *rec)
 	if (w->version == 0 && w->crc == 0)
 		return -ENOENT;
 	if (w->version != KR_DCT_REC_VERSION ||
-	    w->crc != kr_dct_crc32c(w, offsetof(struct kr_dct_wire, crc)) || !w->dctn ||
-	    w->dctn > 0xffffffu)
+	    w->crc != kr_dct_crc32c(w, offsetof(struct kr_dct_wire, crc)) ||
+	    !(w->dctn_tenant & 0xffffffu))
 		return -EBADMSG;
 	memset(rec, 0, sizeof(*rec));
 	rec->node_id = w->node_id;
-	rec->tenant = w->tenant;
-	rec->dctn = w->dctn;
+	rec->tenant = w->dctn_tenant >> 24;
+	rec->dctn = w->dctn_tenant & 0xffffffu;
 	rec->tag = w->tag;
-	memcpy(rec->gid, w->gid, sizeof(rec->gid));
-	rec->lid = w->lid;
+	memcpy(rec->addr.gid, w->gid, sizeof(rec->addr.gid));
+	if (w->flags & KR_DCT_F_LID)
+		rec->addr.lid = (uint16_t)(w->l2[0] | w->l2[1] << 8);
+	else
+		memcpy(rec->addr.mac, w->l2, sizeof(rec->addr.mac));
 	return 0;
 }

@@ -107,7 +107,7 @@ static void meta_publish(struct kr_meta_reg *r)
 						       .rkey = m->table_rkey,
 						       .max_nodes = m->max_nodes,
 						       .stride = m->ntenants};
-		memcpy(list[nm - 1].gid, m->gid, sizeof(list[nm - 1].gid));
+		list[nm - 1].addr = m->addr;
 	}
 	/* a slot being renewed gets new zone pages under zone_lock */
 	pthread_mutex_lock(&k->zone_lock);
@@ -200,7 +200,7 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 			   r->rep[i].table_rkey != m.table_rkey ||
 			   r->rep[i].ntenants != m.ntenants || r->rep[i].node_id != m.node_id ||
 			   r->rep[i].max_nodes != m.max_nodes ||
-			   memcmp(r->rep[i].gid, m.gid, sizeof(m.gid));
+			   memcmp(&r->rep[i].addr, &m.addr, sizeof(m.addr));
 		r->rep[i] = m;
 		r->have[i] = true;
 	}

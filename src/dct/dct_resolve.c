@@ -252,7 +252,7 @@ static int row_pick(struct kr_ctx *ctx, const struct kr_dct_slot *row, uint32_t 
 static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint32_t node_id,
 		     struct kr_dct_rec *rec)
 {
-	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key, .hop_limit = 64};
+	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key};
 	struct kr_devx_sge sge = {.length = m->stride * (uint32_t)sizeof(*g_look.buf),
 				  .lkey = kr_pool_heap_lkey(ctx)};
 	struct kr_devx_wr wr = {.opcode = KR_WR_RDMA_READ,
@@ -279,7 +279,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		g_look.leased = false;
 		return rc;
 	}
-	memcpy(av.rgid, m->gid, sizeof(av.rgid));
+	kr_devx_dc_av_path(&av, &ctx->zone->port, &m->addr, ctx->zone->dctn, m->dctn);
 	sge.addr = (uintptr_t)g_look.buf; /* look_prepare() allocates it on first use */
 	memset(g_look.buf, 0, sge.length);
 	wr.wr_id = ++g_look.wr_id;
@@ -374,7 +374,7 @@ int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
 		rec->tenant = ctx->tenant;
 		rec->dctn = ctx->zone->dctn;
 		rec->tag = ctx->launch.tag;
-		memcpy(rec->gid, ctx->zone->gid, sizeof(rec->gid));
+		rec->addr = ctx->zone->port.addr;
 		return 0;
 	}
 	if (node_id == 0)

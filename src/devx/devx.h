@@ -25,6 +25,46 @@
 struct kr_devx_ctx;
 struct kr_devx_obj;
 
+/* ---- the port's address (devx_port.c; entries from the backend) ---- */
+
+/* What a GID table entry is (sysfs gid_attrs/types: "IB/RoCE v1", "RoCE v2"). */
+enum kr_devx_gid_type {
+	KR_GID_TYPE_IB = 1,	 /* InfiniBand port */
+	KR_GID_TYPE_ROCE_V1 = 2, /* Ethernet, RoCE v1: Ethertype 0x8915, not routable */
+	KR_GID_TYPE_ROCE_V2 = 3, /* Ethernet, RoCE v2: UDP/IP (port 4791) */
+};
+
+struct kr_devx_gid_entry {
+	uint8_t gid[16];
+	uint8_t type;	/* enum kr_devx_gid_type */
+	uint8_t mac[6]; /* RoCE: the MAC of the entry's net device */
+};
+
+/* What a peer needs to reach a port: its GID, and its MAC (RoCE) or LID (IB). */
+struct kr_devx_addr {
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint16_t lid;
+};
+_Static_assert(sizeof(struct kr_devx_addr) == 24, "kr_devx_addr layout");
+
+/*
+ * The port a context sends from: its address and the GID index its QPs and
+ * DCTs name (selected at open, kr_devx_port_select). Fixed layout: the
+ * keeper copies it into tenant zones for its jobs.
+ */
+struct kr_devx_port {
+	struct kr_devx_addr addr;
+	uint16_t gid_index; /* KR_DEVX_GID_NONE: no usable GID */
+	uint8_t num;	    /* 1-based port number */
+	uint8_t roce;	    /* link layer Ethernet */
+	uint8_t gid_type;   /* enum kr_devx_gid_type */
+	uint8_t rsvd[3];
+};
+_Static_assert(sizeof(struct kr_devx_port) == 32, "kr_devx_port layout");
+
+#define KR_DEVX_GID_NONE 0xffffu
+
 /* A umem: memory the device may DMA, named by id in PRM commands. */
 struct kr_devx_umem {
 	struct kr_devx_ctx *ctx;
@@ -80,8 +120,11 @@ struct kr_devx_ops {
 	int (*obj_query)(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
 			 size_t outlen);
 	int (*query_eqn)(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn);
-	/* GID of port (1-based) at index; RoCE: IPv4-mapped or IPv6 address. */
-	int (*query_gid)(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index, uint8_t gid[16]);
+	/* GID table entry of port (1-based) at index: 0, -ENODATA (empty), -EINVAL. */
+	int (*query_gid_entry)(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
+			       struct kr_devx_gid_entry *entry);
+	/* The port's LID (InfiniBand; 0 on Ethernet). */
+	int (*query_lid)(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid);
 	int (*umem_dereg)(struct kr_devx_umem *umem);
 	int (*umem_reg)(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
 			struct kr_devx_umem **umem);
@@ -108,7 +151,7 @@ struct kr_devx_caps {
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
 	uint16_t max_wqe_sz_sq_dc;
-	uint16_t gid_table_size;
+	uint16_t gid_table_len; /* entries: 8 << cap.gid_table_size (PRM encoding) */
 	uint16_t vhca_id;
 	bool dct;
 	bool roce;
@@ -135,6 +178,7 @@ struct kr_devx_ctx {
 	char name[64];
 	bool is_sim;
 	struct kr_devx_caps caps;
+	struct kr_devx_port port; /* port 1, as kr_devx_open selected it */
 	struct kr_devx_cmd_err last_err;
 	uint32_t eqn; /* completion EQ for CQs (query_eqn vector 0) */
 	/* user_index -> resource, for CQE dispatch (cqe_version 1). Index 0 unused. */
@@ -170,6 +214,43 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps);
  */
 int kr_devx_hw_open(const char *name, struct kr_devx_ctx **ctx);
 int kr_devx_hw_list(struct kr_devx_dev_info *info, int max);
+
+/*
+ * The hw backend's GID table reader (devx_gid_sysfs.c), the kernel's view
+ * under <sysfs>/class/infiniband/<dev>/ports/<port>/ (gids/, gid_attrs/types/,
+ * gid_attrs/ndevs/, link_layer) and the MAC in <sysfs>/class/net/<ndev>/.
+ * sysfs is "/sys" on a host, a fixture directory in tests. Returns 0,
+ * -ENODATA (empty entry), -ENOENT (no such device or port), -EBADMSG
+ * (unreadable content).
+ */
+int kr_devx_sysfs_gid_entry(const char *sysfs, const char *dev, uint8_t port, uint16_t index,
+			    struct kr_devx_gid_entry *entry);
+
+/* ---- port selection and paths (devx_port.c) ---- */
+
+/*
+ * kr_devx_gid_pick() - the GID index to send from, out of n entries (tab[i]
+ * is index i; type 0 = empty). want >= 0 forces that index (an entry must
+ * be there). Otherwise, on Ethernet: a RoCE v2 entry, IPv4-mapped first,
+ * then global IPv6, then link-local (RoCE v1 is never picked by itself);
+ * on InfiniBand: the first IB entry. Returns the index, -ENOENT (nothing
+ * usable), -EINVAL (want out of range or empty).
+ */
+int kr_devx_gid_pick(const struct kr_devx_gid_entry *tab, uint32_t n, bool roce, int want);
+/*
+ * kr_devx_port_select() - read port's GID table through ctx's backend, pick
+ * with kr_devx_gid_pick and fill *out (address, index, link layer). Returns
+ * 0, -ENOENT / -EINVAL as kr_devx_gid_pick, or the backend's errno.
+ */
+int kr_devx_port_select(struct kr_devx_ctx *ctx, uint8_t port, int want,
+			struct kr_devx_port *out);
+/*
+ * kr_devx_udp_sport() - the RoCE v2 UDP source port for traffic between
+ * local and remote QP (or DCT) numbers, spread as the kernel spreads RC
+ * QPs: a flow label hashed from the two numbers, folded into
+ * 0xc000..0xffff. Stable per pair, so ECMP keeps a flow on one path.
+ */
+uint16_t kr_devx_udp_sport(uint32_t lqpn, uint32_t rqpn);
 
 /* Register obj at a fresh user_index for CQE dispatch; returns it (>0) or -ENOMEM. */
 int kr_devx_rsc_alloc(struct kr_devx_ctx *ctx, enum kr_devx_rsc_type type, void *obj);
@@ -303,11 +384,13 @@ struct kr_devx_qp_conn {
 	uint8_t port;           /* 1-based */
 	uint32_t access;        /* KR_ACCESS_REMOTE_*: responder rights (RC) */
 	uint32_t remote_qpn;    /* RC only */
-	uint8_t rgid[16];       /* RC: peer GID (RoCE) */
-	uint8_t rmac[6];        /* RC on RoCE hw: peer MAC; the sim ignores it */
+	/* path to the peer: kr_devx_qp_conn_path() fills these five */
+	uint8_t rgid[16];       /* RC: peer GID */
+	uint8_t rmac[6];        /* RC on RoCE: peer MAC (ads.rmac) */
+	uint16_t rlid;          /* RC on InfiniBand: peer LID (ads.rlid) */
 	uint8_t sgid_index;
 	uint8_t hop_limit;
-	uint16_t udp_sport;
+	uint16_t udp_sport;     /* RoCE v2 */
 	uint8_t mtu;            /* KR_MTU_* */
 	uint32_t rq_psn;        /* RC */
 	uint32_t sq_psn;
@@ -461,7 +544,13 @@ struct kr_devx_sge {
 	uint32_t lkey;
 };
 
-/* Where a DCI request goes: the DC target and, on RoCE, its address (48-byte AV). */
+/*
+ * Where a DCI request goes: the DC target and its address (48-byte AV).
+ * Fill the address with kr_devx_dc_av_path(): the rules of rdma-core's
+ * mlx5_create_ah. RoCE: rmac, the UDP source port in rlid, GRH bit clear
+ * (every RoCE packet has a GRH; the bit is reserved). InfiniBand: the
+ * target's LID in rlid, GRH bit set (krcore always routes globally).
+ */
 struct kr_devx_dc_av {
 	uint32_t dctn;
 	uint64_t dc_key;
@@ -470,9 +559,25 @@ struct kr_devx_dc_av {
 	uint8_t hop_limit;
 	uint8_t tclass;
 	uint32_t flow_label;
-	uint8_t sgid_index;  /* local GID index (grh_gid_fl bits 27:20); 0 on the sim */
-	uint16_t udp_sport;  /* RoCE v2 UDP source port (av.rlid); 0 = device default */
+	uint8_t sgid_index; /* local GID index (grh_gid_fl bits 27:20) */
+	bool grh;	    /* grh_gid_fl bit 30: InfiniBand only */
+	uint16_t rlid;	    /* InfiniBand: the target's LID; RoCE v2: the UDP source port */
 };
+
+/*
+ * kr_devx_dc_av_path() - address av to peer from the local port: GID,
+ * MAC or LID, GID index, hop limit, GRH rule, UDP source port from
+ * (local_id, dctn). dctn and dc_key are left to the caller.
+ */
+void kr_devx_dc_av_path(struct kr_devx_dc_av *av, const struct kr_devx_port *local,
+			const struct kr_devx_addr *peer, uint32_t local_id, uint32_t dctn);
+/*
+ * kr_devx_qp_conn_path() - address an RC connection to peer from the local
+ * port: rgid, rmac (RoCE) or rlid (IB), sgid_index, hop_limit and the UDP
+ * source port from the two QP numbers. The rest of conn is the caller's.
+ */
+void kr_devx_qp_conn_path(struct kr_devx_qp_conn *conn, const struct kr_devx_port *local,
+			  const struct kr_devx_addr *peer, uint32_t lqpn, uint32_t rqpn);
 
 enum kr_devx_wr_opcode {
 	KR_WR_RDMA_WRITE,

@@ -18,6 +18,7 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 {
 	uint8_t in[KR_PRM_BYTES(query_hca_cap_in)] = {0};
 	uint8_t *out;
+	uint32_t v;
 	void *cap;
 	int rc;
 
@@ -55,7 +56,9 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 	caps->max_wqe_sz_sq = KR_PRM_GET(cmd_hca_cap, cap, max_wqe_sz_sq);
 	caps->max_wqe_sz_rq = KR_PRM_GET(cmd_hca_cap, cap, max_wqe_sz_rq);
 	caps->max_wqe_sz_sq_dc = KR_PRM_GET(cmd_hca_cap, cap, max_wqe_sz_sq_dc);
-	caps->gid_table_size = KR_PRM_GET(cmd_hca_cap, cap, gid_table_size);
+	/* encoded as in the kernel's mlx5_get_gid_table_len: 8 << n entries, n <= 4 */
+	v = KR_PRM_GET(cmd_hca_cap, cap, gid_table_size);
+	caps->gid_table_len = v <= 4 ? (uint16_t)(8u << v) : 0;
 	caps->vhca_id = KR_PRM_GET(cmd_hca_cap, cap, vhca_id);
 	caps->dct = KR_PRM_GET(cmd_hca_cap, cap, dct);
 	caps->roce = KR_PRM_GET(cmd_hca_cap, cap, roce);

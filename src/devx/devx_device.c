@@ -68,6 +68,11 @@ int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 		KR_ERR("devx", "%s: completion EQ query failed: errno %d", name, -rc);
 		goto err_close;
 	}
+	/* a port without a usable GID still opens (krdevinfo shows it); users check gid_index */
+	if (kr_devx_port_select(c, 1, -1, &c->port)) {
+		memset(&c->port, 0, sizeof(c->port));
+		c->port.gid_index = KR_DEVX_GID_NONE;
+	}
 	KR_INFO("devx", "opened %s (%s)", c->name, c->is_sim ? "sim" : "hw");
 	*ctx = c;
 	return 0;

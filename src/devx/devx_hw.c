@@ -177,14 +177,22 @@ static int kr_hw_query_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *e
 	return rc > 0 ? -rc : (rc < 0 ? kr_hw_errno(EIO) : 0);
 }
 
-static int kr_hw_query_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index, uint8_t gid[16])
+/* The kernel's GID table in sysfs: type and net device come with each entry. */
+static int kr_hw_query_gid_entry(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
+				 struct kr_devx_gid_entry *entry)
 {
-	union ibv_gid g;
+	return kr_devx_sysfs_gid_entry("/sys", ibv_get_device_name(kr_hw_ibctx(ctx)->device),
+				       port, index, entry);
+}
 
-	/* ibv_query_gid() returns -1 with errno set. */
-	if (ibv_query_gid(kr_hw_ibctx(ctx), port, index, &g))
-		return kr_hw_errno(EINVAL);
-	memcpy(gid, g.raw, 16);
+static int kr_hw_query_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid)
+{
+	struct ibv_port_attr attr;
+	int rc = ibv_query_port(kr_hw_ibctx(ctx), port, &attr);
+
+	if (rc)
+		return -rc;
+	*lid = attr.lid;
 	return 0;
 }
 
@@ -234,7 +242,8 @@ static const struct kr_devx_ops kr_hw_ops = {
     .obj_modify = kr_hw_obj_modify,
     .obj_query = kr_hw_obj_query,
     .query_eqn = kr_hw_query_eqn,
-    .query_gid = kr_hw_query_gid,
+    .query_gid_entry = kr_hw_query_gid_entry,
+    .query_lid = kr_hw_query_lid,
     .umem_dereg = kr_hw_umem_dereg,
     .umem_reg = kr_hw_umem_reg,
 };

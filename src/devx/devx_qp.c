@@ -261,10 +261,14 @@ static void kr_qp_set_rgid_path(void *ads, const struct kr_devx_ctx *ctx,
 		       ((uint32_t)conn->rmac[4] << 8) | conn->rmac[5]);
 	KR_PRM_SET(ads, ads, src_addr_index, conn->sgid_index);
 	KR_PRM_SET(ads, ads, hop_limit, conn->hop_limit);
-	KR_PRM_SET(ads, ads, udp_sport, conn->udp_sport);
-	/* RoCE always carries a GRH and leaves ads.grh 0 (kernel mlx5_set_path); IB needs it. */
-	if (ctx->caps.port_type == KR_PORT_TYPE_IB)
+	/* RoCE: MAC and UDP source port, ads.grh 0 (every RoCE packet has a GRH; kernel
+	 * mlx5_set_path); InfiniBand: the peer's LID, GRH on (krcore routes globally) */
+	if (ctx->caps.port_type == KR_PORT_TYPE_IB) {
+		KR_PRM_SET(ads, ads, rlid, conn->rlid);
 		KR_PRM_SET(ads, ads, grh, 1);
+	} else {
+		KR_PRM_SET(ads, ads, udp_sport, conn->udp_sport);
+	}
 }
 
 static int kr_qp_check_conn(const struct kr_devx_qp *qp, enum kr_devx_qp_transition tr,

@@ -90,13 +90,14 @@ static inline void kr_set_av_seg(struct mlx5_wqe_av *av, const struct kr_devx_dc
 	av->dqp_dct = htobe32(dc->dctn | MLX5_EXTENDED_UD_AV);
 	av->stat_rate_sl = 0;
 	av->fl_mlid = 0;
-	av->rlid = htobe16(dc->udp_sport);
+	av->rlid = htobe16(dc->rlid); /* IB: DLID; RoCE v2: UDP source port */
 	memset(av->reserved0, 0, sizeof(av->reserved0));
 	memcpy(av->rmac, dc->rmac, sizeof(av->rmac));
 	av->tclass = dc->tclass;
 	av->hop_limit = dc->hop_limit;
-	/* RoCE: the grh bit (30) stays 0; sgid index in 27:20, flow label in 19:0. */
-	av->grh_gid_fl = htobe32(((uint32_t)dc->sgid_index << 20) | (dc->flow_label & 0xfffff));
+	/* grh (bit 30) on IB only; sgid index in 27:20, flow label in 19:0 */
+	av->grh_gid_fl = htobe32(((uint32_t)dc->grh << 30) | ((uint32_t)dc->sgid_index << 20) |
+				 (dc->flow_label & 0xfffff));
 	memcpy(av->rgid, dc->rgid, sizeof(av->rgid));
 }
 

@@ -59,6 +59,7 @@ struct kr_pool_cfg {
 	uint32_t heap_mb;      /* heap per job, MB (multiple of 2) */
 	uint32_t hugepages_mb; /* budget: the layout must fit, EAL --socket-limit */
 	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
+	int32_t gid_index;     /* --gid-index: the GID to send from; -1 = RoCE v2 (devx_port.c) */
 	uint32_t tenant_uid[KR_POOL_MAX_TENANTS]; /* pinned uid + 1 per tenant, 0 = any */
 	uint64_t base_va;			  /* EAL --base-virtaddr */
 	int ready_fd; /* >= 0: one byte is written here once the socket is up */
@@ -293,8 +294,7 @@ struct kr_keeper {
 	volatile int worker_stop;
 	bool worker_up;
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
-	uint8_t gid[16]; /* port 1's GID, read at start */
-	bool gid_set;
+	struct kr_devx_port port; /* port 1 as selected at start (--gid-index): never changes */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
 	bool peers_read;

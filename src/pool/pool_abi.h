@@ -40,6 +40,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "devx.h"
+
 /* ---- limits and defaults ---- */
 
 #define KR_POOL_MAX_TENANTS    64u
@@ -262,12 +264,12 @@ struct kr_zone_hdr {
 	uint32_t dctn;
 	uint32_t ndci;
 	uint64_t dc_key;
-	uint8_t gid[16];
+	struct kr_devx_port port; /* the keeper's port: address, GID index, link layer */
 	uint64_t dci_off; /* struct kr_zone_dci[ndci] */
 	uint64_t dct_off; /* src/dct: struct kr_dct_zone (node id, cache, MetaServers); 0 = none */
 };
-_Static_assert(sizeof(struct kr_zone_hdr) == 64, "kr_zone_hdr layout");
-_Static_assert(offsetof(struct kr_zone_hdr, gid) == 32, "kr_zone_hdr.gid");
+_Static_assert(sizeof(struct kr_zone_hdr) == 80, "kr_zone_hdr layout");
+_Static_assert(offsetof(struct kr_zone_hdr, port) == 32, "kr_zone_hdr.port");
 
 /* Table accessors: the segment holds offsets, these make them addresses here. */
 static inline struct kr_pool_tenant *kr_seg_tenant(const struct kr_pool_seg *s, uint32_t t)

@@ -26,6 +26,7 @@ void kr_pool_cfg_default(struct kr_pool_cfg *cfg)
 	cfg->heap_mb = 4;
 	cfg->hugepages_mb = 256;
 	cfg->low_water = 2;
+	cfg->gid_index = -1;
 	cfg->base_va = KR_POOL_BASE_VA;
 	cfg->ready_fd = -1;
 	cfg->group = -1;
@@ -138,6 +139,15 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 			return cfg_err(err, errlen,
 				       "base-virtaddr: '%s' is not a 2 MB aligned address", val);
 		cfg->base_va = v;
+		return 0;
+	}
+	if (!strcmp(key, "gid-index")) {
+		rc = cfg_u32(key, val, &n, err, errlen);
+		if (rc)
+			return rc;
+		if (n > 255) /* an index in ads.src_addr_index and the AV is 8 bits */
+			return cfg_err(err, errlen, "gid-index: %u is not in 0..255", n);
+		cfg->gid_index = (int32_t)n;
 		return 0;
 	}
 	if (!strncmp(key, "tenant.", 7)) {

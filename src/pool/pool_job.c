@@ -250,8 +250,7 @@ int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)
 	memset(av, 0, sizeof(*av));
 	av->dctn = ctx->zone->dctn;
 	av->dc_key = ctx->launch.dc_key;
-	memcpy(av->rgid, ctx->zone->gid, sizeof(av->rgid));
-	av->hop_limit = 64;
+	kr_devx_dc_av_path(av, &ctx->zone->port, &ctx->zone->port.addr, av->dctn, av->dctn);
 	return ctx->dead ? -ENOTCONN : 0;
 }
 

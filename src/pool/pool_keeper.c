@@ -96,6 +96,16 @@ static int keeper_open_device(struct kr_keeper *k)
 		KR_ERR("pool", "cannot open device %s: %s", name, strerror(-rc));
 		return rc;
 	}
+	/* jobs and peers address this port: a GID that cannot be routed is fatal now */
+	rc = kr_devx_port_select(k->ctx, 1, k->cfg.gid_index, &k->port);
+	if (rc) {
+		KR_ERR("pool", "%s port 1: no GID to send from (%s)", name, strerror(-rc));
+		return rc;
+	}
+	KR_INFO("pool", "%s port 1: GID index %u (%s)", name, k->port.gid_index,
+		k->port.gid_type == KR_GID_TYPE_ROCE_V2	  ? "RoCE v2"
+		: k->port.gid_type == KR_GID_TYPE_ROCE_V1 ? "RoCE v1"
+							  : "InfiniBand");
 	return 0;
 }
 

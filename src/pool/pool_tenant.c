@@ -88,6 +88,7 @@ int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, u
 	da.mtu = KR_MTU_1K;
 	da.min_rnr_nak = 12;
 	da.hop_limit = 64;
+	da.gid_index = (uint8_t)k->port.gid_index; /* answers leave from the port's GID */
 	pthread_mutex_lock(&k->cmd_lock);
 	rc = kr_devx_dct_create(k->ctx, &da, &t->dct);
 	if (!rc) {
@@ -121,13 +122,7 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	z->size = t->zone_len;
 	z->ndci = kr_pool_cfg_dci_slots(&k->cfg); /* descriptors of DCIs built later too */
 	z->dci_off = sizeof(*z);
-	rc = k->ctx->ops->query_gid(k->ctx, 1, 0, z->gid);
-	if (rc)
-		return rc;
-	if (!k->gid_set) { /* at start: other threads read the keeper's copy, never a zone */
-		memcpy(k->gid, z->gid, sizeof(k->gid));
-		k->gid_set = true;
-	}
+	z->port = k->port;
 	z->dct_off = kr_pool_zone_dct_off(&k->cfg);
 	rc = kr_keeper_dct_init(k, t); /* src/dct: node id, node cache, static peers */
 	if (rc)

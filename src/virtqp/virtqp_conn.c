@@ -26,8 +26,7 @@ int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
 	memset(av, 0, sizeof(*av));
 	av->dctn = rec.dctn;
 	av->dc_key = ctx->launch.dc_key; /* the launch's, on every node: never in a record */
-	memcpy(av->rgid, rec.gid, sizeof(av->rgid));
-	av->hop_limit = 64;
+	kr_devx_dc_av_path(av, &ctx->zone->port, &rec.addr, ctx->zone->dctn, rec.dctn);
 	return 0;
 }
 

@@ -225,11 +225,6 @@ void kr_fx_qp_destroy(struct kr_devx_qp *qp)
 		kr_fx_free_shared(buf, len);
 }
 
-static int fx_port1_gid(struct kr_fx_host *h, uint8_t gid[16])
-{
-	return h->ctx->ops->query_gid(h->ctx, FX_PORT, 0, gid);
-}
-
 int kr_fx_rc_pair(struct kr_fx_host *a, struct kr_devx_qp *qa, struct kr_fx_host *b,
 		  struct kr_devx_qp *qb, const struct kr_devx_qp_conn *tmpl)
 {
@@ -259,12 +254,8 @@ int kr_fx_rc_pair(struct kr_fx_host *a, struct kr_devx_qp *qa, struct kr_fx_host
 
 	ca.remote_qpn = qb->qpn;
 	cb.remote_qpn = qa->qpn;
-	rc = fx_port1_gid(b, ca.rgid);
-	if (rc)
-		goto err_destroy_qb;
-	rc = fx_port1_gid(a, cb.rgid);
-	if (rc)
-		goto err_destroy_qb;
+	kr_devx_qp_conn_path(&ca, &a->ctx->port, &b->ctx->port.addr, qa->qpn, qb->qpn);
+	kr_devx_qp_conn_path(&cb, &b->ctx->port, &a->ctx->port.addr, qb->qpn, qa->qpn);
 	rc = kr_devx_qp_connect(qa, &ca);
 	if (rc)
 		goto err_destroy_qb;
@@ -293,6 +284,7 @@ int kr_fx_dci_create(struct kr_fx_host *h, struct kr_devx_qp *dci,
 		c = *tmpl;
 	else
 		kr_fx_conn_default(&c);
+	c.sgid_index = (uint8_t)h->ctx->port.gid_index;
 	fx_qp_attr(h, KR_DEVX_QP_DCI, &attr);
 	rc = fx_qp_create(h, &attr, dci);
 	if (rc)
@@ -333,7 +325,7 @@ int kr_fx_dct_create(struct kr_fx_host *h, struct kr_devx_srq *srq, struct kr_de
 	dattr.port = FX_PORT;
 	dattr.mtu = KR_MTU_1K;
 	dattr.min_rnr_nak = FX_MIN_RNR_NAK;
-	dattr.gid_index = 0;
+	dattr.gid_index = (uint8_t)h->ctx->port.gid_index;
 	dattr.hop_limit = FX_HOP_LIMIT;
 	rc = kr_devx_dct_create(h->ctx, &dattr, dct);
 	if (rc)
@@ -364,14 +356,13 @@ void kr_fx_dct_destroy(struct kr_devx_dct *dct, struct kr_devx_srq *srq)
 	}
 }
 
-void kr_fx_dc_av(struct kr_fx_host *target, const struct kr_devx_dct *dct, struct kr_devx_dc_av *av)
+void kr_fx_dc_av(const struct kr_fx_host *from, const struct kr_fx_host *target,
+		 const struct kr_devx_dct *dct, struct kr_devx_dc_av *av)
 {
 	memset(av, 0, sizeof(*av));
 	av->dctn = dct->dctn;
 	av->dc_key = dct->dc_key;
-	av->hop_limit = FX_HOP_LIMIT;
-	if (fx_port1_gid(target, av->rgid))
-		memset(av->rgid, 0, sizeof(av->rgid));
+	kr_devx_dc_av_path(av, &from->ctx->port, &target->ctx->port.addr, 1, dct->dctn);
 }
 
 static uint64_t fx_now_ms(void)

@@ -50,9 +50,9 @@ int kr_fx_dct_create(struct kr_fx_host *h, struct kr_devx_srq *srq, struct kr_de
 		     uint64_t dc_key);
 void kr_fx_dct_destroy(struct kr_devx_dct *dct, struct kr_devx_srq *srq);
 
-/* The address vector that reaches dct on host target. */
-void kr_fx_dc_av(struct kr_fx_host *target, const struct kr_devx_dct *dct,
-		 struct kr_devx_dc_av *av);
+/* The address vector from host from to dct on host target. */
+void kr_fx_dc_av(const struct kr_fx_host *from, const struct kr_fx_host *target,
+		 const struct kr_devx_dct *dct, struct kr_devx_dc_av *av);
 
 /* Poll cq until one completion arrives; -ETIMEDOUT after timeout_ms. */
 int kr_fx_poll_one(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int timeout_ms);

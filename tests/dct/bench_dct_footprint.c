@@ -63,10 +63,10 @@ static void register_fake(const char *ip, uint16_t port, uint32_t node)
 	m.ntenants = 1;
 	m.t[0].dctn = 0x10000 + node;
 	m.t[0].tag = node * 0x9e3779b97f4a7c15ull;
-	m.gid[10] = m.gid[11] = 0xff;
-	m.gid[12] = 10;
-	m.gid[14] = (uint8_t)(node >> 8);
-	m.gid[15] = (uint8_t)node;
+	m.addr.gid[10] = m.addr.gid[11] = 0xff;
+	m.addr.gid[12] = 10;
+	m.addr.gid[14] = (uint8_t)(node >> 8);
+	m.addr.gid[15] = (uint8_t)node;
 	for (int tries = 0; tries < 20; tries++) {
 		m.seq = (uint32_t)tries + 1;
 		CHECK(send(fd, &m, sizeof(m), 0) == sizeof(m));

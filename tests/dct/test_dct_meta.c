@@ -98,7 +98,7 @@ static void rec_same(const struct kr_dct_rec *a, const struct kr_dct_rec *b)
 	CHECK_EQ(a->tenant, b->tenant);
 	CHECK_EQ(a->dctn, b->dctn);
 	CHECK(a->tag == b->tag);
-	CHECK(!memcmp(a->gid, b->gid, 16));
+	CHECK(!memcmp(&a->addr, &b->addr, sizeof(a->addr)));
 }
 
 /* The tests' launch (KR_LAUNCH_KEY): what the fake node registers under. */
@@ -117,7 +117,9 @@ static void fake_msg(struct kr_meta_msg *m, uint32_t v)
 	m->t[0].dctn = 0x1000 + v;
 	m->t[0].tag = g_tag;
 	for (int i = 0; i < 16; i++)
-		m->gid[i] = (uint8_t)(v * 7 + (uint32_t)i);
+		m->addr.gid[i] = (uint8_t)(v * 7 + (uint32_t)i);
+	for (int i = 0; i < 6; i++)
+		m->addr.mac[i] = (uint8_t)(v * 5 + (uint32_t)i);
 }
 
 static bool fake_is_version(const struct kr_dct_rec *r)
@@ -128,7 +130,8 @@ static bool fake_is_version(const struct kr_dct_rec *r)
 	if (v < 1 || v > STORM * 64)
 		return false;
 	fake_msg(&m, v);
-	return r->node_id == FAKE_NODE && r->tag == g_tag && !memcmp(r->gid, m.gid, 16);
+	return r->node_id == FAKE_NODE && r->tag == g_tag &&
+	       !memcmp(&r->addr, &m.addr, sizeof(m.addr));
 }
 
 /* A storm of registrations of FAKE_NODE at node 1 while jobs on node 2 read it. */

@@ -26,9 +26,11 @@ static void rec_make(struct kr_dct_rec *r, uint32_t node, uint32_t v)
 	r->tag = TAG; /* one launch: the node cache holds its records only */
 	/* the whole v in the GID: dctn wraps after 2^20 versions (a slow
 	 * reader, as under valgrind, sees writers far past that) */
-	memcpy(r->gid, &v, sizeof(v));
+	memcpy(r->addr.gid, &v, sizeof(v));
 	for (int i = 4; i < 16; i++)
-		r->gid[i] = (uint8_t)(v + (uint32_t)i);
+		r->addr.gid[i] = (uint8_t)(v + (uint32_t)i);
+	for (int i = 0; i < 6; i++)
+		r->addr.mac[i] = (uint8_t)(v * 7 + (uint32_t)i);
 }
 
 /* A version v is recognisable from any of its fields. */
@@ -36,7 +38,7 @@ static bool rec_is_version(const struct kr_dct_rec *r, uint32_t node, uint32_t *
 {
 	struct kr_dct_rec want;
 
-	memcpy(v, r->gid, sizeof(*v));
+	memcpy(v, r->addr.gid, sizeof(*v));
 	rec_make(&want, node, *v);
 	return !memcmp(&want, r, sizeof(want));
 }
@@ -57,6 +59,19 @@ static void test_rec(void)
 	CHECK_ERR(kr_dct_rec_decode(&w, &back), -EBADMSG);
 	memset(&w, 0, sizeof(w));
 	CHECK_ERR(kr_dct_rec_decode(&w, &back), -ENOENT);
+	/* InfiniBand: a LID and no MAC, through the same 6 bytes */
+	rec_make(&r, 9, 4);
+	memset(r.addr.mac, 0, sizeof(r.addr.mac));
+	r.addr.lid = 0x1234;
+	r.tenant = 63;
+	CHECK_OK(kr_dct_rec_encode(&r, 5, KR_DCT_F_STATIC, &w));
+	CHECK_EQ(w.flags, KR_DCT_F_STATIC | KR_DCT_F_LID);
+	CHECK_OK(kr_dct_rec_decode(&w, &back));
+	CHECK(!memcmp(&r, &back, sizeof(r)));
+	CHECK_ERR(kr_dct_rec_encode(&r, 0, KR_DCT_F_LID, &w), -EINVAL); /* wire-only flag */
+	r.tenant = 256; /* 8 bits on the wire */
+	CHECK_ERR(kr_dct_rec_encode(&r, 0, 0, &w), -EINVAL);
+	r.tenant = 0;
 	r.dctn = 1u << 24; /* DCT numbers are 24 bits */
 	CHECK_ERR(kr_dct_rec_encode(&r, 0, 0, &w), -EINVAL);
 	/* CRC32C check value of "123456789" */

@@ -26,6 +26,7 @@ int main(void)
 	struct kr_ctx *ctx;
 	char dev[64], peers[160];
 	uint8_t gid9[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 9};
+	uint8_t mac9[6] = {0x02, 0x6b, 0x7f, 0, 0, 9};
 	uint16_t port;
 	FILE *f;
 
@@ -41,9 +42,9 @@ int main(void)
 	CHECK_OK(kr_launch_init(NULL, &me)); /* the tests' launch (KR_LAUNCH_KEY) */
 	CHECK(!me.lone);
 	fprintf(f,
-		"# node gid (tag dctn) per launch on the node\n"
-		"9 127.0.0.9 0x%016llx 0x1234 0x77 0x5678\n"
-		"11 ::ffff:127.0.0.11 0x77 0x99   # another launch only\n",
+		"# node gid mac|lid (tag dctn) per launch on the node\n"
+		"9 127.0.0.9 02:6b:7f:00:00:09 0x%016llx 0x1234 0x77 0x5678\n"
+		"11 ::ffff:127.0.0.11 lid=0x11 0x77 0x99   # another launch only\n",
 		(unsigned long long)me.tag);
 	fclose(f);
 	{
@@ -62,7 +63,8 @@ int main(void)
 	CHECK_EQ(rec.tenant, ctx->tenant);
 	CHECK_EQ(rec.dctn, ctx->zone->dctn);
 	CHECK(rec.tag == me.tag);
-	CHECK(!memcmp(rec.gid, ctx->zone->gid, 16));
+	CHECK(!memcmp(&rec.addr, &ctx->zone->port.addr, sizeof(rec.addr)));
+	CHECK_EQ(ctx->zone->port.gid_index, 3); /* the sim port's RoCE v2 IPv4 entry */
 	memset(&rec, 0, sizeof(rec));
 	CHECK_OK(kr_dct_resolve(ctx, 5, &rec));
 	CHECK_EQ(rec.dctn, ctx->zone->dctn);
@@ -72,7 +74,9 @@ int main(void)
 	CHECK_EQ(rec.node_id, 9);
 	CHECK_EQ(rec.dctn, 0x1234);
 	CHECK(rec.tag == me.tag);
-	CHECK(!memcmp(rec.gid, gid9, 16));
+	CHECK(!memcmp(rec.addr.gid, gid9, 16));
+	CHECK(!memcmp(rec.addr.mac, mac9, 6));
+	CHECK_EQ(rec.addr.lid, 0);
 	CHECK_ERR(kr_dct_resolve(ctx, 11, &rec), -ENOENT);
 	CHECK_ERR(kr_dct_resolve(ctx, 12, &rec), -ENOENT);
 	CHECK_ERR(kr_dct_resolve(ctx, 0, &rec), -EINVAL);
@@ -85,10 +89,14 @@ int main(void)
 	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);
 
 	/* a bad peers file stops the keeper at start with a message */
-	for (int i = 0; i < 4; i++) {
-		static const char *const bad[] = {"9 not-a-gid 1 2\n", "9 127.0.0.9 0x12\n",
-						  "9 127.0.0.9 0 0x12\n",
-						  "9 127.0.0.9 0x12 0x1000000\n"};
+	for (int i = 0; i < 7; i++) {
+		static const char *const bad[] = {
+		    "9 not-a-gid 02:00:00:00:00:01 1 2\n", "9 127.0.0.9 02:00:00:00:00:01 0x12\n",
+		    "9 127.0.0.9 02:00:00:00:00:01 0 0x12\n",
+		    "9 127.0.0.9 02:00:00:00:00:01 0x12 0x1000000\n",
+		    "9 127.0.0.9 0x12 0x34\n",		   /* no MAC or LID */
+		    "9 127.0.0.9 02:00:00:00:01 0x12 0x34\n", /* a short MAC */
+		    "9 127.0.0.9 lid=0xc000 0x12 0x34\n"};	   /* a multicast LID */
 		const char *const a[] = {"--device", dev,   "--tenants", "1", "--dcis",	     "2",
 					 "--jobs",   "1",   "--heap-mb", "2", "--hugepages", "64",
 					 "--peers",  peers, NULL};

@@ -40,7 +40,7 @@ int main(void)
 	CHECK_OK(kr_fx_host_open(&A, "sim:rej_a", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&B, "sim:rej_b", MEM_LEN));
 	CHECK_OK(kr_fx_dct_create(&B, &srq, &dct, KEY));
-	kr_fx_dc_av(&B, &dct, &av);
+	kr_fx_dc_av(&A, &B, &dct, &av);
 	word = (uint64_t *)((uint8_t *)B.mem + 0x1000);
 	old = (uint64_t *)A.mem;
 	*word = 41;

@@ -181,7 +181,7 @@ static void test_rc_states(void)
 
 	/* Reconnect from RST. */
 	c.remote_qpn = qb.qpn;
-	CHECK_OK(A.ctx->ops->query_gid(B.ctx, 1, 0, c.rgid));
+	kr_devx_qp_conn_path(&c, &A.ctx->port, &B.ctx->port.addr, qa.qpn, qb.qpn);
 	CHECK_OK(kr_devx_qp_connect(&qa, &c));
 	CHECK_OK(kr_devx_qp_query(&qa, &info));
 	CHECK_EQ(info.state, KR_QPC_STATE_RTS);

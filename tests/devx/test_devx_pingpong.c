@@ -518,7 +518,7 @@ static void test_dc(void)
 	CHECK_OK(kr_fx_dct_create(&B, &srq, &dct, DC_KEY));
 	CHECK_OK(kr_fx_dci_create(&A, &dci, NULL));
 	memset(&av, 0, sizeof(av));
-	kr_fx_dc_av(&B, &dct, &av);
+	kr_fx_dc_av(&A, &B, &dct, &av);
 	CHECK_EQ(av.dctn, dct.dctn);
 	CHECK_EQ(av.dc_key, DC_KEY);
 	dc_good(&dci, &srq, &dct, &av);

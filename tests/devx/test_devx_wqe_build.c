@@ -133,7 +133,7 @@ static const struct kr_devx_dc_av test_av = {
     .tclass = 0x28,
     .flow_label = 0xabcdef, /* only the low 20 bits go on the wire */
     .sgid_index = 3,
-    .udp_sport = 0xc001,
+    .rlid = 0xc001, /* RoCE v2: the UDP source port */
 };
 
 /* The 48-byte AV right after ctrl. */
@@ -143,12 +143,13 @@ static void check_av(const uint8_t *a, const struct kr_devx_dc_av *av)
 	CHECK_EQ(be32_at(a + 8), av->dctn | 0x80000000u);
 	CHECK_EQ(a[12], 0);
 	CHECK_EQ(a[13], 0);
-	CHECK_EQ(be16_at(a + 14), av->udp_sport);
+	CHECK_EQ(be16_at(a + 14), av->rlid);
 	CHECK_EQ(be32_at(a + 16), 0);
 	CHECK(memcmp(a + 20, av->rmac, 6) == 0);
 	CHECK_EQ(a[26], av->tclass);
 	CHECK_EQ(a[27], av->hop_limit);
-	CHECK_EQ(be32_at(a + 28), ((uint32_t)av->sgid_index << 20) | (av->flow_label & 0xfffff));
+	CHECK_EQ(be32_at(a + 28), ((uint32_t)av->grh << 30) | ((uint32_t)av->sgid_index << 20) |
+				      (av->flow_label & 0xfffff));
 	CHECK(memcmp(a + 32, av->rgid, 16) == 0);
 }
 

@@ -97,11 +97,12 @@ static void good_write(struct kr_devx_qp *qa, size_t off, uint32_t len, uint64_t
 }
 
 /* Connection parameters of qp on h towards peer (on host ph). */
-static void conn_to(struct kr_fx_host *ph, struct kr_devx_qp *peer, struct kr_devx_qp_conn *c)
+static void conn_to(struct kr_fx_host *from, struct kr_fx_host *ph, struct kr_devx_qp *peer,
+		    struct kr_devx_qp_conn *c)
 {
 	kr_fx_conn_default(c);
 	c->remote_qpn = peer->qpn;
-	CHECK_OK(ph->ctx->ops->query_gid(ph->ctx, 1, 0, c->rgid));
+	kr_devx_qp_conn_path(c, &from->ctx->port, &ph->ctx->port.addr, 0, peer->qpn);
 }
 
 /* 2RST then RST->INIT->RTR->RTS on both ends, fresh PSNs on both. */
@@ -112,8 +113,8 @@ static void recover(struct kr_devx_qp *qa, struct kr_devx_qp *qb)
 	CHECK_OK(kr_devx_qp_modify(qa, KR_QP_2RST, NULL));
 	CHECK_OK(kr_devx_qp_modify(qb, KR_QP_2RST, NULL));
 	CHECK_EQ(qp_state(qa), KR_QPC_STATE_RST);
-	conn_to(&B, qb, &ca);
-	conn_to(&A, qa, &cb);
+	conn_to(&A, &B, qb, &ca);
+	conn_to(&B, &A, qa, &cb);
 	CHECK_OK(kr_devx_qp_connect(qa, &ca));
 	CHECK_OK(kr_devx_qp_connect(qb, &cb));
 	CHECK_EQ(qp_state(qa), KR_QPC_STATE_RTS);

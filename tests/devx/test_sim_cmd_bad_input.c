@@ -892,14 +892,31 @@ static void test_device(void)
 
 	CHECK_ERR(sim_open("h3-bad-input", &dup), -EEXIST);
 	CHECK_ERR(sim_open("", &dup), -EINVAL);
-	CHECK_OK(E.ctx->ops->query_gid(E.ctx, 1, 0, gid));
+	struct kr_devx_gid_entry e;
+	struct kr_devx_port p;
+
+	CHECK_OK(E.ctx->ops->query_gid_entry(E.ctx, 1, 3, &e));
+	memcpy(gid, e.gid, 16);
+	CHECK_EQ(e.type, KR_GID_TYPE_ROCE_V2);
+	/* the port a context sends from: the RoCE v2 IPv4 entry, or a forced one */
+	CHECK_OK(kr_devx_caps_query(E.ctx, &E.ctx->caps));
+	CHECK_EQ(E.ctx->caps.gid_table_len, 8);
+	CHECK_OK(kr_devx_port_select(E.ctx, 1, -1, &p));
+	CHECK_EQ(p.gid_index, 3);
+	CHECK(!memcmp(p.addr.gid, gid, 16) && !memcmp(p.addr.mac, e.mac, 6) && p.roce);
+	CHECK_OK(kr_devx_port_select(E.ctx, 1, 0, &p)); /* forced: RoCE v1 link-local, warned */
+	CHECK_EQ(p.gid_type, KR_GID_TYPE_ROCE_V1);
+	CHECK_EQ(p.addr.gid[0], 0xfe);
+	CHECK_ERR(kr_devx_port_select(E.ctx, 1, 5, &p), -EINVAL); /* an empty entry */
+	CHECK_ERR(kr_devx_port_select(E.ctx, 1, 300, &p), -EINVAL); /* beyond the table */
 	sim_gid_of_name("h3-bad-input", want);
 	CHECK(!memcmp(gid, want, 16));
 	CHECK_EQ(gid[10], 0xff);
 	CHECK_EQ(gid[12], 127);
 	CHECK(gid[13] >= 1 && gid[13] <= 254 && gid[15] >= 1 && gid[15] <= 254);
-	CHECK_ERR(E.ctx->ops->query_gid(E.ctx, 1, 1, gid), -EINVAL);
-	CHECK_ERR(E.ctx->ops->query_gid(E.ctx, 2, 0, gid), -EINVAL);
+	CHECK_ERR(E.ctx->ops->query_gid_entry(E.ctx, 1, 4, &e), -ENODATA); /* empty */
+	CHECK_ERR(E.ctx->ops->query_gid_entry(E.ctx, 1, 8, &e), -EINVAL);	 /* beyond */
+	CHECK_ERR(E.ctx->ops->query_gid_entry(E.ctx, 2, 0, &e), -EINVAL);	 /* no port 2 */
 	CHECK(sim_dev_lookup_gid(want) == sim_dev_of(E.ctx));
 	n = sim_list(info, 4);
 	CHECK(n >= 1);

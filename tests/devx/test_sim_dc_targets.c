@@ -168,8 +168,8 @@ int main(void)
 	CHECK_OK(kr_fx_dct_create(&A, &srq2, &dct2, KEY2));
 	CHECK_OK(kr_fx_dci_create(&A, &dci, NULL));
 	CHECK_OK(kr_fx_dci_create(&A, &dci2, NULL));
-	kr_fx_dc_av(&B, &dct1, &av1);
-	kr_fx_dc_av(&A, &dct2, &av2);
+	kr_fx_dc_av(&A, &B, &dct1, &av1);
+	kr_fx_dc_av(&A, &A, &dct2, &av2);
 
 	interleaved(&dci, &av1, &av2, &dct1, &dct2, &srq1, &srq2, 1);
 	two_dcis(&dci, &dci2, &av1);

@@ -54,11 +54,12 @@ void fuzz_summary(void)
 	printf("\n");
 }
 
-static void conn_to(struct kr_fx_host *ph, struct kr_devx_qp *peer, struct kr_devx_qp_conn *c)
+static void conn_to(struct kr_fx_host *from, struct kr_fx_host *ph, struct kr_devx_qp *peer,
+		    struct kr_devx_qp_conn *c)
 {
 	*c = tmpl;
 	c->remote_qpn = peer->qpn;
-	CHECK_OK(ph->ctx->ops->query_gid(ph->ctx, 1, 0, c->rgid));
+	kr_devx_qp_conn_path(c, &from->ctx->port, &ph->ctx->port.addr, 0, peer->qpn);
 }
 
 static void recover(void)
@@ -70,8 +71,8 @@ static void recover(void)
 	CHECK_OK(kr_devx_qp_modify(&qb, KR_QP_2RST, NULL));
 	while (kr_devx_cq_poll(&A.scq, &wc, 1) > 0)
 		;
-	conn_to(&B, &qb, &ca);
-	conn_to(&A, &qa, &cb);
+	conn_to(&A, &B, &qb, &ca);
+	conn_to(&B, &A, &qa, &cb);
 	CHECK_OK(kr_devx_qp_connect(&qa, &ca));
 	CHECK_OK(kr_devx_qp_connect(&qb, &cb));
 }

@@ -48,6 +48,11 @@ int main(void)
 	CHECK_EQ(c.group, 0);
 	CHECK_OK(kr_pool_cfg_set(&c, "group", "65534", err, sizeof(err)));
 	CHECK_EQ(c.group, 65534);
+	CHECK_EQ(c.gid_index, -1); /* default: chosen from the GID table */
+	CHECK_OK(kr_pool_cfg_set(&c, "gid-index", "3", err, sizeof(err)));
+	CHECK_EQ(c.gid_index, 3);
+	expect_bad("gid-index", "256", "0..255");
+	expect_bad("gid-index", "-1", "not a number");
 	expect_bad("group", "no-such-group-krcore", "no group named");
 	expect_bad("group", "", "no group named");
 	expect_bad("group", "4294967296", "no group named");

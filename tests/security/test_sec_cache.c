@@ -179,7 +179,9 @@ int main(void)
 	CHECK(f != NULL);
 	CHECK_OK(kr_launch_init(NULL, &root)); /* the tests' launch (KR_LAUNCH_KEY) */
 	g_root_tag = root.tag;
-	fprintf(f, "9 127.0.0.9 0x%llx 0x1234 0x77 0x5678\n11 127.0.0.11 0x%llx 0x99\n",
+	fprintf(f,
+		"9 127.0.0.9 02:6b:7f:00:00:09 0x%llx 0x1234 0x77 0x5678\n"
+		"11 127.0.0.11 02:6b:7f:00:00:0b 0x%llx 0x99\n",
 		(unsigned long long)root.tag, (unsigned long long)root.tag);
 	fclose(f);
 	snprintf(args_peers, sizeof(args_peers), "%s", peers);
@@ -201,7 +203,7 @@ int main(void)
 	CHECK_OK(kr_dct_resolve(ctx, 9, &rec));
 	CHECK_EQ(rec.dctn, 0x1234);
 	CHECK(rec.tag == root.tag);
-	CHECK(!memcmp(rec.gid, gid9, 16));
+	CHECK(!memcmp(rec.addr.gid, gid9, 16));
 	CHECK_OK(kr_dct_resolve(ctx, 11, &rec));
 	CHECK_EQ(rec.dctn, 0x99);
 	CHECK_ERR(kr_dct_resolve(ctx, 77, &rec), -ENOENT);

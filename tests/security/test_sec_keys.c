@@ -49,7 +49,7 @@ static int attacker(void *arg)
 {
 	const struct sec_lent *a = arg;
 	struct kr_ctx *ctx = kp_attach(&K, 5000);
-	struct kr_devx_dc_av av = {.dctn = a->dctn, .hop_limit = 64};
+	struct kr_devx_dc_av av = {.dctn = a->dctn};
 	uint64_t seed = 0x5eed5eed1234ull;
 	struct kr_lease l;
 	uint8_t *buf;
@@ -76,7 +76,7 @@ static int attacker(void *arg)
 	SEC_EXPECT(own_dct(ctx, true, buf, a->addr, a->rkey) == KR_WC_REM_ACCESS_ERR);
 	printf("attacker: leaked rkey and 32 guesses at its own DCT: remote access error\n");
 	/* A's DCT, its own key and guessed ones: dropped */
-	memcpy(av.rgid, ctx->zone->gid, sizeof(av.rgid));
+	kr_devx_dc_av_path(&av, &ctx->zone->port, &ctx->zone->port.addr, ctx->zone->dctn, av.dctn);
 	for (int i = 0; i < 4; i++) {
 		av.dc_key = i ? sec_rnd(&seed) : sec_launch()->dc_key;
 		memset(buf, 0, LEN);

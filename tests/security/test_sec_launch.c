@@ -68,14 +68,14 @@ static int rank_a1(const struct sec_lent *a2)
 
 struct leaks {
 	struct sec_lent a1, a2;
-	uint8_t gid2[16];
+	struct kr_devx_addr node2; /* 127.0.0.3: GID, and the MAC the sim answers to there */
 };
 
 static int launch_c(void *arg)
 {
 	const struct leaks *lk = arg;
 	struct kr_ctx *ctx = kp_attach(&K1, 5000);
-	struct kr_devx_dc_av av = {.dctn = lk->a2.dctn, .hop_limit = 64};
+	struct kr_devx_dc_av av = {.dctn = lk->a2.dctn};
 	uint64_t guess = 0x9e3779b97f4a7c15ull;
 	struct kr_lease l;
 	struct kr_vqp *v;
@@ -91,7 +91,7 @@ static int launch_c(void *arg)
 	errno = 0;
 	SEC_EXPECT(kr_connect(ctx, 2, NULL) == NULL && errno == ENOENT);
 	/* A's DCT on node 2 with C's key, then guessed keys: dropped, nothing read */
-	memcpy(av.rgid, lk->gid2, sizeof(av.rgid));
+	kr_devx_dc_av_path(&av, &ctx->zone->port, &lk->node2, ctx->zone->dctn, av.dctn);
 	for (int i = 0; i < 9; i++) {
 		int st;
 
@@ -130,7 +130,8 @@ int main(void)
 {
 	static const char *const addrs[] = {"127.0.0.2", "127.0.0.3"};
 	char dev1[64], dev2[64], ms[32];
-	struct leaks lk = {.gid2 = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 3}};
+	struct leaks lk = {.node2 = {.gid = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 3},
+				     .mac = {0x02, 0x6b, 127, 0, 0, 3}}};
 	int go1, go2, status;
 	pid_t p1, p2;
 	uint16_t port;

@@ -93,10 +93,10 @@ static void fake(struct kr_meta_msg *m, uint32_t node, uint32_t dctn, uint64_t t
 	m->ts_ns = ts;
 	m->t[0].dctn = dctn;
 	m->t[0].tag = g_tag;
-	m->gid[10] = 0xff;
-	m->gid[11] = 0xff;
-	m->gid[12] = 127;
-	m->gid[15] = (uint8_t)node;
+	m->addr.gid[10] = 0xff;
+	m->addr.gid[11] = 0xff;
+	m->addr.gid[12] = 127;
+	m->addr.gid[15] = (uint8_t)node;
 }
 
 /*

@@ -15,6 +15,7 @@
 
 #include <krcore/krcore.h>
 
+#include "sim/sim.h"
 #include "sim_mp.h"
 
 uint64_t mp_now_ms(void)
@@ -171,13 +172,22 @@ int mp_rc_create(struct kr_fx_host *h, struct kr_devx_qp *qp)
 
 void mp_gid(struct kr_fx_host *h, uint8_t gid[16])
 {
-	if (h->ctx->ops->query_gid(h->ctx, 1, 0, gid))
-		memset(gid, 0, 16);
+	memcpy(gid, h->ctx->port.addr.gid, 16);
+}
+
+void mp_dc_av_to(struct kr_devx_dc_av *av, const struct kr_fx_host *h, const uint8_t rgid[16])
+{
+	struct kr_devx_addr peer = {0};
+
+	memcpy(peer.gid, rgid, 16);
+	sim_mac_of_gid(rgid, peer.mac); /* a sim host elsewhere: the sim's ARP */
+	kr_devx_dc_av_path(av, &h->ctx->port, &peer, 1, av->dctn);
 }
 
 int mp_rc_connect(struct kr_devx_qp *qp, uint32_t rqpn, const uint8_t rgid[16],
 		  const struct kr_devx_qp_conn *tmpl)
 {
+	struct kr_devx_addr peer = {0};
 	struct kr_devx_qp_conn c;
 
 	if (tmpl)
@@ -185,7 +195,10 @@ int mp_rc_connect(struct kr_devx_qp *qp, uint32_t rqpn, const uint8_t rgid[16],
 	else
 		kr_fx_conn_default(&c);
 	c.remote_qpn = rqpn;
-	memcpy(c.rgid, rgid, 16);
+	/* the peer is a sim host in another process: its MAC is the sim's ARP of its GID */
+	memcpy(peer.gid, rgid, 16);
+	sim_mac_of_gid(rgid, peer.mac);
+	kr_devx_qp_conn_path(&c, &qp->ctx->port, &peer, qp->qpn, rqpn);
 	return kr_devx_qp_connect(qp, &c);
 }
 

@@ -44,6 +44,8 @@ int mp_wait(pid_t *pids, int n, int timeout_ms);
 /* An RC QP on h (256 WQEBBs, 64 receive WQEs of 4 SGEs), in RST. */
 int mp_rc_create(struct kr_fx_host *h, struct kr_devx_qp *qp);
 /* Bring qp to RTS towards remote QP rqpn at rgid; tmpl optional (fixture defaults). */
+/* Address av (dctn set) from host h to the sim host whose GID is rgid. */
+void mp_dc_av_to(struct kr_devx_dc_av *av, const struct kr_fx_host *h, const uint8_t rgid[16]);
 int mp_rc_connect(struct kr_devx_qp *qp, uint32_t rqpn, const uint8_t rgid[16],
 		  const struct kr_devx_qp_conn *tmpl);
 /* Port 1 GID 0 of h. */

@@ -28,7 +28,7 @@ void ord_open(struct ord *o, const char *tag, uint8_t ack_timeout)
 	c.ack_timeout = ack_timeout;
 	CHECK_OK(kr_fx_dct_create(&o->b, &o->srq, &o->dct, ORD_DC_KEY));
 	CHECK_OK(kr_fx_dci_create(&o->a, &o->dci, &c));
-	kr_fx_dc_av(&o->b, &o->dct, &o->av);
+	kr_fx_dc_av(&o->a, &o->b, &o->dct, &o->av);
 	CHECK_OK(kr_fx_rc_pair(&o->a, &o->rc_a, &o->b, &o->rc_b, &c));
 	o->next_id = 1;
 }

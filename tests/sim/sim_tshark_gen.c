@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 					.remote_addr = bva + 0xc00,
 					.rkey = b.mr.rkey};
 
-		kr_fx_dc_av(&b, &dct, &av);
+		kr_fx_dc_av(&a, &b, &dct, &av);
 		CHECK_OK(kr_devx_srq_post_recv(&srq, &rsge, 1, 66));
 		memcpy(am + 0xa00, dtext, 48);
 		memcpy(am + 0xb00, dwtext, 24);

@@ -223,7 +223,7 @@ static void test_qp_error(void)
 	CHECK_OK(kr_devx_qp_query(&qb, &ib));
 	kr_fx_conn_default(&conn);
 	conn.remote_qpn = qb.qpn;
-	CHECK_OK(b.ctx->ops->query_gid(b.ctx, 1, 0, conn.rgid));
+	kr_devx_qp_conn_path(&conn, &a.ctx->port, &b.ctx->port.addr, qa.qpn, qb.qpn);
 	conn.sq_psn = ib.next_rcv_psn;
 	conn.rq_psn = ib.next_send_psn;
 	CHECK_OK(kr_devx_qp_connect(&qa, &conn));

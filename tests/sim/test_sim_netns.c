@@ -156,8 +156,7 @@ static int host_main(int me, void *arg)
 		struct kr_devx_sge sfa = kr_fx_sge(&h, 0x38000, 8);
 		struct kr_devx_sge scs = kr_fx_sge(&h, 0x38008, 8);
 		struct kr_devx_sge sdc = kr_fx_sge(&h, 300, 128);
-		struct kr_devx_dc_av av = {
-		    .dctn = s->dctn[peer], .dc_key = s->dc_key[peer], .hop_limit = 64};
+		struct kr_devx_dc_av av = {.dctn = s->dctn[peer], .dc_key = s->dc_key[peer]};
 		struct kr_devx_wr wr[] = {
 		    {.wr_id = 1,
 		     .opcode = KR_WR_RDMA_WRITE,
@@ -203,7 +202,7 @@ static int host_main(int me, void *arg)
 		     .rkey = s->rkey[peer]},
 		};
 
-		memcpy(av.rgid, s->gid[peer], 16);
+		mp_dc_av_to(&av, &h, s->gid[peer]);
 		for (size_t k = 0; k < sizeof(wr) / sizeof(wr[0]); k++) {
 			wr[k].flags = KR_WR_SIGNALED;
 			CHECK_OK(kr_devx_qp_post_send(&qp, &wr[k]));

@@ -142,7 +142,7 @@ static int host_main(int me, void *arg)
 		struct kr_devx_sge scs = kr_fx_sge(&h, OFF_DST + (size_t)j * 1024 + 520, 8);
 		struct kr_devx_sge sdc = kr_fx_sge(&h, OFF_SRC + (size_t)j * 1024 + 512, DCSLEN);
 		struct kr_devx_sge sdw = kr_fx_sge(&h, OFF_SRC + (size_t)j * 1024 + 768, DCWLEN);
-		struct kr_devx_dc_av av = {.dctn = p->dctn, .dc_key = p->dc_key, .hop_limit = 64};
+		struct kr_devx_dc_av av = {.dctn = p->dctn, .dc_key = p->dc_key};
 		struct kr_devx_wr wr[8] = {
 		    {.wr_id = 1,
 		     .opcode = KR_WR_RDMA_WRITE,
@@ -191,7 +191,7 @@ static int host_main(int me, void *arg)
 
 		if (j == me)
 			continue;
-		memcpy(av.rgid, p->gid, 16);
+		mp_dc_av_to(&av, &h, p->gid);
 		(void)src;
 		for (int k = 0; k < 6; k++) {
 			wr[k].flags = KR_WR_SIGNALED;

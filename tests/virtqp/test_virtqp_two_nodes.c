@@ -186,8 +186,9 @@ int main(void)
 		struct kr_launch me;
 
 		CHECK_OK(kr_launch_init(NULL, &me)); /* both sides: the tests' launch */
-		fprintf(f, "# node gid tag dctn\n2 127.0.0.3 0x%llx 0x%x\n",
-			(unsigned long long)me.tag, info.av.dctn);
+		fprintf(f, "# node gid mac tag dctn\n2 127.0.0.3 %02x:%02x:%02x:%02x:%02x:%02x 0x%llx 0x%x\n",
+			info.av.rmac[0], info.av.rmac[1], info.av.rmac[2], info.av.rmac[3],
+			info.av.rmac[4], info.av.rmac[5], (unsigned long long)me.tag, info.av.dctn);
 		CHECK_OK(fclose(f));
 		CHECK_OK(kp_keeper_start(&ka, aa));
 	}

@@ -34,7 +34,7 @@
 #include "sim_fault.h"
 
 #define SIM_MAGIC 0x6b72736du /* "krsm" */
-#define SIM_VERSION 2u /* 2: UAR pages left the segment (sim_bell) */
+#define SIM_VERSION 3u /* 2: UAR pages left the segment (sim_bell); 3: QP path rmac */
 
 #define SIM_MAX_PD 256
 #define SIM_MAX_UAR 64
@@ -143,6 +143,7 @@ struct sim_qp {
 	uint32_t remote_qpn;
 	uint8_t mtu;
 	uint8_t rgid[16];
+	uint8_t rmac[6];
 	uint8_t sgid_index;
 	uint8_t hop_limit;
 	uint8_t ack_timeout;
@@ -171,6 +172,7 @@ struct sim_dct {
 	uint8_t min_rnr_nak;
 	uint8_t mtu;
 	uint8_t port;
+	uint8_t addr_index; /* dctc.my_addr_index: the GID entry answers leave from */
 	uint32_t key_violations; /* engine: dctc.dc_access_key_violation_count */
 };
 
@@ -271,6 +273,14 @@ void sim_registry_unlock(void);
 int sim_list(struct kr_devx_dev_info *info, int max);
 /* GID a host name maps to: ::ffff:127.a.b.c from a hash of the name. */
 void sim_gid_of_name(const char *name, uint8_t gid[16]);
+
+/* ---- sim_port.c: the port's GID table and MAC ---- */
+#define SIM_GID_TABLE_LEN 8u /* cap.gid_table_size 0: 8 entries */
+#define SIM_GID_V2_IPV4	  3u /* the one entry a frame leaves from */
+/* The MAC the host owning gid answers to: 02:6b:<IPv4 address>. */
+void sim_mac_of_gid(const uint8_t gid[16], uint8_t mac[6]);
+/* Entry index of sh's table: 0, -ENODATA (empty), -EINVAL (beyond it). */
+int sim_gid_entry(const struct sim_shared *sh, uint16_t index, struct kr_devx_gid_entry *e);
 
 /* ---- sim_cmd*.c: the firmware ---- */
 /*

@@ -204,10 +204,17 @@ static int sim_job_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eq
 	return -EPERM;
 }
 
-static int sim_job_no_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index, uint8_t gid[16])
+static int sim_job_no_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
+			  struct kr_devx_gid_entry *entry)
 {
-	(void)ctx, (void)port, (void)index, (void)gid;
-	return -EPERM; /* the keeper publishes the GID in the tenant zone */
+	(void)ctx, (void)port, (void)index, (void)entry;
+	return -EPERM; /* the keeper publishes the port's address in the tenant zone */
+}
+
+static int sim_job_no_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid)
+{
+	(void)ctx, (void)port, (void)lid;
+	return -EPERM;
 }
 
 static int sim_job_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
@@ -245,7 +252,8 @@ static const struct kr_devx_ops sim_job_ops = {
     .obj_modify = sim_job_no_obj_cmd,
     .obj_query = sim_job_no_obj_cmd,
     .query_eqn = sim_job_no_eqn,
-    .query_gid = sim_job_no_gid,
+    .query_gid_entry = sim_job_no_gid,
+    .query_lid = sim_job_no_lid,
     .umem_dereg = sim_job_no_umem_dereg,
     .umem_reg = sim_job_no_umem_reg,
 };

@@ -39,7 +39,7 @@ uint8_t sim_cmd_create_dct(struct sim_cmd *c)
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_DCT_PORT);
 	if (!sim_dct_mtu_ok(mtu))
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_DCT_MTU);
-	if (KR_PRM_GET(dctc, dctc, my_addr_index) != 0) /* one GID per port */
+	if (KR_PRM_GET(dctc, dctc, my_addr_index) >= SIM_GID_TABLE_LEN)
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_DCT_GID_INDEX);
 	pd = sim_pd_get(sh, pdn);
 	if (!pd)
@@ -70,6 +70,7 @@ uint8_t sim_cmd_create_dct(struct sim_cmd *c)
 	    .min_rnr_nak = (uint8_t)KR_PRM_GET(dctc, dctc, min_rnr_nak),
 	    .mtu = (uint8_t)mtu,
 	    .port = 1,
+	    .addr_index = (uint8_t)KR_PRM_GET(dctc, dctc, my_addr_index),
 	};
 	pd->refcnt++;
 	cq->refcnt++;

@@ -31,7 +31,7 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_ra_res_dc, SIM_LOG_MAX_RA);
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_ra_req_qp, SIM_LOG_MAX_RA);
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_ra_res_qp, SIM_LOG_MAX_RA);
-	KR_PRM_SET(cmd_hca_cap, cap, gid_table_size, 1);
+	KR_PRM_SET(cmd_hca_cap, cap, gid_table_size, 0); /* 8 entries: sim_port.c */
 	KR_PRM_SET(cmd_hca_cap, cap, port_type, KR_PORT_TYPE_ETH);
 	KR_PRM_SET(cmd_hca_cap, cap, num_ports, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_msg, SIM_LOG_MAX_MSG);

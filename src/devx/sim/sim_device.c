@@ -439,11 +439,20 @@ static int sim_query_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn
 	return 0;
 }
 
-static int sim_query_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index, uint8_t gid[16])
+static int sim_query_gid_entry(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
+			       struct kr_devx_gid_entry *entry)
 {
-	if (port != 1 || index != 0)
+	if (port != 1 || !sim_dev_of(ctx)->sh) /* an imported view has no table to read */
 		return -EINVAL;
-	memcpy(gid, sim_dev_of(ctx)->sh->gid, 16);
+	return sim_gid_entry(sim_dev_of(ctx)->sh, index, entry);
+}
+
+static int sim_query_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid)
+{
+	(void)ctx;
+	if (port != 1)
+		return -EINVAL;
+	*lid = 0; /* Ethernet */
 	return 0;
 }
 
@@ -460,7 +469,8 @@ static const struct kr_devx_ops sim_ops = {
     .obj_modify = sim_obj_modify,
     .obj_query = sim_obj_query,
     .query_eqn = sim_query_eqn,
-    .query_gid = sim_query_gid,
+    .query_gid_entry = sim_query_gid_entry,
+    .query_lid = sim_query_lid,
     .umem_dereg = sim_umem_dereg,
     .umem_reg = sim_umem_reg,
 };

@@ -134,6 +134,9 @@ struct sim_pkt {
 	uint8_t dgid[16];
 	uint16_t udp_sport;
 	uint8_t hop_limit;
+	/* layer 2, checked by the sender's wire (sim_l2_delivers), not serialised */
+	uint8_t dmac[6];
+	uint8_t sgid_index;
 	uint8_t tclass;
 	/* BTH */
 	uint8_t opcode; /* enum sim_bth_op */
@@ -190,6 +193,8 @@ struct sim_swqe {
 	uint32_t dctn; /* DCI: target */
 	uint64_t dc_key;
 	uint8_t rgid[16];
+	uint8_t rmac[6];
+	uint8_t sgid_index;
 	uint16_t udp_sport;
 	uint16_t nsge;	  /* data segments at sge_off in the shadow copy */
 	uint16_t sge_off; /* bytes from the WQE start */
@@ -494,6 +499,8 @@ void sim_roce_corrupt(uint8_t *buf, size_t len);
 uint32_t sim_roce_icrc(const struct sim_roce_addr *a, const uint8_t *buf, size_t len);
 /* ::ffff:a.b.c.d <-> a.b.c.d (network order). False if gid is not IPv4-mapped. */
 bool sim_gid_to_ipv4(const uint8_t gid[16], uint32_t *addr);
+/* sim_port.c: does pkt reach its peer at layer 2 (sent from the RoCE v2 IPv4 entry, to its MAC)? */
+bool sim_l2_delivers(const struct sim_pkt *pkt);
 void sim_gid_from_ipv4(uint32_t addr, uint8_t gid[16]);
 
 /* ---- sim_udp.c: one UDP socket per host with an address ---- */

@@ -189,6 +189,8 @@ static int sim_req_parse(struct sim_engine *eng, uint32_t qpi, const uint8_t *sq
 		w->dctn = be32toh(av->dqp_dct) & 0xffffff;
 		w->udp_sport = be16toh(av->rlid);
 		memcpy(w->rgid, av->rgid, 16);
+		memcpy(w->rmac, av->rmac, 6);
+		w->sgid_index = (uint8_t)(be32toh(av->grh_gid_fl) >> 20);
 		off += sizeof(*av);
 	} else if (q->st != KR_QPC_ST_RC) {
 		goto bad_wqe;
@@ -391,9 +393,13 @@ static void sim_req_address(struct sim_engine *eng, uint32_t qpi, const struct s
 		pkt->dc_conn = r->dc_conn;
 		pkt->dc_conn_psn = r->dc_conn_psn;
 		pkt->udp_sport = w->udp_sport;
+		memcpy(pkt->dmac, w->rmac, 6);
+		pkt->sgid_index = w->sgid_index;
 	} else {
 		memcpy(pkt->dgid, q->rgid, 16);
 		pkt->dqpn = q->remote_qpn;
+		memcpy(pkt->dmac, q->rmac, 6);
+		pkt->sgid_index = q->sgid_index;
 	}
 }
 

@@ -54,6 +54,8 @@ struct sim_target {
 	uint32_t mtu; /* bytes */
 	uint32_t *epsn;
 	uint8_t dgid[16]; /* where answers go */
+	uint8_t dmac[6];
+	uint8_t sgid_index; /* the GID entry answers leave from */
 	uint32_t dqpn;
 };
 
@@ -111,6 +113,8 @@ static bool sim_target_rc(struct sim_engine *eng, uint32_t qpi, struct sim_targe
 	t->mtu = sim_mtu_bytes(q->mtu);
 	t->epsn = &q->next_rcv_psn;
 	memcpy(t->dgid, q->rgid, 16);
+	memcpy(t->dmac, q->rmac, 6); /* an RC QP answers along its own path */
+	t->sgid_index = q->sgid_index;
 	t->dqpn = q->remote_qpn;
 	return true;
 }
@@ -138,6 +142,8 @@ static bool sim_target_dct(struct sim_engine *eng, uint32_t dcti, struct sim_res
 	t->mtu = sim_mtu_bytes(d->mtu);
 	t->epsn = &r->epsn;
 	memcpy(t->dgid, r->sgid, 16);
+	sim_mac_of_gid(r->sgid, t->dmac); /* a DCT answers the MAC its request came from */
+	t->sgid_index = d->addr_index;
 	t->dqpn = r->sqpn;
 	return true;
 }
@@ -280,6 +286,8 @@ static struct sim_pkt *sim_resp_pkt(struct sim_engine *eng, const struct sim_tar
 	pkt->psn = psn & SIM_PSN_MASK;
 	memcpy(pkt->sgid, eng->gid, 16);
 	memcpy(pkt->dgid, t->dgid, 16);
+	memcpy(pkt->dmac, t->dmac, 6);
+	pkt->sgid_index = t->sgid_index;
 	pkt->dqpn = t->dqpn;
 	pkt->sqpn = t->num;
 	pkt->msn = t->r->msn & SIM_PSN_MASK;

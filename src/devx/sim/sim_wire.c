@@ -303,6 +303,11 @@ void sim_wire_send(struct sim_engine *eng, struct sim_pkt *pkt)
 
 	pkt->next = NULL;
 	SIM_STAT_INC(eng->sh, pkts_tx);
+	if (!sim_l2_delivers(pkt)) { /* wrong MAC or a source the IP wire cannot carry */
+		SIM_STAT_INC(eng->sh, l2_drops);
+		sim_pkt_free(pkt);
+		return;
+	}
 	if (sim_capture_on_send(eng, pkt))
 		return;
 	act = sim_fault_on_send(eng, pkt, &delay); /* counts its own verdicts */
