@@ -147,7 +147,9 @@ struct kr_devx_caps {
 	uint8_t log_max_ra_res_qp;
 	uint8_t num_ports;
 	uint8_t port_type; /* KR_PORT_TYPE_IB or KR_PORT_TYPE_ETH (RoCE) */
-	uint8_t cqe_version;
+	uint8_t cqe_version;  /* 1: CQEs carry user_index (what the poller dispatches on) */
+	uint8_t sq_ts_format; /* KR_TS_CAP_* */
+	uint8_t rq_ts_format;
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
 	uint16_t max_wqe_sz_sq_dc;
@@ -206,6 +208,19 @@ void kr_devx_close(struct kr_devx_ctx *ctx);
 /* Fills up to max entries: hw mlx5 devices, then sim devices open in this process. Returns count. */
 int kr_devx_list(struct kr_devx_dev_info *info, int max);
 int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps);
+/*
+ * kr_devx_caps_check() - can krcore drive a device with these caps? It needs
+ * CQE version 1 (the CQ poller finds a CQE's QP, SRQ or DCT by user_index)
+ * and DC. Returns 0 or -EOPNOTSUPP with the reason logged under name.
+ */
+int kr_devx_caps_check(const char *name, const struct kr_devx_caps *caps);
+/*
+ * kr_devx_ts_format() - qpc.ts_format for a QP on a device with caps, as the
+ * kernel chooses it: free-running where the device stamps that way (for the
+ * send side, and the receive side when has_rq), else the device's default.
+ * A QP asking for a format its device lacks is refused by firmware.
+ */
+uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps, bool has_rq);
 
 /*
  * The hw backend (devx_hw.c): open an mlx5 device by its verbs name through
@@ -272,6 +287,8 @@ int kr_devx_cmd_query(struct kr_devx_obj *obj, const void *in, size_t inlen, voi
 		      size_t outlen);
 int kr_devx_cmd_destroy(struct kr_devx_obj *obj);
 const char *kr_devx_cmd_status_str(uint8_t status);
+/* What a firmware syndrome means, NULL when unknown (only the sim's are named). */
+const char *kr_devx_syndrome_name(const struct kr_devx_ctx *ctx, uint32_t syndrome);
 
 /* ---- queue memory (devx_qmem.c): the buffer behind a CQ, QP or SRQ ---- */
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "devx.h"
+#include "kr_log.h"
 
 /*
  * kr_devx_caps_query() - read the general capabilities of ctx's device.
@@ -60,6 +61,8 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 	v = KR_PRM_GET(cmd_hca_cap, cap, gid_table_size);
 	caps->gid_table_len = v <= 4 ? (uint16_t)(8u << v) : 0;
 	caps->vhca_id = KR_PRM_GET(cmd_hca_cap, cap, vhca_id);
+	caps->sq_ts_format = KR_PRM_GET(cmd_hca_cap, cap, sq_ts_format);
+	caps->rq_ts_format = KR_PRM_GET(cmd_hca_cap, cap, rq_ts_format);
 	caps->dct = KR_PRM_GET(cmd_hca_cap, cap, dct);
 	caps->roce = KR_PRM_GET(cmd_hca_cap, cap, roce);
 	caps->atomic = KR_PRM_GET(cmd_hca_cap, cap, atomic);
@@ -67,4 +70,31 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 out_free:
 	free(out);
 	return rc;
+}
+
+int kr_devx_caps_check(const char *name, const struct kr_devx_caps *caps)
+{
+	if (caps->cqe_version != 1) {
+		KR_ERR("devx", "%s: CQE version %u; krcore needs version 1 (user_index in CQEs)",
+		       name, caps->cqe_version);
+		return -EOPNOTSUPP;
+	}
+	if (!caps->dct) {
+		KR_ERR("devx", "%s: no DC transport (cap.dct 0)", name);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static bool ts_free_running(uint8_t cap)
+{
+	return cap == KR_TS_CAP_FREE_RUNNING || cap == KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME;
+}
+
+uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps, bool has_rq)
+{
+	bool fr = ts_free_running(caps->sq_ts_format) &&
+		  (!has_rq || ts_free_running(caps->rq_ts_format));
+
+	return fr ? KR_TS_FORMAT_FREE_RUNNING : KR_TS_FORMAT_DEFAULT;
 }

@@ -10,6 +10,7 @@
 
 #include "devx.h"
 #include "kr_log.h"
+#include "sim/sim.h"
 
 /* Smallest mailbox: the 16-byte generic header every command starts with. */
 #define KR_CMD_HDR_BYTES KR_PRM_BYTES(mbox_in)
@@ -97,6 +98,15 @@ static uint16_t kr_devx_cmd_destroy_op(uint16_t create_op)
 	}
 }
 
+/*
+ * Firmware syndromes have no public table for ConnectX (the kernel logs them
+ * as numbers too); the sim's are its own and named (sim.h SIM_SYNDROMES).
+ */
+const char *kr_devx_syndrome_name(const struct kr_devx_ctx *ctx, uint32_t syndrome)
+{
+	return ctx && ctx->is_sim ? sim_syndrome_str(syndrome) : NULL;
+}
+
 const char *kr_devx_cmd_status_str(uint8_t status)
 {
 	switch (status) {
@@ -139,6 +149,7 @@ static int kr_devx_cmd_check(struct kr_devx_ctx *ctx, const void *in, const void
 			     size_t outlen, int rc)
 {
 	uint16_t op = (uint16_t)KR_PRM_GET(mbox_in, in, opcode);
+	const char *name;
 	uint8_t status = 0;
 	uint32_t syndrome = 0;
 
@@ -150,9 +161,10 @@ static int kr_devx_cmd_check(struct kr_devx_ctx *ctx, const void *in, const void
 		ctx->last_err.opcode = op;
 		ctx->last_err.status = status;
 		ctx->last_err.syndrome = syndrome;
-		KR_ERR("devx", "%s failed: status 0x%x (%s) syndrome 0x%08x errno %d",
+		name = kr_devx_syndrome_name(ctx, syndrome);
+		KR_ERR("devx", "%s failed: status 0x%x (%s) syndrome 0x%08x (%s) errno %d",
 		       kr_devx_cmd_op_str(op), status, kr_devx_cmd_status_str(status), syndrome,
-		       EREMOTEIO);
+		       name ? name : "no public name: quote it to the NIC vendor", EREMOTEIO);
 		return -EREMOTEIO;
 	}
 	if (rc < 0) {

@@ -63,6 +63,9 @@ int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 		KR_ERR("devx", "%s: capability query failed: errno %d", name, -rc);
 		goto err_close;
 	}
+	rc = kr_devx_caps_check(name, &c->caps);
+	if (rc)
+		goto err_close;
 	rc = c->ops->query_eqn(c, 0, &c->eqn);
 	if (rc) {
 		KR_ERR("devx", "%s: completion EQ query failed: errno %d", name, -rc);

@@ -264,6 +264,7 @@ static struct ibv_device *kr_hw_find(struct ibv_device **list, int n, const char
 int kr_devx_hw_open(const char *name, struct kr_devx_ctx **ctx)
 {
 	struct mlx5dv_context_attr attr = {.flags = MLX5DV_CONTEXT_FLAGS_DEVX};
+	struct mlx5dv_context dv = {0};
 	struct ibv_device **list;
 	struct ibv_device *dev;
 	struct kr_hw_dev *hw;
@@ -298,6 +299,13 @@ int kr_devx_hw_open(const char *name, struct kr_devx_ctx **ctx)
 		goto err_free_hw;
 	}
 	ibv_free_device_list(list);
+	/* the context's CQE format is fixed at open: the poller needs user_index (v1) */
+	if (mlx5dv_query_device(hw->ibctx, &dv) || !(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_V1)) {
+		KR_ERR("devx", "%s: the context does not use CQE version 1", name);
+		ibv_close_device(hw->ibctx);
+		free(hw);
+		return -EOPNOTSUPP;
+	}
 
 	hw->ctx.ops = &kr_hw_ops;
 	snprintf(hw->ctx.name, sizeof(hw->ctx.name), "%s", name);

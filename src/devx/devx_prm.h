@@ -167,6 +167,14 @@ enum {
 	KR_CQE_SIZE_64 = 0x0,
 	KR_PORT_TYPE_IB = 0x0,
 	KR_PORT_TYPE_ETH = 0x1,
+	/* cap.sq_ts_format / rq_ts_format: what the device can stamp */
+	KR_TS_CAP_FREE_RUNNING = 0x0,
+	KR_TS_CAP_REAL_TIME = 0x1,
+	KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME = 0x2,
+	/* qpc.ts_format */
+	KR_TS_FORMAT_FREE_RUNNING = 0x0,
+	KR_TS_FORMAT_DEFAULT = 0x1,
+	KR_TS_FORMAT_REAL_TIME = 0x2,
 };
 
 /* Optional-parameter bits of the modify commands (kernel include/linux/mlx5/qp.h). */

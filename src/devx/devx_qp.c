@@ -106,8 +106,9 @@ static int kr_qp_check(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *at
 	return 0;
 }
 
-static void kr_qp_build_create(uint8_t *in, const struct kr_devx_qp_attr *attr,
-			       const struct kr_qp_layout *l, uint32_t umem_id, uint32_t user_index)
+static void kr_qp_build_create(uint8_t *in, const struct kr_devx_caps *caps,
+			       const struct kr_devx_qp_attr *attr, const struct kr_qp_layout *l,
+			       uint32_t umem_id, uint32_t user_index)
 {
 	void *qpc = KR_PRM_ADDR(create_qp_in, in, qpc);
 	uint32_t rq_type;
@@ -131,6 +132,7 @@ static void kr_qp_build_create(uint8_t *in, const struct kr_devx_qp_attr *attr,
 	KR_PRM_SET(qpc, qpc, user_index, user_index);
 	KR_PRM_SET(qpc, qpc, log_page_size, 0); /* 4 KiB pages: log2(4096) - 12 */
 	KR_PRM_SET(qpc, qpc, log_sq_size, kr_log2(attr->sq_wqebb));
+	KR_PRM_SET(qpc, qpc, ts_format, kr_devx_ts_format(caps, l->rq_cnt || attr->srq));
 	KR_PRM_SET(qpc, qpc, rq_type, rq_type);
 	if (l->rq_cnt) {
 		KR_PRM_SET(qpc, qpc, log_rq_size, kr_log2(l->rq_cnt));
@@ -187,7 +189,7 @@ int kr_devx_qp_create(struct kr_devx_ctx *ctx, const struct kr_devx_qp_attr *att
 		goto err_free_qmem;
 	qp->user_index = (uint32_t)rc;
 
-	kr_qp_build_create(in, attr, &l, qp->umem->id, qp->user_index);
+	kr_qp_build_create(in, &ctx->caps, attr, &l, qp->umem->id, qp->user_index);
 	rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &qp->obj);
 	if (rc)
 		goto err_free_rsc;

@@ -426,6 +426,7 @@ void sim_unlock(struct sim_dev *dev);
 	X(SIM_SYND_QP_MTU, 0x5c10000eu, "qpc.mtu not 256..4096")                                   \
 	X(SIM_SYND_QP_GID_INDEX, 0x5c10000fu, "src_addr_index beyond the GID table")               \
 	X(SIM_SYND_QP_RA, 0x5c100010u, "log_sra_max or log_rra_max above the caps")                \
+	X(SIM_SYND_QP_TS_FORMAT, 0x5c100011u, "qpc.ts_format is reserved (3)")                     \
 	X(SIM_SYND_CQ_SIZE, 0x5c110001u, "log_cq_size above log_max_cq_sz")                        \
 	X(SIM_SYND_CQ_CQE_SZ, 0x5c110002u, "cqe_sz is not 64 bytes")                               \
 	X(SIM_SYND_CQ_NO_UMEM, 0x5c110003u, "cq_umem_valid is 0 (the sim needs umem CQs)")         \

@@ -36,6 +36,8 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	KR_PRM_SET(cmd_hca_cap, cap, num_ports, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_msg, SIM_LOG_MAX_MSG);
 	KR_PRM_SET(cmd_hca_cap, cap, cqe_version, 1);
+	KR_PRM_SET(cmd_hca_cap, cap, sq_ts_format, KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME);
+	KR_PRM_SET(cmd_hca_cap, cap, rq_ts_format, KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME);
 	KR_PRM_SET(cmd_hca_cap, cap, dct, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, roce, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, atomic, 1);

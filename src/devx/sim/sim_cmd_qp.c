@@ -64,6 +64,8 @@ uint8_t sim_cmd_create_qp(struct sim_cmd *c)
 	/* parameters */
 	if (st != KR_QPC_ST_RC && st != KR_QPC_ST_DCI)
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_QP_BAD_ST);
+	if (KR_PRM_GET(qpc, qpc, ts_format) > KR_TS_FORMAT_REAL_TIME)
+		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_QP_TS_FORMAT);
 	if (st == KR_QPC_ST_DCI) {
 		if (rq_type != KR_QPC_RQ_TYPE_ZERO_SIZE_RQ)
 			return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_QP_DCI_RQ);
