@@ -148,8 +148,7 @@ struct kr_devx_caps {
 	uint8_t num_ports;
 	uint8_t port_type; /* KR_PORT_TYPE_IB or KR_PORT_TYPE_ETH (RoCE) */
 	uint8_t cqe_version;  /* 1: CQEs carry user_index (what the poller dispatches on) */
-	uint8_t sq_ts_format; /* KR_TS_CAP_* */
-	uint8_t rq_ts_format;
+	uint8_t qp_ts_format; /* KR_TS_CAP_*: RoCE capability page (0 without RoCE) */
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
 	uint16_t max_wqe_sz_sq_dc;
@@ -216,11 +215,12 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps);
 int kr_devx_caps_check(const char *name, const struct kr_devx_caps *caps);
 /*
  * kr_devx_ts_format() - qpc.ts_format for a QP on a device with caps, as the
- * kernel chooses it: free-running where the device stamps that way (for the
- * send side, and the receive side when has_rq), else the device's default.
- * A QP asking for a format its device lacks is refused by firmware.
+ * kernel's mlx5_get_qp_default_ts chooses it: free-running where the RoCE
+ * capability qp_ts_format allows it, else the device's default (a device
+ * that stamps real time only). Firmware refuses a QP asking for a format
+ * its device lacks.
  */
-uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps, bool has_rq);
+uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps);
 
 /*
  * The hw backend (devx_hw.c): open an mlx5 device by its verbs name through

@@ -61,12 +61,19 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 	v = KR_PRM_GET(cmd_hca_cap, cap, gid_table_size);
 	caps->gid_table_len = v <= 4 ? (uint16_t)(8u << v) : 0;
 	caps->vhca_id = KR_PRM_GET(cmd_hca_cap, cap, vhca_id);
-	caps->sq_ts_format = KR_PRM_GET(cmd_hca_cap, cap, sq_ts_format);
-	caps->rq_ts_format = KR_PRM_GET(cmd_hca_cap, cap, rq_ts_format);
 	caps->dct = KR_PRM_GET(cmd_hca_cap, cap, dct);
 	caps->roce = KR_PRM_GET(cmd_hca_cap, cap, roce);
 	caps->atomic = KR_PRM_GET(cmd_hca_cap, cap, atomic);
 	caps->rc = KR_PRM_GET(cmd_hca_cap, cap, rc);
+	if (!caps->roce) /* no RoCE page: its fields read as 0, as the kernel's do */
+		goto out_free;
+	/* the RoCE page: the timestamp formats QPs may ask for */
+	memset(out, 0, KR_PRM_BYTES(query_hca_cap_out));
+	KR_PRM_SET(query_hca_cap_in, in, op_mod, (KR_HCA_CAP_ROCE << 1) | KR_HCA_CAP_OPMOD_GET_CUR);
+	rc = kr_devx_cmd(ctx, in, sizeof(in), out, KR_PRM_BYTES(query_hca_cap_out));
+	if (rc)
+		goto out_free;
+	caps->qp_ts_format = KR_PRM_GET(roce_cap, cap, qp_ts_format);
 out_free:
 	free(out);
 	return rc;
@@ -91,10 +98,8 @@ static bool ts_free_running(uint8_t cap)
 	return cap == KR_TS_CAP_FREE_RUNNING || cap == KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME;
 }
 
-uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps, bool has_rq)
+uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps)
 {
-	bool fr = ts_free_running(caps->sq_ts_format) &&
-		  (!has_rq || ts_free_running(caps->rq_ts_format));
-
-	return fr ? KR_TS_FORMAT_FREE_RUNNING : KR_TS_FORMAT_DEFAULT;
+	return ts_free_running(caps->qp_ts_format) ? KR_TS_FORMAT_FREE_RUNNING
+						   : KR_TS_FORMAT_DEFAULT;
 }

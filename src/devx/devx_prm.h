@@ -129,6 +129,7 @@ enum kr_prm_cmd_status {
 /* QUERY_HCA_CAP op_mod: (capability type << 1) | current. */
 enum {
 	KR_HCA_CAP_GENERAL = 0x0,
+	KR_HCA_CAP_ROCE = 0x4,
 	KR_HCA_CAP_OPMOD_GET_MAX = 0,
 	KR_HCA_CAP_OPMOD_GET_CUR = 1,
 };

@@ -71,8 +71,6 @@ KR_PRM(cmd_hca_cap, max_wqe_sz_sq_dc, 0x2d0, 0x10)
 KR_PRM(cmd_hca_cap, max_qp_mcg, 0x2e7, 0x19)
 KR_PRM(cmd_hca_cap, log_pg_sz, 0x258, 0x8)
 KR_PRM(cmd_hca_cap, vhca_id, 0x30, 0x10)
-KR_PRM(cmd_hca_cap, sq_ts_format, 0x440, 0x2)
-KR_PRM(cmd_hca_cap, rq_ts_format, 0x442, 0x2)
 
 /* alloc_pd_in */
 KR_PRM_SIZE(alloc_pd_in, 0x80)
@@ -383,6 +381,9 @@ KR_PRM_SIZE(query_dct_out, 0x400)
 KR_PRM(query_dct_out, status, 0x0, 0x8)
 KR_PRM(query_dct_out, syndrome, 0x20, 0x20)
 KR_PRM(query_dct_out, dct_context_entry, 0x80, 0x200)
+
+/* roce_cap: the RoCE capability page */
+KR_PRM(roce_cap, qp_ts_format, 0x1e, 0x2)
 
 /* dctc */
 KR_PRM_SIZE(dctc, 0x200)

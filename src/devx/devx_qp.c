@@ -132,7 +132,7 @@ static void kr_qp_build_create(uint8_t *in, const struct kr_devx_caps *caps,
 	KR_PRM_SET(qpc, qpc, user_index, user_index);
 	KR_PRM_SET(qpc, qpc, log_page_size, 0); /* 4 KiB pages: log2(4096) - 12 */
 	KR_PRM_SET(qpc, qpc, log_sq_size, kr_log2(attr->sq_wqebb));
-	KR_PRM_SET(qpc, qpc, ts_format, kr_devx_ts_format(caps, l->rq_cnt || attr->srq));
+	KR_PRM_SET(qpc, qpc, ts_format, kr_devx_ts_format(caps));
 	KR_PRM_SET(qpc, qpc, rq_type, rq_type);
 	if (l->rq_cnt) {
 		KR_PRM_SET(qpc, qpc, log_rq_size, kr_log2(l->rq_cnt));

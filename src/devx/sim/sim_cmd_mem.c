@@ -17,6 +17,10 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	void *cap = KR_PRM_ADDR(query_hca_cap_out, c->out, capability);
 
 	/* op_mod = (capability type << 1) | current; cur and max are the same here. */
+	if ((op_mod >> 1) == KR_HCA_CAP_ROCE) {
+		KR_PRM_SET(roce_cap, cap, qp_ts_format, KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME);
+		return KR_CMD_STAT_OK;
+	}
 	if ((op_mod >> 1) != KR_HCA_CAP_GENERAL)
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_CAP_TYPE);
 
@@ -36,8 +40,6 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	KR_PRM_SET(cmd_hca_cap, cap, num_ports, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_msg, SIM_LOG_MAX_MSG);
 	KR_PRM_SET(cmd_hca_cap, cap, cqe_version, 1);
-	KR_PRM_SET(cmd_hca_cap, cap, sq_ts_format, KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME);
-	KR_PRM_SET(cmd_hca_cap, cap, rq_ts_format, KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME);
 	KR_PRM_SET(cmd_hca_cap, cap, dct, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, roce, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, atomic, 1);
