@@ -383,6 +383,7 @@ KR_PRM(query_dct_out, syndrome, 0x20, 0x20)
 KR_PRM(query_dct_out, dct_context_entry, 0x80, 0x200)
 
 /* roce_cap: the RoCE capability page */
+KR_PRM_SIZE(roce_cap, 0x800)
 KR_PRM(roce_cap, qp_ts_format, 0x1e, 0x2)
 
 /* dctc */
