@@ -21,6 +21,7 @@
 #include "devx.h"
 
 struct kr_ctx;
+struct kr_connect_opts;
 struct kr_vqp;
 
 /* --profile: the sim's firmware cost model for keepers started here ("none": no model). */
@@ -119,6 +120,13 @@ int kb_verbs_start(struct kb_verbs *v, const struct kb_cluster *c, int host_srv,
 int kb_verbs_run(struct kb_verbs *v, double *lat);
 void kb_verbs_stop(struct kb_verbs *v);
 
+/*
+ * kr_connect, retried for up to 5 s while it fails with ENOSPC (a thread's
+ * first connect leases a DCI; those given back may still be resetting).
+ * *t0 is when the last attempt began. NULL with errno set on failure.
+ */
+struct kr_vqp *kb_connect_wait(struct kr_ctx *ctx, uint32_t node,
+			       const struct kr_connect_opts *opts, double *t0);
 /*
  * n connects to node, each from a thread holding no DCI (the caller: its
  * disconnect lets the DCI go), the process keeping at most spares idle DCIs;

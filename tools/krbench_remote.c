@@ -203,7 +203,10 @@ static void *cps_thread(void *p)
 {
 	struct cps_arg *a = p;
 	struct kr_connect_opts one = {.credits = 2};
-	struct kr_vqp *hold = kr_connect(a->r->ctx, peer(a->r, 0), &one);
+	double t0;
+	/* the thread's first connect leases a DCI: the ones earlier cases gave back may be
+	 * still resetting on the keeper's worker */
+	struct kr_vqp *hold = kb_connect_wait(a->r->ctx, peer(a->r, 0), &one, &t0);
 
 	a->rc = hold ? 0 : -errno;
 	for (int i = 0; !a->rc && i < a->n; i++) {

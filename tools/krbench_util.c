@@ -66,6 +66,20 @@ int kb_krpoold_path(const char *krpoold, char *buf, size_t len)
 	return 0;
 }
 
+struct kr_vqp *kb_connect_wait(struct kr_ctx *ctx, uint32_t node,
+			       const struct kr_connect_opts *opts, double *t0)
+{
+	struct kr_vqp *v;
+
+	for (double tw = kb_now_us();;) {
+		*t0 = kb_now_us();
+		v = kr_connect(ctx, node, opts);
+		if (v || errno != ENOSPC || kb_now_us() - tw > 5e6)
+			return v;
+		usleep(100); /* the keeper's worker still resets the DCIs given back */
+	}
+}
+
 int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t spares,
 		 double *p50, double *p99)
 {
@@ -74,13 +88,7 @@ int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t
 		struct kr_vqp *v;
 		double t0;
 
-		for (double tw = kb_now_us();;) {
-			t0 = kb_now_us();
-			v = kr_connect(ctx, node, NULL);
-			if (v || errno != ENOSPC || kb_now_us() - tw > 5e6)
-				break;
-			usleep(100); /* the keeper's worker still resets the DCIs given back */
-		}
+		v = kb_connect_wait(ctx, node, NULL, &t0);
 		lat[i] = kb_now_us() - t0;
 		if (!v) {
 			fprintf(stderr, "krbench: cold kr_connect: %s\n", strerror(errno));

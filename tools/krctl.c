@@ -39,14 +39,14 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 
 	if (json) {
 		printf(
-		    "{\"keeper_pid\": %d, \"device\": \"%s\", \"uptime_s\": %.3f, "
+		    "{\"keeper_pid\": %d, \"device\": \"%s\", \"mode\": \"%s\", \"uptime_s\": %.3f, "
 		    "\"heartbeat_age_ms\": %.1f, \"tenants\": %u, \"dcis_per_tenant\": %u, "
 		    "\"rc_spares_per_tenant\": %u, \"jobs_per_tenant\": %u, "
 		    "\"vqps_per_tenant\": %u, \"heap_bytes\": %llu, \"attaches\": %llu, "
 		    "\"detaches\": %llu, \"deaths\": %llu, \"reclaims\": %llu, \"resets\": %llu, "
 		    "\"refused\": %llu, \"last_reclaim_us\": %.1f, \"meta_drops\": {\"size\": "
 		    "%llu, \"unauthenticated\": %llu, \"malformed\": %llu, \"replayed\": %llu}}\n",
-		    s->keeper_pid, s->device, up, hb, s->ntenants, s->dcis, s->rc_spares, s->jobs,
+		    s->keeper_pid, s->device, s->trusted ? "trusted" : "kmod", up, hb, s->ntenants, s->dcis, s->rc_spares, s->jobs,
 		    s->vqps, (unsigned long long)s->heap_len, (unsigned long long)s->attaches,
 		    (unsigned long long)s->detaches, (unsigned long long)s->deaths,
 		    (unsigned long long)s->reclaims, (unsigned long long)s->resets,
@@ -57,6 +57,9 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 	}
 	printf("keeper pid %d on %s, up %.1f s, heartbeat %.1f ms ago\n", s->keeper_pid, s->device,
 	       up, hb);
+	if (s->trusted)
+		printf("mode: trusted (no kmod-min: jobs can write each other's queues%s)\n",
+		       strncmp(s->device, "sim:", 4) ? "; on hardware they hold the command fd" : "");
 	printf("pool: %u tenants x (%u DCIs, %u RC spares, %u vQPs, %u jobs with %llu MB heaps)\n",
 	       s->ntenants, s->dcis, s->rc_spares, s->vqps, s->jobs,
 	       (unsigned long long)(s->heap_len >> 20));

@@ -24,6 +24,9 @@ static void usage(FILE *f)
 		"  -d, --device NAME     mlx5_<n> or sim:<name> (default: first mlx5, else sim)\n"
 		"      --gid-index N     GID table entry to send from (default: the port's RoCE v2\n"
 		"                        IPv4 entry, else RoCE v2 IPv6; on InfiniBand the first)\n"
+		"      --trusted         mlx5: hand jobs the device's command fd so they can ring\n"
+		"                        doorbells (they could issue firmware commands; required on\n"
+		"                        hardware until kmod-min maps one UAR page per tenant)\n"
 		"      --tenants N       tenant slots: a PD, a DCT and pools each (default 2)\n"
 		"      --dcis N          DCIs per tenant (default 8)\n"
 		"      --rc-spares N     spare RC QPs per tenant (default 2)\n"
@@ -59,6 +62,7 @@ static const struct option long_opts[] = {
     {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
     {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
     {"group", required_argument, NULL, 1},     {"gid-index", required_argument, NULL, 1},
+    {"trusted", no_argument, NULL, 2},
     {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     /* src/dct: node identity and metadata */
@@ -139,8 +143,8 @@ int main(int argc, char **argv)
 		case 1:
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
 			break;
-		case 2: /* src/dct: --metaserver, a flag */
-			rc = kr_pool_cfg_set(&cfg, "metaserver", "true", err, sizeof(err));
+		case 2: /* flags: --metaserver (src/dct), --trusted */
+			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, "true", err, sizeof(err));
 			break;
 		default:
 			usage(stderr);

@@ -81,6 +81,7 @@ struct kr_devx_uar {
 	void *reg_addr;   /* doorbell register (hw: UAR MMIO, BF offset) */
 	void *base_addr;  /* start of the UAR page */
 	void *priv;
+	int shared_fd;	  /* hw, --trusted: the command fd handed to jobs (kr_devx_uar_export), or -1 */
 };
 
 /* A firmware object created through obj_create (PD, CQ, QP, RMP, DCT, MKEY). */
@@ -181,6 +182,7 @@ struct kr_devx_ctx {
 	struct kr_devx_caps caps;
 	struct kr_devx_port port; /* port 1, as kr_devx_open selected it */
 	struct kr_devx_cmd_err last_err;
+	bool share_cmd_fd; /* hw: kr_devx_uar_export may hand jobs the command fd (--trusted) */
 	uint32_t eqn; /* completion EQ for CQs (query_eqn vector 0) */
 	/* user_index -> resource, for CQE dispatch (cqe_version 1). Index 0 unused. */
 	struct kr_devx_rsc *rsc;
@@ -679,32 +681,52 @@ int kr_devx_syndrome_to_status(uint8_t syndrome);
 
 /* ---- sharing the device with jobs (devx_share.c) ---- */
 
+/* Where a job finds the UAR page in the descriptor kr_devx_uar_export gave it. */
+struct kr_devx_uar_ref {
+	uint32_t page_id;  /* qpc.uar_page of the QPs rung through it */
+	uint32_t reg_off;  /* the doorbell register's offset in the page */
+	uint64_t mmap_off; /* hw: the page's mmap offset on the command fd; sim: 0 */
+};
+
 /*
  * kr_devx_uar_export() - the descriptor through which a job may ring UAR
- * page uar and nothing else of the device: on the sim the page's own memfd
- * (owned by the device, not dup'ed; valid while uar is allocated). On
- * hardware a job must never hold the device's command fd (it could issue any
- * DEVX command as the keeper); the tenant's UAR page is mapped into its jobs
- * by kmod-min instead, which krpoold does not drive yet: -EOPNOTSUPP.
- * Returns 0, -EINVAL.
+ * page uar, and where the page is in it (*ref). Owned by uar: valid while
+ * it is allocated, closed with it. On the sim: the page's own memfd,
+ * nothing else of the device. On hardware a UAR page can only be mapped
+ * through the device's command fd, and whoever holds that fd can issue any
+ * DEVX command as the keeper: it is handed out only when the keeper was
+ * told to trust its jobs (ctx->share_cmd_fd, krpoold --trusted); the
+ * kmod-min mapping of one page per tenant is not there yet. Returns 0,
+ * -EINVAL, -EOPNOTSUPP (hw, not trusted), -errno.
  */
-int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd);
+int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 /*
  * kr_devx_import() - a doorbell-only view of a device another process opened,
- * from the fd kr_devx_uar_export() gave it (consumed on success: the view
- * owns it). Every firmware command, GID query and UAR/umem allocation on it
- * returns -EPERM: jobs never issue firmware commands. Close with
- * kr_devx_close(). Returns 0, -EINVAL (not a UAR page of the sim),
- * -EOPNOTSUPP (hw), -ENOMEM, -errno.
+ * from the fd and ref kr_devx_uar_export() gave it (the fd is consumed on
+ * success: the view owns it). Every firmware command, GID query and
+ * UAR/umem allocation on it returns -EPERM: jobs never issue firmware
+ * commands through krcore. Close with kr_devx_close(). Returns 0, -EINVAL
+ * (not what an export gives), -ENOMEM, -errno.
  */
-int kr_devx_import(const char *name, int fd, bool is_sim, struct kr_devx_ctx **ctx);
+int kr_devx_import(const char *name, int fd, bool is_sim, const struct kr_devx_uar_ref *ref,
+		   struct kr_devx_ctx **ctx);
 /*
  * kr_devx_uar_import() - the UAR page_id in an imported view (the page it
- * was made from), for doorbells. Returns 0, -EINVAL (not that page),
- * -ENOMEM. Free with kr_devx_uar_unimport().
+ * was made from), mapped for doorbells. Returns 0, -EINVAL (not that page),
+ * -ENOMEM, -errno (hw mmap). Free with kr_devx_uar_unimport().
  */
 int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
 void kr_devx_uar_unimport(struct kr_devx_uar *uar);
+
+/* devx_hw_share.c: the hw side of the three calls above. */
+int kr_devx_hw_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
+int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
+		      struct kr_devx_ctx **ctx);
+int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+/* devx_hw.c: one 8-byte doorbell store, flushed (the keeper's and a job's view). */
+void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val);
+/* devx_hw.c: the command fd of an hw context the keeper opened. */
+int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx);
 /*
  * kr_devx_rsc_set() - register obj at a user_index chosen by another process
  * (a QP the keeper created that a job polls). Returns 0, -EINVAL (index 0 or

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
@@ -86,6 +87,7 @@ static int kr_hw_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
 	u->reg_addr = dv->reg_addr;
 	u->base_addr = dv->base_addr;
 	u->priv = dv;
+	u->shared_fd = -1;
 	*uar = u;
 	return 0;
 }
@@ -99,7 +101,12 @@ static void kr_hw_close(struct kr_devx_ctx *ctx)
 	free(hw);
 }
 
-static void kr_hw_doorbell(struct kr_devx_uar *uar, uint64_t val)
+int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx)
+{
+	return kr_hw_ibctx(ctx)->cmd_fd;
+}
+
+void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val)
 {
 	/* One 8-byte store: the HCA must never see half a doorbell. */
 	*(volatile uint64_t *)uar->reg_addr = val;
@@ -108,6 +115,8 @@ static void kr_hw_doorbell(struct kr_devx_uar *uar, uint64_t val)
 
 static void kr_hw_free_uar(struct kr_devx_uar *uar)
 {
+	if (uar->shared_fd >= 0)
+		close(uar->shared_fd);
 	mlx5dv_devx_free_uar(uar->priv);
 	free(uar);
 }
@@ -234,7 +243,7 @@ static int kr_hw_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint
 static const struct kr_devx_ops kr_hw_ops = {
     .alloc_uar = kr_hw_alloc_uar,
     .close = kr_hw_close,
-    .doorbell = kr_hw_doorbell,
+    .doorbell = kr_devx_hw_doorbell,
     .free_uar = kr_hw_free_uar,
     .general_cmd = kr_hw_general_cmd,
     .obj_create = kr_hw_obj_create,

@@ -2,10 +2,10 @@
 /*
  * Sharing a device between the keeper (which opened it and issues every
  * firmware command) and its jobs (which only write WQEs and ring doorbells).
- * rdma-core 44 cannot share DEVX objects across processes, and a job must
- * never hold the device's command fd, so what a job receives is one UAR
- * page: on the sim its memfd; on hardware kmod-min maps the tenant's UAR
- * page (not driven by krpoold yet: -EOPNOTSUPP).
+ * rdma-core 44 cannot share DEVX objects across processes, so what a job
+ * receives is one UAR page: on the sim its memfd; on hardware the command
+ * fd when the keeper trusts its jobs (devx_hw_share.c), until kmod-min maps
+ * the tenant's page instead.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,27 +13,29 @@
 #include "devx.h"
 #include "sim/sim.h"
 
-int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd)
+int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref)
 {
 	int rc;
 
-	if (!uar || !uar->ctx || !fd)
+	if (!uar || !uar->ctx || !fd || !ref)
 		return -EINVAL;
 	if (!uar->ctx->is_sim)
-		return -EOPNOTSUPP;
+		return kr_devx_hw_uar_export(uar, fd, ref);
 	rc = sim_uar_export(uar);
 	if (rc < 0)
 		return rc;
 	*fd = rc;
+	*ref = (struct kr_devx_uar_ref){.page_id = uar->page_id};
 	return 0;
 }
 
-int kr_devx_import(const char *name, int fd, bool is_sim, struct kr_devx_ctx **ctx)
+int kr_devx_import(const char *name, int fd, bool is_sim, const struct kr_devx_uar_ref *ref,
+		   struct kr_devx_ctx **ctx)
 {
 	if (!ctx || fd < 0)
 		return -EINVAL;
 	if (!is_sim)
-		return -EOPNOTSUPP;
+		return kr_devx_hw_import(name, fd, ref, ctx);
 	return sim_attach_fd(fd, name, ctx);
 }
 
@@ -42,7 +44,7 @@ int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx
 	if (!ctx || !uar)
 		return -EINVAL;
 	if (!ctx->is_sim)
-		return -EOPNOTSUPP;
+		return kr_devx_hw_uar_import(ctx, page_id, uar);
 	return sim_uar_import(ctx, page_id, uar);
 }
 

@@ -60,6 +60,7 @@ struct kr_pool_cfg {
 	uint32_t hugepages_mb; /* budget: the layout must fit, EAL --socket-limit */
 	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
 	int32_t gid_index;     /* --gid-index: the GID to send from; -1 = RoCE v2 (devx_port.c) */
+	bool trusted;	       /* --trusted: hw jobs get the command fd (no kmod-min yet) */
 	uint32_t tenant_uid[KR_POOL_MAX_TENANTS]; /* pinned uid + 1 per tenant, 0 = any */
 	uint64_t base_va;			  /* EAL --base-virtaddr */
 	int ready_fd; /* >= 0: one byte is written here once the socket is up */
@@ -188,6 +189,7 @@ struct kr_keeper_tenant {
 	struct kr_devx_pd pd;
 	struct kr_devx_uar *uar;
 	int uar_fd; /* what its jobs ring through (kr_devx_uar_export; owned by uar) */
+	struct kr_devx_uar_ref uar_ref; /* and where the page is in it */
 	/*
 	 * Memory, in whole hugepages:
 	 *   zone: header, DCI rings and CQs; job-writable (zone_shm, sealed)

@@ -220,8 +220,12 @@ struct kr_pool_seg {
 	 * unauthenticated, malformed, replayed), by the MetaServer and the
 	 * registration thread: written from those threads, relaxed atomics */
 	uint64_t meta_drops[4];
+	/* how jobs reach the device: 1 trusted (no kmod-min: a job could write other
+	 * jobs' queues; on hw it holds the command fd), 0 reserved for kmod-min */
+	uint32_t trusted;
+	uint32_t rsvd;
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 280, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 288, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 
@@ -309,7 +313,7 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-#define KR_PROTO_VERSION      3u
+#define KR_PROTO_VERSION      4u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
 
@@ -385,7 +389,8 @@ struct kr_msg_attach_reply {
 	uint32_t heap_lkey;
 	uint32_t heap_rkey;
 	uint32_t dev_is_sim;
-	uint32_t uar_fd_index; /* the tenant's UAR page (sim: its memfd), never the device */
+	uint32_t uar_fd_index; /* the tenant's UAR page: sim, its memfd; hw --trusted, the command fd */
+	struct kr_devx_uar_ref uar_ref; /* where the page is in that descriptor */
 	char dev_name[64];
 	uint32_t nregions;
 	uint32_t nfds;
@@ -464,9 +469,9 @@ _Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");
 _Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
 _Static_assert(sizeof(struct kr_msg_reply) == 40, "kr_msg_reply layout");
 _Static_assert(sizeof(struct kr_msg_cache) == 72, "kr_msg_cache layout");
-_Static_assert(offsetof(struct kr_msg_attach_reply, region) == 176 &&
+_Static_assert(offsetof(struct kr_msg_attach_reply, region) == 192 &&
 		   sizeof(struct kr_msg_attach_reply) ==
-		       176 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 16 * KR_ATTACH_READY_MAX,
+		       192 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 16 * KR_ATTACH_READY_MAX,
 	       "kr_msg_attach_reply layout");
 
 /* Fill a header. */

@@ -263,7 +263,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_unmap;
 
-	rc = kr_devx_import(rep->dev_name, fds[rep->uar_fd_index], rep->dev_is_sim, &ctx->dev);
+	rc = kr_devx_import(rep->dev_name, fds[rep->uar_fd_index], rep->dev_is_sim, &rep->uar_ref,
+			    &ctx->dev);
 	if (rc)
 		goto err_unmap;
 	rep->uar_fd_index = ~0u; /* the view owns it now */

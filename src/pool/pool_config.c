@@ -117,7 +117,7 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 		cfg->group = (int64_t)v;
 		return 0;
 	}
-	if (!strcmp(key, "foreground") || !strcmp(key, "verbose")) {
+	if (!strcmp(key, "foreground") || !strcmp(key, "verbose") || !strcmp(key, "trusted")) {
 		bool b;
 
 		if (!cfg_bool(val, &b))
@@ -125,8 +125,10 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 				       val);
 		if (key[0] == 'f')
 			cfg->foreground = b;
-		else
+		else if (key[0] == 'v')
 			cfg->verbose = b;
+		else
+			cfg->trusted = b;
 		return 0;
 	}
 	if (!strcmp(key, "base-virtaddr")) {

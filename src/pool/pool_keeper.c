@@ -96,6 +96,22 @@ static int keeper_open_device(struct kr_keeper *k)
 		KR_ERR("pool", "cannot open device %s: %s", name, strerror(-rc));
 		return rc;
 	}
+	/*
+	 * Without kmod-min a job maps its tenant's queues directly and could write
+	 * another job's; on hardware it would even hold the command fd. The sim
+	 * says so; a ConnectX needs the operator's --trusted.
+	 */
+	if (!k->ctx->is_sim && !k->cfg.trusted) {
+		KR_ERR("pool",
+		       "%s: jobs can ring doorbells only through the keeper's command fd until "
+		       "kmod-min maps one UAR page per tenant; start with --trusted to hand it to "
+		       "them (any job can then issue firmware commands as the keeper)",
+		       name);
+		return -EPERM;
+	}
+	k->ctx->share_cmd_fd = k->cfg.trusted;
+	KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
+		k->ctx->is_sim ? " (no kmod-min)" : " and issue firmware commands as the keeper");
 	/* jobs and peers address this port: a GID that cannot be routed is fatal now */
 	rc = kr_devx_port_select(k->ctx, 1, k->cfg.gid_index, &k->port);
 	if (rc) {

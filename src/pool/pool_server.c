@@ -309,6 +309,7 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	/* the tenant's UAR page: the only part of the device a job reaches */
 	fds[(*nfds)++] = t->uar_fd;
 	rep->uar_fd_index = 0;
+	rep->uar_ref = t->uar_ref;
 	rep->seg_va = (uintptr_t)s;
 	rep->seg_len = kr_pool_pages_len(s->size);
 	rc = kr_keeper_ro_regions(s, rep->seg_len, KR_REGION_SEG, rep, fds, nfds);

@@ -48,6 +48,10 @@ int main(void)
 	CHECK_EQ(c.group, 0);
 	CHECK_OK(kr_pool_cfg_set(&c, "group", "65534", err, sizeof(err)));
 	CHECK_EQ(c.group, 65534);
+	CHECK(!c.trusted); /* hardware needs the operator's word */
+	CHECK_OK(kr_pool_cfg_set(&c, "trusted", "true", err, sizeof(err)));
+	CHECK(c.trusted);
+	expect_bad("trusted", "maybe", "true or false");
 	CHECK_EQ(c.gid_index, -1); /* default: chosen from the GID table */
 	CHECK_OK(kr_pool_cfg_set(&c, "gid-index", "3", err, sizeof(err)));
 	CHECK_EQ(c.gid_index, 3);

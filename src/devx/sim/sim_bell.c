@@ -73,6 +73,7 @@ static void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint3
 	uar->base_addr = b;
 	uar->reg_addr = &b->db;
 	uar->priv = b;
+	uar->shared_fd = -1; /* the sim hands out the page's own memfd */
 }
 
 int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uarp)

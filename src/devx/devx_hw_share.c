@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A ConnectX shared with jobs that the keeper trusts (krpoold --trusted).
+ *
+ * A QP created in the keeper's DEVX context is rung through a UAR page of
+ * that context, and the kernel maps such a page only through the context's
+ * command fd, at the offset mlx5dv_devx_alloc_uar reports (mmap_off), as
+ * rdma-core maps every UAR. So the job receives a duplicate of the command
+ * fd and (page_id, doorbell offset, mmap offset), maps that one page
+ * write-only and rings it. Holding the fd, a job could issue any DEVX
+ * command as the keeper: this is why it takes --trusted, and why the
+ * target is kmod-min mapping one page per tenant instead (doc/hardware.md).
+ * The view krcore builds on it still refuses every command (-EPERM).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "devx.h"
+#include "kr_log.h"
+
+struct kr_hw_view {
+	struct kr_devx_ctx ctx; /* first: ctx->priv points back */
+	int fd;
+	struct kr_devx_uar_ref ref;
+	void *page;
+	size_t page_len;
+};
+
+int kr_devx_hw_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref)
+{
+	const struct mlx5dv_devx_uar *dv = uar->priv;
+
+	if (!uar->ctx->share_cmd_fd)
+		return -EOPNOTSUPP;
+	if (uar->shared_fd < 0) {
+		uar->shared_fd = fcntl(kr_devx_hw_cmd_fd(uar->ctx), F_DUPFD_CLOEXEC, 0);
+		if (uar->shared_fd < 0)
+			return -errno;
+	}
+	*fd = uar->shared_fd;
+	ref->page_id = uar->page_id;
+	ref->reg_off = (uint32_t)((uintptr_t)uar->reg_addr - (uintptr_t)uar->base_addr);
+	ref->mmap_off = (uint64_t)dv->mmap_off;
+	return 0;
+}
+
+static int view_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+		       size_t outlen)
+{
+	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen;
+	return -EPERM;
+}
+
+static int view_no_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			  size_t outlen, struct kr_devx_obj **obj)
+{
+	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen, (void)obj;
+	return -EPERM;
+}
+
+static int view_no_obj_cmd(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+			   size_t outlen)
+{
+	(void)obj, (void)in, (void)inlen, (void)out, (void)outlen;
+	return -EPERM;
+}
+
+static int view_no_destroy(struct kr_devx_obj *obj)
+{
+	(void)obj;
+	return -EPERM;
+}
+
+static int view_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
+{
+	(void)ctx, (void)uar;
+	return -EPERM;
+}
+
+static void view_free_uar(struct kr_devx_uar *uar)
+{
+	(void)uar; /* released by kr_devx_uar_unimport */
+}
+
+static int view_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn)
+{
+	(void)ctx, (void)vector, (void)eqn;
+	return -EPERM;
+}
+
+static int view_no_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
+		       struct kr_devx_gid_entry *entry)
+{
+	(void)ctx, (void)port, (void)index, (void)entry;
+	return -EPERM; /* the keeper publishes the port's address in the tenant zone */
+}
+
+static int view_no_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid)
+{
+	(void)ctx, (void)port, (void)lid;
+	return -EPERM;
+}
+
+static int view_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
+			    struct kr_devx_umem **umem)
+{
+	(void)ctx, (void)addr, (void)size, (void)access, (void)umem;
+	return -EPERM;
+}
+
+static int view_no_umem_dereg(struct kr_devx_umem *umem)
+{
+	(void)umem;
+	return -EPERM;
+}
+
+static void view_close(struct kr_devx_ctx *ctx)
+{
+	struct kr_hw_view *v = ctx->priv;
+
+	if (v->page)
+		munmap(v->page, v->page_len);
+	close(v->fd);
+	free(v);
+}
+
+static const struct kr_devx_ops kr_hw_view_ops = {
+    .alloc_uar = view_no_uar,
+    .close = view_close,
+    .doorbell = kr_devx_hw_doorbell,
+    .free_uar = view_free_uar,
+    .general_cmd = view_no_cmd,
+    .obj_create = view_no_create,
+    .obj_destroy = view_no_destroy,
+    .obj_modify = view_no_obj_cmd,
+    .obj_query = view_no_obj_cmd,
+    .query_eqn = view_no_eqn,
+    .query_gid_entry = view_no_gid,
+    .query_lid = view_no_lid,
+    .umem_dereg = view_no_umem_dereg,
+    .umem_reg = view_no_umem_reg,
+};
+
+int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
+		      struct kr_devx_ctx **ctx)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct kr_hw_view *v;
+
+	if (!ref || page <= 0 || ref->reg_off + 8u > (uint64_t)page || (ref->reg_off & 7))
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->ctx.ops = &kr_hw_view_ops;
+	snprintf(v->ctx.name, sizeof(v->ctx.name), "%s", name ? name : "mlx5");
+	v->ctx.is_sim = false;
+	v->ctx.priv = v;
+	v->fd = fd;
+	v->ref = *ref;
+	v->page_len = (size_t)page;
+	*ctx = &v->ctx;
+	return 0;
+}
+
+int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar)
+{
+	struct kr_hw_view *v = ctx->priv;
+	struct kr_devx_uar *u;
+
+	if (page_id != v->ref.page_id)
+		return -EINVAL;
+	if (!v->page) {
+		/* doorbells are stores: the page is mapped write-only */
+		void *p =
+		    mmap(NULL, v->page_len, PROT_WRITE, MAP_SHARED, v->fd, (off_t)v->ref.mmap_off);
+
+		if (p == MAP_FAILED) {
+			int rc = -errno;
+
+			KR_ERR("devx", "%s: mapping UAR page %u failed: errno %d", ctx->name,
+			       page_id, -rc);
+			return rc;
+		}
+		v->page = p;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->ctx = ctx;
+	u->page_id = page_id;
+	u->base_addr = v->page;
+	u->reg_addr = (uint8_t *)v->page + v->ref.reg_off;
+	u->shared_fd = -1;
+	*uar = u;
+	return 0;
+}
