@@ -150,6 +150,7 @@ struct kr_devx_caps {
 	uint8_t port_type; /* KR_PORT_TYPE_IB or KR_PORT_TYPE_ETH (RoCE) */
 	uint8_t cqe_version;  /* 1: CQEs carry user_index (what the poller dispatches on) */
 	uint8_t qp_ts_format; /* KR_TS_CAP_*: RoCE capability page (0 without RoCE) */
+	bool basic_cyclic_rcv_wqe; /* receive WQEs of a cyclic RMP without a next segment */
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
 	uint16_t max_wqe_sz_sq_dc;

@@ -62,6 +62,7 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 	caps->gid_table_len = v <= 4 ? (uint16_t)(8u << v) : 0;
 	caps->vhca_id = KR_PRM_GET(cmd_hca_cap, cap, vhca_id);
 	caps->dct = KR_PRM_GET(cmd_hca_cap, cap, dct);
+	caps->basic_cyclic_rcv_wqe = KR_PRM_GET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe);
 	caps->roce = KR_PRM_GET(cmd_hca_cap, cap, roce);
 	caps->atomic = KR_PRM_GET(cmd_hca_cap, cap, atomic);
 	caps->rc = KR_PRM_GET(cmd_hca_cap, cap, rc);

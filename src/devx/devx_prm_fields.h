@@ -71,6 +71,7 @@ KR_PRM(cmd_hca_cap, max_wqe_sz_sq_dc, 0x2d0, 0x10)
 KR_PRM(cmd_hca_cap, max_qp_mcg, 0x2e7, 0x19)
 KR_PRM(cmd_hca_cap, log_pg_sz, 0x258, 0x8)
 KR_PRM(cmd_hca_cap, vhca_id, 0x30, 0x10)
+KR_PRM(cmd_hca_cap, basic_cyclic_rcv_wqe, 0x380, 0x1)
 
 /* alloc_pd_in */
 KR_PRM_SIZE(alloc_pd_in, 0x80)

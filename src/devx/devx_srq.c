@@ -42,6 +42,12 @@ static int kr_srq_check(struct kr_devx_ctx *ctx, const struct kr_devx_srq_attr *
 {
 	uint32_t log_stride;
 
+	/* the WQEs hold data segments only (no next segment): the basic cyclic form */
+	if (!ctx->caps.basic_cyclic_rcv_wqe) {
+		KR_ERR("devx", "%s: no basic cyclic receive WQEs (cap.basic_cyclic_rcv_wqe 0): "
+		       "krcore's SRQs need them", ctx->name);
+		return -EOPNOTSUPP;
+	}
 	if (!kr_is_pow2(attr->nwqe) || kr_log2(attr->nwqe) > ctx->caps.log_max_srq_sz ||
 	    kr_log2(attr->nwqe) > KR_WQ_LOG_SZ_MAX)
 		return -EINVAL;

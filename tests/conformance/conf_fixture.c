@@ -117,6 +117,8 @@ void conf_dev_init(struct conf_dev *d, bool roce)
 	d->ctx.caps.log_max_ra_res_dc = 4;
 	d->ctx.caps.cqe_version = 1;
 	d->ctx.caps.dct = true;
+	d->ctx.caps.basic_cyclic_rcv_wqe = true;
+	d->ctx.caps.log_max_srq_sz = 15;
 	d->ctx.caps.atomic = true;
 	d->obj.ctx = &d->ctx;
 	d->obj.id = 0x4242;

@@ -7,6 +7,7 @@
  *    only version 1 carries; a device (or, on hardware, a user context)
  *    without it is refused at open instead of misrouting completions.
  *  - no DC (cap.dct 0): refused.
+ *  - basic_cyclic_rcv_wqe: what krcore's SRQs need (conformance_srq).
  *  - the RoCE page (capability type 4) is read only on a RoCE device, for
  *    qp_ts_format (conformance_ts_format); without RoCE it reads as 0.
  * The capability page comes from a recording device that answers the
@@ -41,6 +42,7 @@ static void answer(struct conf_dev *d, const void *in, void *out, size_t outlen)
 	KR_PRM_SET(cmd_hca_cap, cap, cqe_version, g_cap.cqe_version);
 	KR_PRM_SET(cmd_hca_cap, cap, dct, g_cap.dct);
 	KR_PRM_SET(cmd_hca_cap, cap, roce, g_cap.roce);
+	KR_PRM_SET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe, 1);
 }
 
 int main(void)
@@ -58,6 +60,7 @@ int main(void)
 		CHECK_EQ(caps.gid_table_len, n <= 4 ? 8u << n : 0);
 	}
 	CHECK_EQ(g_cap.roce_queries, 0); /* an InfiniBand device has no RoCE page */
+	CHECK(caps.basic_cyclic_rcv_wqe);
 	g_cap.roce = 1;
 	g_cap.qp_ts = KR_TS_CAP_REAL_TIME;
 	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));

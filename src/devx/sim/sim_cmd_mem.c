@@ -41,6 +41,7 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_msg, SIM_LOG_MAX_MSG);
 	KR_PRM_SET(cmd_hca_cap, cap, cqe_version, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, dct, 1);
+	KR_PRM_SET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, roce, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, atomic, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, rc, 1);
