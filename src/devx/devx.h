@@ -724,6 +724,34 @@ int kr_devx_hw_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_r
 int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 		      struct kr_devx_ctx **ctx);
 int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+/* devx_view.c: a job's view answers -EPERM to all but doorbells (ops members, in order). */
+int kr_devx_view_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
+void kr_devx_view_free_uar(struct kr_devx_uar *uar);
+int kr_devx_view_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			size_t outlen);
+int kr_devx_view_no_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
+			   size_t outlen, struct kr_devx_obj **obj);
+int kr_devx_view_no_destroy(struct kr_devx_obj *obj);
+int kr_devx_view_no_obj_cmd(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
+			    size_t outlen);
+int kr_devx_view_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn);
+int kr_devx_view_no_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
+			struct kr_devx_gid_entry *entry);
+int kr_devx_view_no_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid);
+int kr_devx_view_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
+			     struct kr_devx_umem **umem);
+int kr_devx_view_no_umem_dereg(struct kr_devx_umem *umem);
+/* The ops table of a job's view: its own doorbell and close, -EPERM for the rest. */
+#define KR_DEVX_VIEW_OPS(doorbell_fn, close_fn)                                                    \
+	{                                                                                          \
+		.alloc_uar = kr_devx_view_no_uar, .close = (close_fn), .doorbell = (doorbell_fn),  \
+		.free_uar = kr_devx_view_free_uar, .general_cmd = kr_devx_view_no_cmd,             \
+		.obj_create = kr_devx_view_no_create, .obj_destroy = kr_devx_view_no_destroy,      \
+		.obj_modify = kr_devx_view_no_obj_cmd, .obj_query = kr_devx_view_no_obj_cmd,       \
+		.query_eqn = kr_devx_view_no_eqn, .query_gid_entry = kr_devx_view_no_gid,          \
+		.query_lid = kr_devx_view_no_lid, .umem_dereg = kr_devx_view_no_umem_dereg,        \
+		.umem_reg = kr_devx_view_no_umem_reg,                                              \
+	}
 /* devx_hw.c: one 8-byte doorbell store, flushed (the keeper's and a job's view). */
 void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val);
 /* devx_hw.c: the command fd of an hw context the keeper opened. */

@@ -51,76 +51,6 @@ int kr_devx_hw_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_r
 	return 0;
 }
 
-static int view_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
-		       size_t outlen)
-{
-	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen;
-	return -EPERM;
-}
-
-static int view_no_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
-			  size_t outlen, struct kr_devx_obj **obj)
-{
-	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen, (void)obj;
-	return -EPERM;
-}
-
-static int view_no_obj_cmd(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
-			   size_t outlen)
-{
-	(void)obj, (void)in, (void)inlen, (void)out, (void)outlen;
-	return -EPERM;
-}
-
-static int view_no_destroy(struct kr_devx_obj *obj)
-{
-	(void)obj;
-	return -EPERM;
-}
-
-static int view_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
-{
-	(void)ctx, (void)uar;
-	return -EPERM;
-}
-
-static void view_free_uar(struct kr_devx_uar *uar)
-{
-	(void)uar; /* released by kr_devx_uar_unimport */
-}
-
-static int view_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn)
-{
-	(void)ctx, (void)vector, (void)eqn;
-	return -EPERM;
-}
-
-static int view_no_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
-		       struct kr_devx_gid_entry *entry)
-{
-	(void)ctx, (void)port, (void)index, (void)entry;
-	return -EPERM; /* the keeper publishes the port's address in the tenant zone */
-}
-
-static int view_no_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid)
-{
-	(void)ctx, (void)port, (void)lid;
-	return -EPERM;
-}
-
-static int view_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
-			    struct kr_devx_umem **umem)
-{
-	(void)ctx, (void)addr, (void)size, (void)access, (void)umem;
-	return -EPERM;
-}
-
-static int view_no_umem_dereg(struct kr_devx_umem *umem)
-{
-	(void)umem;
-	return -EPERM;
-}
-
 static void view_close(struct kr_devx_ctx *ctx)
 {
 	struct kr_hw_view *v = ctx->priv;
@@ -131,22 +61,7 @@ static void view_close(struct kr_devx_ctx *ctx)
 	free(v);
 }
 
-static const struct kr_devx_ops kr_hw_view_ops = {
-    .alloc_uar = view_no_uar,
-    .close = view_close,
-    .doorbell = kr_devx_hw_doorbell,
-    .free_uar = view_free_uar,
-    .general_cmd = view_no_cmd,
-    .obj_create = view_no_create,
-    .obj_destroy = view_no_destroy,
-    .obj_modify = view_no_obj_cmd,
-    .obj_query = view_no_obj_cmd,
-    .query_eqn = view_no_eqn,
-    .query_gid_entry = view_no_gid,
-    .query_lid = view_no_lid,
-    .umem_dereg = view_no_umem_dereg,
-    .umem_reg = view_no_umem_reg,
-};
+static const struct kr_devx_ops kr_hw_view_ops = KR_DEVX_VIEW_OPS(kr_devx_hw_doorbell, view_close);
 
 int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 		      struct kr_devx_ctx **ctx)

@@ -22,10 +22,7 @@ int main(void)
 	KR_SKIP("no kernel mlx5_ifc.h: install linux-headers-amd64");
 }
 #else
-typedef uint8_t u8;
-#define BIT(n)	   (1UL << (n))
-#define BIT_ULL(n) (1ULL << (n))
-#include KR_MLX5_IFC_H
+#include "conf_ifc.h"
 
 static void check(uint32_t max_sge, uint32_t nwqe, uint32_t log_stride)
 {

@@ -21,10 +21,7 @@ int main(void)
 	KR_SKIP("no kernel mlx5_ifc.h: install linux-headers-amd64");
 }
 #else
-typedef uint8_t u8;
-#define BIT(n)	   (1UL << (n))
-#define BIT_ULL(n) (1ULL << (n))
-#include KR_MLX5_IFC_H
+#include "conf_ifc.h"
 
 /* qpc.ts_format of the CREATE_QP mailbox for a DCI on a device with qp_ts_format cap */
 static uint32_t created_ts_format(uint8_t cap)

@@ -161,76 +161,6 @@ void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
 
 /* ---- the job's view ---- */
 
-static int sim_job_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
-			  size_t outlen)
-{
-	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen;
-	return -EPERM;
-}
-
-static int sim_job_no_create(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
-			     size_t outlen, struct kr_devx_obj **obj)
-{
-	(void)ctx, (void)in, (void)inlen, (void)out, (void)outlen, (void)obj;
-	return -EPERM;
-}
-
-static int sim_job_no_obj_cmd(struct kr_devx_obj *obj, const void *in, size_t inlen, void *out,
-			      size_t outlen)
-{
-	(void)obj, (void)in, (void)inlen, (void)out, (void)outlen;
-	return -EPERM;
-}
-
-static int sim_job_no_destroy(struct kr_devx_obj *obj)
-{
-	(void)obj;
-	return -EPERM;
-}
-
-static int sim_job_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
-{
-	(void)ctx, (void)uar;
-	return -EPERM;
-}
-
-static void sim_job_free_uar(struct kr_devx_uar *uar)
-{
-	(void)uar; /* the keeper's UAR: an imported view is released by kr_devx_uar_unimport */
-}
-
-static int sim_job_no_eqn(struct kr_devx_ctx *ctx, uint32_t vector, uint32_t *eqn)
-{
-	(void)ctx, (void)vector, (void)eqn;
-	return -EPERM;
-}
-
-static int sim_job_no_gid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t index,
-			  struct kr_devx_gid_entry *entry)
-{
-	(void)ctx, (void)port, (void)index, (void)entry;
-	return -EPERM; /* the keeper publishes the port's address in the tenant zone */
-}
-
-static int sim_job_no_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid)
-{
-	(void)ctx, (void)port, (void)lid;
-	return -EPERM;
-}
-
-static int sim_job_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
-			       struct kr_devx_umem **umem)
-{
-	(void)ctx, (void)addr, (void)size, (void)access, (void)umem;
-	return -EPERM;
-}
-
-static int sim_job_no_umem_dereg(struct kr_devx_umem *umem)
-{
-	(void)umem;
-	return -EPERM;
-}
-
 static void sim_job_close(struct kr_devx_ctx *ctx)
 {
 	struct sim_dev *dev;
@@ -242,22 +172,7 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 	free(dev);
 }
 
-static const struct kr_devx_ops sim_job_ops = {
-    .alloc_uar = sim_job_no_uar,
-    .close = sim_job_close,
-    .doorbell = sim_doorbell,
-    .free_uar = sim_job_free_uar,
-    .general_cmd = sim_job_no_cmd,
-    .obj_create = sim_job_no_create,
-    .obj_destroy = sim_job_no_destroy,
-    .obj_modify = sim_job_no_obj_cmd,
-    .obj_query = sim_job_no_obj_cmd,
-    .query_eqn = sim_job_no_eqn,
-    .query_gid_entry = sim_job_no_gid,
-    .query_lid = sim_job_no_lid,
-    .umem_dereg = sim_job_no_umem_dereg,
-    .umem_reg = sim_job_no_umem_reg,
-};
+static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(sim_doorbell, sim_job_close);
 
 /*
  * sim_attach_fd() - map the UAR page in fd (taken over on success) as a
