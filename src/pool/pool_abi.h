@@ -224,8 +224,9 @@ struct kr_pool_seg {
 	 * jobs' queues; on hw it holds the command fd), 0 reserved for kmod-min */
 	uint32_t trusted;
 	uint32_t rsvd;
+	struct kr_devx_port port; /* what peers address: GID, MAC or LID, the GID index */
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 288, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 320, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 

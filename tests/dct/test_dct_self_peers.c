@@ -65,6 +65,7 @@ int main(void)
 	CHECK(rec.tag == me.tag);
 	CHECK(!memcmp(&rec.addr, &ctx->zone->port.addr, sizeof(rec.addr)));
 	CHECK_EQ(ctx->zone->port.gid_index, 3); /* the sim port's RoCE v2 IPv4 entry */
+	CHECK_EQ(kp_krctl_json(&k, "status", "gid_index", -1), 3);
 	memset(&rec, 0, sizeof(rec));
 	CHECK_OK(kr_dct_resolve(ctx, 5, &rec));
 	CHECK_EQ(rec.dctn, ctx->zone->dctn);
