@@ -40,13 +40,13 @@ static void print_port(const struct kr_devx_port *p)
 	if (!inet_ntop(AF_INET6, p->addr.gid, gid, sizeof(gid)))
 		snprintf(gid, sizeof(gid), "?");
 	if (p->roce)
-		printf("port %u: GID index %u (RoCE v%u) %s %02x:%02x:%02x:%02x:%02x:%02x\n", p->num,
-		       p->gid_index, p->gid_type == KR_GID_TYPE_ROCE_V2 ? 2 : 1, gid, p->addr.mac[0],
-		       p->addr.mac[1], p->addr.mac[2], p->addr.mac[3], p->addr.mac[4],
-		       p->addr.mac[5]);
+		printf("port %u: GID index %u (RoCE v%u) %s %02x:%02x:%02x:%02x:%02x:%02x\n",
+		       p->num, p->gid_index, p->gid_type == KR_GID_TYPE_ROCE_V2 ? 2 : 1, gid,
+		       p->addr.mac[0], p->addr.mac[1], p->addr.mac[2], p->addr.mac[3],
+		       p->addr.mac[4], p->addr.mac[5]);
 	else
-		printf("port %u: GID index %u (InfiniBand) %s lid=0x%x\n", p->num, p->gid_index, gid,
-		       p->addr.lid);
+		printf("port %u: GID index %u (InfiniBand) %s lid=0x%x\n", p->num, p->gid_index,
+		       gid, p->addr.lid);
 }
 
 static void show_status(const struct kr_pool_seg *s, bool json)
