@@ -390,6 +390,25 @@ int kr_fx_poll_one(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int timeout_ms)
 	}
 }
 
+int kr_fx_post_wait(struct kr_fx_host *h, struct kr_devx_qp *qp, struct kr_devx_wr *wr,
+		    int timeout_ms)
+{
+	struct kr_devx_wc wc;
+	int rc;
+
+	wr->flags |= KR_WR_SIGNALED;
+	rc = kr_devx_qp_post_send(qp, wr);
+	if (rc)
+		return rc;
+	kr_devx_qp_ring(qp);
+	rc = kr_fx_poll_one(&h->scq, &wc, timeout_ms);
+	if (rc)
+		return rc;
+	if (wc.wr_id != wr->wr_id)
+		return -EPROTO;
+	return wc.status;
+}
+
 void kr_fx_expect_wc(struct kr_devx_cq *cq, uint64_t wr_id, int status, uint32_t qpn,
 		     struct kr_devx_wc *out)
 {

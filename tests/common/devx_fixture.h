@@ -57,6 +57,13 @@ void kr_fx_dc_av(const struct kr_fx_host *from, const struct kr_fx_host *target,
 /* Poll cq until one completion arrives; -ETIMEDOUT after timeout_ms. */
 int kr_fx_poll_one(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int timeout_ms);
 /*
+ * Post wr signaled on qp (a QP of host h), ring, and wait for its completion
+ * on h->scq: the completion's status, a post error (-errno), -ETIMEDOUT, or
+ * -EPROTO when another request completes.
+ */
+int kr_fx_post_wait(struct kr_fx_host *h, struct kr_devx_qp *qp, struct kr_devx_wr *wr,
+		    int timeout_ms);
+/*
  * Poll one completion from cq (5 s) and fail the test unless it has this
  * wr_id, status and local qpn; the completion goes to *out when out is set.
  */

@@ -57,19 +57,17 @@ static int op(struct kr_devx_qp *dci, const struct kr_devx_dct *dct, enum kr_dev
 				.compare_add = 7,
 				.swap = 99,
 				.av = &av};
-	struct kr_devx_wc wc;
+	int st;
 
 	kr_fx_dc_av(&A, &B, dct, &av);
 	*(uint64_t *)A.mem = 0x1111111111111111ull;
-	CHECK_OK(kr_devx_qp_post_send(dci, &wr));
-	kr_devx_qp_ring(dci);
-	CHECK_OK(kr_fx_poll_one(&A.scq, &wc, 10000));
-	CHECK_EQ(wc.wr_id, id);
-	if (wc.status != KR_WC_SUCCESS) {
+	st = kr_fx_post_wait(&A, dci, &wr, 10000);
+	CHECK(st >= 0); /* posted, and this request completed */
+	if (st != KR_WC_SUCCESS) {
 		CHECK_OK(kr_devx_qp_modify(dci, KR_QP_2RST, NULL));
 		CHECK_OK(kr_devx_qp_connect(dci, &g_conn));
 	}
-	return wc.status;
+	return st;
 }
 
 int main(void)

@@ -43,14 +43,12 @@ static int write_one(struct kr_devx_qp *qp, const struct kr_devx_dc_av *av, uint
 				.remote_addr = (uintptr_t)B.mem + DST,
 				.rkey = B.mr.rkey,
 				.av = av};
-	struct kr_devx_wc wc;
+	int st;
 
 	memset((uint8_t *)A.mem + 64, v, 8);
-	CHECK_OK(kr_devx_qp_post_send(qp, &wr));
-	kr_devx_qp_ring(qp);
-	CHECK_OK(kr_fx_poll_one(&A.scq, &wc, 10000));
-	CHECK_EQ(wc.wr_id, id);
-	return wc.status;
+	st = kr_fx_post_wait(&A, qp, &wr, 10000);
+	CHECK(st >= 0); /* posted, and this request completed */
+	return st;
 }
 
 int main(void)

@@ -34,14 +34,12 @@ static int read_one(struct kr_devx_qp *dci, const struct kr_devx_dc_av *av, uint
 				.remote_addr = (uintptr_t)B.mem + SRC,
 				.rkey = B.mr.rkey,
 				.av = av};
-	struct kr_devx_wc wc;
+	int st;
 
 	memset(A.mem, 0, 8);
-	CHECK_OK(kr_devx_qp_post_send(dci, &wr));
-	kr_devx_qp_ring(dci);
-	CHECK_OK(kr_fx_poll_one(&A.scq, &wc, 10000));
-	CHECK_EQ(wc.wr_id, id);
-	return wc.status;
+	st = kr_fx_post_wait(&A, dci, &wr, 10000);
+	CHECK(st >= 0); /* posted, and this request completed */
+	return st;
 }
 
 int main(void)

@@ -202,20 +202,3 @@ int mp_rc_connect(struct kr_devx_qp *qp, uint32_t rqpn, const uint8_t rgid[16],
 	return kr_devx_qp_connect(qp, &c);
 }
 
-int mp_post_wait(struct kr_fx_host *h, struct kr_devx_qp *qp, struct kr_devx_wr *wr, int timeout_ms)
-{
-	struct kr_devx_wc wc;
-	int rc;
-
-	wr->flags |= KR_WR_SIGNALED;
-	rc = kr_devx_qp_post_send(qp, wr);
-	if (rc)
-		return rc;
-	kr_devx_qp_ring(qp);
-	rc = kr_fx_poll_one(&h->scq, &wc, timeout_ms);
-	if (rc)
-		return rc;
-	if (wc.wr_id != wr->wr_id)
-		return -EPROTO;
-	return wc.status;
-}

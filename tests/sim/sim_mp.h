@@ -51,9 +51,6 @@ int mp_rc_connect(struct kr_devx_qp *qp, uint32_t rqpn, const uint8_t rgid[16],
 /* Port 1 GID 0 of h. */
 void mp_gid(struct kr_fx_host *h, uint8_t gid[16]);
 
-/* Post one signaled WR and wait for its completion on h->scq; returns the status. */
-int mp_post_wait(struct kr_fx_host *h, struct kr_devx_qp *qp, struct kr_devx_wr *wr,
-		 int timeout_ms);
 
 uint64_t mp_now_ms(void);
 

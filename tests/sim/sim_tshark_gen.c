@@ -113,7 +113,7 @@ static struct exp ex(const char *name, uint32_t opcode, int a_to_b, uint32_t dqp
 
 static void run(struct kr_fx_host *h, struct kr_devx_qp *qp, struct kr_devx_wr *wr)
 {
-	int st = mp_post_wait(h, qp, wr, TMO_MS);
+	int st = kr_fx_post_wait(h, qp, wr, TMO_MS);
 
 	if (st != KR_WC_SUCCESS)
 		KR_FAIL("wr %llu: %d (%s)", (unsigned long long)wr->wr_id, st,

@@ -119,7 +119,7 @@ static int write_wait(struct kr_fx_host *a, struct kr_devx_qp *qp, struct shm *s
 
 	for (uint32_t k = 0; k < WLEN; k++)
 		((uint8_t *)a->mem)[k] = pat(gen, k);
-	return mp_post_wait(a, qp, &wr, TMO_MS);
+	return kr_fx_post_wait(a, qp, &wr, TMO_MS);
 }
 
 int main(void)
@@ -225,7 +225,7 @@ int main(void)
 					.remote_addr = s->b_mem + 4096,
 					.rkey = s->b_rkey};
 
-		CHECK_EQ(mp_post_wait(&a, &qp, &wr, TMO_MS), KR_WC_SUCCESS);
+		CHECK_EQ(kr_fx_post_wait(&a, &qp, &wr, TMO_MS), KR_WC_SUCCESS);
 		for (uint32_t k = 0; k < WLEN; k++)
 			if (((uint8_t *)a.mem)[8192 + k] != pat(102, k))
 				KR_FAIL("READ from B's second life: byte %u wrong", k);

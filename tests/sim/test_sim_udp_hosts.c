@@ -388,7 +388,7 @@ static int run_corrupt(void)
 					.remote_addr = (uint64_t)(uintptr_t)b.mem,
 					.rkey = b.mr.rkey};
 
-		CHECK_EQ(mp_post_wait(&a, &qa, &wr, TMO_MS), KR_WC_RETRY_EXC_ERR);
+		CHECK_EQ(kr_fx_post_wait(&a, &qa, &wr, TMO_MS), KR_WC_RETRY_EXC_ERR);
 	}
 	CHECK_OK(sim_stats_query(b.ctx, &st));
 	CHECK_EQ(st.icrc_drops, c.retry_count + 1);
