@@ -146,7 +146,7 @@ static void meta_reply_fill(const struct kr_dct_keeper *d, const struct kr_keepe
 	r->version = KR_META_MSG_VERSION;
 	r->type = KR_META_REPLY;
 	r->node_id = k->cfg.node_id;
-	r->addr = k->port.addr;
+	r->addr = k->ctx->port.addr;
 	r->ntenants = d->ntenants;
 	r->max_nodes = d->max_nodes;
 	r->table_dctn = d->target.dct.dctn;
@@ -233,7 +233,7 @@ void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m)
 	m->type = KR_META_REGISTER;
 	m->node_id = k->cfg.node_id;
 	m->ntenants = k->cfg.tenants;
-	m->addr = k->port.addr; /* not from a zone: a renewal remaps it */
+	m->addr = k->ctx->port.addr; /* not from a zone: a renewal remaps it */
 	/* launches bind and leave on the event loop, under cmd_lock */
 	pthread_mutex_lock(&k->cmd_lock);
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {

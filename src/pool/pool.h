@@ -296,7 +296,6 @@ struct kr_keeper {
 	volatile int worker_stop;
 	bool worker_up;
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
-	struct kr_devx_port port; /* port 1 as selected at start (--gid-index): never changes */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
 	bool peers_read;

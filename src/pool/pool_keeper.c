@@ -112,16 +112,22 @@ static int keeper_open_device(struct kr_keeper *k)
 	k->ctx->share_cmd_fd = k->cfg.trusted;
 	KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
 		k->ctx->is_sim ? " (no kmod-min)" : " and issue firmware commands as the keeper");
-	/* jobs and peers address this port: a GID that cannot be routed is fatal now */
-	rc = kr_devx_port_select(k->ctx, 1, k->cfg.gid_index, &k->port);
+	/*
+	 * Jobs and peers address the port open chose, or the one --gid-index names:
+	 * a GID that cannot be routed is fatal now. k->ctx->port never changes after.
+	 */
+	if (k->cfg.gid_index >= 0)
+		rc = kr_devx_port_select(k->ctx, 1, k->cfg.gid_index, &k->ctx->port);
+	else
+		rc = k->ctx->port.gid_index == KR_DEVX_GID_NONE ? -ENOENT : 0;
 	if (rc) {
 		KR_ERR("pool", "%s port 1: no GID to send from (%s)", name, strerror(-rc));
 		return rc;
 	}
-	KR_INFO("pool", "%s port 1: GID index %u (%s)", name, k->port.gid_index,
-		k->port.gid_type == KR_GID_TYPE_ROCE_V2	  ? "RoCE v2"
-		: k->port.gid_type == KR_GID_TYPE_ROCE_V1 ? "RoCE v1"
-							  : "InfiniBand");
+	KR_INFO("pool", "%s port 1: GID index %u (%s)", name, k->ctx->port.gid_index,
+		k->ctx->port.gid_type == KR_GID_TYPE_ROCE_V2   ? "RoCE v2"
+		: k->ctx->port.gid_type == KR_GID_TYPE_ROCE_V1 ? "RoCE v1"
+							       : "InfiniBand");
 	return 0;
 }
 

@@ -206,7 +206,8 @@ int kr_keeper_seg_init(struct kr_keeper *k)
 	s->size = layout.size;
 	snprintf(s->device, sizeof(s->device), "%s", k->ctx ? k->ctx->name : cfg->device);
 	s->trusted = 1; /* kmod-min does not fence jobs yet: every keeper trusts them */
-	s->port = k->port;
+	if (k->ctx)
+		s->port = k->ctx->port;
 	k->seg = s;
 
 	off = s->rings_off;

@@ -88,7 +88,7 @@ int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, u
 	da.mtu = KR_MTU_1K;
 	da.min_rnr_nak = 12;
 	da.hop_limit = 64;
-	da.gid_index = (uint8_t)k->port.gid_index; /* answers leave from the port's GID */
+	da.gid_index = (uint8_t)k->ctx->port.gid_index; /* answers leave from the port's GID */
 	pthread_mutex_lock(&k->cmd_lock);
 	rc = kr_devx_dct_create(k->ctx, &da, &t->dct);
 	if (!rc) {
@@ -122,7 +122,7 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	z->size = t->zone_len;
 	z->ndci = kr_pool_cfg_dci_slots(&k->cfg); /* descriptors of DCIs built later too */
 	z->dci_off = sizeof(*z);
-	z->port = k->port;
+	z->port = k->ctx->port;
 	z->dct_off = kr_pool_zone_dct_off(&k->cfg);
 	rc = kr_keeper_dct_init(k, t); /* src/dct: node id, node cache, static peers */
 	if (rc)
