@@ -40,13 +40,13 @@ static void print_port(const struct kr_devx_port *p)
 	if (!inet_ntop(AF_INET6, p->addr.gid, gid, sizeof(gid)))
 		snprintf(gid, sizeof(gid), "?");
 	if (p->roce)
-		printf("port %u: GID index %u (RoCE v%u) %s %02x:%02x:%02x:%02x:%02x:%02x\n",
-		       p->num, p->gid_index, p->gid_type == KR_GID_TYPE_ROCE_V2 ? 2 : 1, gid,
-		       p->addr.mac[0], p->addr.mac[1], p->addr.mac[2], p->addr.mac[3],
-		       p->addr.mac[4], p->addr.mac[5]);
+		printf("port %u: GID index %u (%s) %s %02x:%02x:%02x:%02x:%02x:%02x\n", p->num,
+		       p->gid_index, kr_devx_gid_type_str(p->gid_type), gid, p->addr.mac[0],
+		       p->addr.mac[1], p->addr.mac[2], p->addr.mac[3], p->addr.mac[4],
+		       p->addr.mac[5]);
 	else
-		printf("port %u: GID index %u (InfiniBand) %s lid=0x%x\n", p->num, p->gid_index,
-		       gid, p->addr.lid);
+		printf("port %u: GID index %u (%s) %s lid=0x%x\n", p->num, p->gid_index,
+		       kr_devx_gid_type_str(p->gid_type), gid, p->addr.lid);
 }
 
 static void show_status(const struct kr_pool_seg *s, bool json)
@@ -57,7 +57,8 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 
 	if (json) {
 		printf(
-		    "{\"keeper_pid\": %d, \"device\": \"%s\", \"mode\": \"%s\", \"uptime_s\": %.3f, "
+		    "{\"keeper_pid\": %d, \"device\": \"%s\", \"mode\": \"%s\", \"uptime_s\": "
+		    "%.3f, "
 		    "\"heartbeat_age_ms\": %.1f, \"tenants\": %u, \"dcis_per_tenant\": %u, "
 		    "\"rc_spares_per_tenant\": %u, \"jobs_per_tenant\": %u, "
 		    "\"vqps_per_tenant\": %u, \"heap_bytes\": %llu, \"attaches\": %llu, "
@@ -65,12 +66,13 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 		    "\"refused\": %llu, \"last_reclaim_us\": %.1f, \"gid_index\": %u, "
 		    "\"meta_drops\": {\"size\": "
 		    "%llu, \"unauthenticated\": %llu, \"malformed\": %llu, \"replayed\": %llu}}\n",
-		    s->keeper_pid, s->device, s->trusted ? "trusted" : "kmod", up, hb, s->ntenants, s->dcis, s->rc_spares, s->jobs,
-		    s->vqps, (unsigned long long)s->heap_len, (unsigned long long)s->attaches,
-		    (unsigned long long)s->detaches, (unsigned long long)s->deaths,
-		    (unsigned long long)s->reclaims, (unsigned long long)s->resets,
-		    (unsigned long long)s->refused, (double)s->last_reclaim_ns / 1e3,
-		    s->port.gid_index, (unsigned long long)s->meta_drops[0], (unsigned long long)s->meta_drops[1],
+		    s->keeper_pid, s->device, s->trusted ? "trusted" : "kmod", up, hb, s->ntenants,
+		    s->dcis, s->rc_spares, s->jobs, s->vqps, (unsigned long long)s->heap_len,
+		    (unsigned long long)s->attaches, (unsigned long long)s->detaches,
+		    (unsigned long long)s->deaths, (unsigned long long)s->reclaims,
+		    (unsigned long long)s->resets, (unsigned long long)s->refused,
+		    (double)s->last_reclaim_ns / 1e3, s->port.gid_index,
+		    (unsigned long long)s->meta_drops[0], (unsigned long long)s->meta_drops[1],
 		    (unsigned long long)s->meta_drops[2], (unsigned long long)s->meta_drops[3]);
 		return;
 	}
@@ -78,7 +80,8 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 	       up, hb);
 	if (s->trusted)
 		printf("mode: trusted (no kmod-min: jobs can write each other's queues%s)\n",
-		       strncmp(s->device, "sim:", 4) ? "; on hardware they hold the command fd" : "");
+		       strncmp(s->device, "sim:", 4) ? "; on hardware they hold the command fd"
+						     : "");
 	print_port(&s->port);
 	printf("pool: %u tenants x (%u DCIs, %u RC spares, %u vQPs, %u jobs with %llu MB heaps)\n",
 	       s->ntenants, s->dcis, s->rc_spares, s->vqps, s->jobs,

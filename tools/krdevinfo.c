@@ -83,7 +83,6 @@ static void print_caps(const struct kr_devx_caps *c, bool verbose)
 
 static void print_device(struct kr_devx_ctx *ctx, bool verbose)
 {
-	static const char *const type[] = {"?", "IB", "RoCE v1", "RoCE v2"};
 	const struct kr_devx_port *p = &ctx->port;
 	struct kr_devx_gid_entry e;
 	uint32_t n = ctx->caps.gid_table_len ? ctx->caps.gid_table_len : 1;
@@ -98,7 +97,8 @@ static void print_device(struct kr_devx_ctx *ctx, bool verbose)
 	if (p->gid_index == KR_DEVX_GID_NONE) {
 		printf("\t\tsends from:\tno usable GID (no RoCE v2 address on the port)\n");
 	} else {
-		printf("\t\tsends from:\tGID[%u] (%s), ", p->gid_index, type[p->gid_type & 3]);
+		printf("\t\tsends from:\tGID[%u] (%s), ", p->gid_index,
+		       kr_devx_gid_type_str(p->gid_type));
 		if (p->roce)
 			printf("MAC %02x:%02x:%02x:%02x:%02x:%02x\n", p->addr.mac[0], p->addr.mac[1],
 			       p->addr.mac[2], p->addr.mac[3], p->addr.mac[4], p->addr.mac[5]);
@@ -111,7 +111,7 @@ static void print_device(struct kr_devx_ctx *ctx, bool verbose)
 			continue;
 		printf("\t\tGID[%u]:\t\t", i);
 		print_gid(e.gid);
-		printf("  %s\n", type[e.type & 3]);
+		printf("  %s\n", kr_devx_gid_type_str(e.type));
 	}
 	printf("\n");
 }

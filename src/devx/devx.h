@@ -269,6 +269,8 @@ int kr_devx_port_select(struct kr_devx_ctx *ctx, uint8_t port, int want,
  * 0xc000..0xffff. Stable per pair, so ECMP keeps a flow on one path.
  */
 uint16_t kr_devx_udp_sport(uint32_t lqpn, uint32_t rqpn);
+/* "InfiniBand", "RoCE v1", "RoCE v2" (enum kr_devx_gid_type), else "?". */
+const char *kr_devx_gid_type_str(uint8_t type);
 
 /* Register obj at a fresh user_index for CQE dispatch; returns it (>0) or -ENOMEM. */
 int kr_devx_rsc_alloc(struct kr_devx_ctx *ctx, enum kr_devx_rsc_type type, void *obj);

@@ -130,6 +130,20 @@ out:
 	return rc;
 }
 
+const char *kr_devx_gid_type_str(uint8_t type)
+{
+	switch (type) {
+	case KR_GID_TYPE_IB:
+		return "InfiniBand";
+	case KR_GID_TYPE_ROCE_V1:
+		return "RoCE v1";
+	case KR_GID_TYPE_ROCE_V2:
+		return "RoCE v2";
+	default:
+		return "?";
+	}
+}
+
 uint16_t kr_devx_udp_sport(uint32_t lqpn, uint32_t rqpn)
 {
 	uint64_t v = (uint64_t)lqpn * rqpn;

@@ -125,9 +125,7 @@ static int keeper_open_device(struct kr_keeper *k)
 		return rc;
 	}
 	KR_INFO("pool", "%s port 1: GID index %u (%s)", name, k->ctx->port.gid_index,
-		k->ctx->port.gid_type == KR_GID_TYPE_ROCE_V2   ? "RoCE v2"
-		: k->ctx->port.gid_type == KR_GID_TYPE_ROCE_V1 ? "RoCE v1"
-							       : "InfiniBand");
+		kr_devx_gid_type_str(k->ctx->port.gid_type));
 	return 0;
 }
 
