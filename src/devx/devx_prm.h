@@ -78,6 +78,12 @@ static inline uint64_t kr_prm_get64(const void *p, unsigned int off)
 /* Address of a byte-aligned sub-structure or array field (qpc, ads, rgid_rip). */
 #define KR_PRM_ADDR(s, p, f) ((void *)((uint8_t *)(p) + KR_PRM_OFF(s, f) / 8))
 
+/* ads.rmac_47_32 and ads.rmac_31_0 are six consecutive bytes: the MAC in wire order. */
+_Static_assert(KR_PRM_OFF(ads, rmac_31_0) == KR_PRM_OFF(ads, rmac_47_32) + 16 &&
+		   KR_PRM_OFF(ads, rmac_47_32) % 8 == 0,
+	       "ads.rmac is not one byte string");
+#define KR_PRM_ADS_RMAC(ads) KR_PRM_ADDR(ads, ads, rmac_47_32)
+
 /* Command opcodes (PRM "Command Reference"). */
 enum kr_prm_cmd_op {
 	KR_CMD_OP_QUERY_HCA_CAP = 0x100,

@@ -257,10 +257,7 @@ static void kr_qp_set_rgid_path(void *ads, const struct kr_devx_ctx *ctx,
 				const struct kr_devx_qp_conn *conn)
 {
 	memcpy(KR_PRM_ADDR(ads, ads, rgid_rip), conn->rgid, 16);
-	KR_PRM_SET(ads, ads, rmac_47_32, ((uint32_t)conn->rmac[0] << 8) | conn->rmac[1]);
-	KR_PRM_SET(ads, ads, rmac_31_0,
-		   ((uint32_t)conn->rmac[2] << 24) | ((uint32_t)conn->rmac[3] << 16) |
-		       ((uint32_t)conn->rmac[4] << 8) | conn->rmac[5]);
+	memcpy(KR_PRM_ADS_RMAC(ads), conn->rmac, sizeof(conn->rmac));
 	KR_PRM_SET(ads, ads, src_addr_index, conn->sgid_index);
 	KR_PRM_SET(ads, ads, hop_limit, conn->hop_limit);
 	/* RoCE: MAC and UDP source port, ads.grh 0 (every RoCE packet has a GRH; kernel

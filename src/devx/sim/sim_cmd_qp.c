@@ -251,18 +251,6 @@ static uint8_t sim_qp_rst2init(struct sim_cmd *c, struct sim_qp *qp)
 	return KR_CMD_STAT_OK;
 }
 
-static void sim_qp_rmac_get(const void *ads, uint8_t mac[6])
-{
-	uint32_t hi = KR_PRM_GET(ads, ads, rmac_47_32), lo = KR_PRM_GET(ads, ads, rmac_31_0);
-
-	mac[0] = (uint8_t)(hi >> 8);
-	mac[1] = (uint8_t)hi;
-	mac[2] = (uint8_t)(lo >> 24);
-	mac[3] = (uint8_t)(lo >> 16);
-	mac[4] = (uint8_t)(lo >> 8);
-	mac[5] = (uint8_t)lo;
-}
-
 static uint8_t sim_qp_init2rtr(struct sim_cmd *c, struct sim_qp *qp)
 {
 	const void *qpc = KR_PRM_ADDR(init2rtr_qp_in, c->in, qpc);
@@ -293,7 +281,7 @@ static uint8_t sim_qp_init2rtr(struct sim_cmd *c, struct sim_qp *qp)
 			  KR_PRM_GET(qpc, qpc, atomic_mode) == KR_QPC_ATOMIC_MODE_IB_SPEC;
 	memcpy(qp->rgid, KR_PRM_ADDR(ads, ads, rgid_rip), sizeof(qp->rgid));
 	qp->sgid_index = (uint8_t)KR_PRM_GET(ads, ads, src_addr_index);
-	sim_qp_rmac_get(ads, qp->rmac);
+	memcpy(qp->rmac, KR_PRM_ADS_RMAC(ads), sizeof(qp->rmac));
 	qp->hop_limit = (uint8_t)KR_PRM_GET(ads, ads, hop_limit);
 	qp->min_rnr_nak = (uint8_t)KR_PRM_GET(qpc, qpc, min_rnr_nak);
 	qp->log_rra_max = (uint8_t)KR_PRM_GET(qpc, qpc, log_rra_max);
@@ -384,10 +372,7 @@ uint8_t sim_cmd_query_qp(struct sim_cmd *c)
 	KR_PRM_SET(ads, ads, hop_limit, qp->hop_limit);
 	KR_PRM_SET(ads, ads, vhca_port_num, qp->port);
 	memcpy(KR_PRM_ADDR(ads, ads, rgid_rip), qp->rgid, sizeof(qp->rgid));
-	KR_PRM_SET(ads, ads, rmac_47_32, ((uint32_t)qp->rmac[0] << 8) | qp->rmac[1]);
-	KR_PRM_SET(ads, ads, rmac_31_0,
-		   ((uint32_t)qp->rmac[2] << 24) | ((uint32_t)qp->rmac[3] << 16) |
-		       ((uint32_t)qp->rmac[4] << 8) | qp->rmac[5]);
+	memcpy(KR_PRM_ADS_RMAC(ads), qp->rmac, sizeof(qp->rmac));
 	KR_PRM_SET(qpc, qpc, log_sra_max, qp->log_sra_max);
 	KR_PRM_SET(qpc, qpc, retry_count, qp->retry_count);
 	KR_PRM_SET(qpc, qpc, rnr_retry, qp->rnr_retry);
