@@ -80,8 +80,8 @@ int kr_devx_port_select(struct kr_devx_ctx *ctx, uint8_t port, int want, struct 
 	uint16_t lid = 0;
 	int rc, idx;
 
-	if (n == 0 || n > 4096)
-		n = n ? 4096 : 1;
+	if (n == 0) /* an encoding the caps did not know: try entry 0 */
+		n = 1;
 	tab = calloc(n, sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;
