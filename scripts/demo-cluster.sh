@@ -9,6 +9,7 @@
 # Usage: scripts/demo-cluster.sh BUILDDIR
 set -euo pipefail
 bin=${1:?usage: demo-cluster.sh BUILDDIR}
+. "$(dirname "$0")/sim-cluster-lib.sh"
 free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 if [ "${free:-0}" -lt 128 ]; then
 	echo "SKIP: the four keepers need 128 free 2 MB hugepages, $free are free (scripts/hugepages.sh)"
@@ -34,9 +35,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # One UDP port for every sim host, the next one for MetaServer registrations.
-bound() { ss -Hlun "( sport = :$1 or sport = :$(($1 + 1)) )" 2>/dev/null | grep -q .; }
-port=$((20000 + RANDOM % 40000))
-while bound "$port"; do port=$((20000 + RANDOM % 40000)); done
+port=$(kr_free_port)
 meta=127.0.0.2:$((port + 1))
 echo "== 1. four keepers: sim hosts 127.0.0.2..5, UDP port $port, MetaServer on node 1 =="
 for n in 1 2 3 4; do
@@ -52,11 +51,7 @@ for n in 1 2 3 4; do
 	echo "   krpoold ${args[*]}"
 done
 for n in 1 2 3 4; do
-	for _ in $(seq 200); do
-		"$bin/tools/krctl" --socket "$dir/node$n.sock" status >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	"$bin/tools/krctl" --socket "$dir/node$n.sock" status >/dev/null 2>&1 || {
+	kr_wait_keeper "$dir/node$n.sock" || {
 		echo "demo: the keeper of node $n did not start:"
 		cat "$dir/node$n.log"
 		exit 1
@@ -66,15 +61,11 @@ done
 echo "== 2. serve_region on nodes 2..4: 4 KiB of each job's heap, READ/WRITE/atomic key =="
 peers=()
 for n in 2 3 4; do
-	"$bin/examples/serve_region" --socket "$dir/node$n.sock" >"$dir/region$n" &
-	jobs+=($!)
-	for _ in $(seq 200); do
-		[ -s "$dir/region$n" ] && break
-		sleep 0.05
-	done
-	read -r addr rkey <"$dir/region$n" || { echo "demo: serve_region on node $n failed"; exit 1; }
-	peers+=("$n:$addr:$rkey")
-	echo "   node $n: addr 0x$addr rkey 0x$rkey"
+	kr_serve_region "$dir/node$n.sock" "$dir/region$n" && ok=1 || ok=0
+	jobs+=("$kr_pid")
+	[ "$ok" = 1 ] || { echo "demo: serve_region on node $n failed"; exit 1; }
+	peers+=("$n:$kr_addr:$kr_rkey")
+	echo "   node $n: addr 0x$kr_addr rkey 0x$kr_rkey"
 done
 
 echo "== 3. hello_krcore on node 1 =="

@@ -42,6 +42,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$bin" ] || usage
+. "$(dirname "$0")/sim-cluster-lib.sh"
 if [ "$sim" = 0 ] && [ -z "$device" ]; then
 	echo "hw-smoke: --device mlx5_<n> (or --sim)" >&2
 	exit 2
@@ -95,34 +96,24 @@ keeper() {
 		--node-id "$n" --tenants 1 --dcis 4 --jobs 2 --heap-mb 2 --hugepages 32 "$@" \
 		>"$dir/keeper$n.log" 2>&1 &
 	pids+=($!)
-	for _ in $(seq 200); do
-		"$bin/tools/krctl" --socket "$dir/node$n.sock" status >/dev/null 2>&1 && break
-		kill -0 "${pids[-1]}" 2>/dev/null || break
-		sleep 0.05
-	done
+	kr_wait_keeper "$dir/node$n.sock" "${pids[-1]}" || true
 	"$bin/tools/krctl" --socket "$dir/node$n.sock" status >>"$report" 2>&1 ||
 		{ cat "$dir/keeper$n.log" >>"$report"; fail "the keeper on $dev did not start (log above)"; }
 	grep -h "port 1: GID index" "$dir/keeper$n.log" | tee -a "$report" || true
 }
 
-# serve N: serve_region on node N; sets region=NODE:ADDR:RKEY (no subshell: its pid is kept)
+# serve N: serve_region on node N; sets region=NODE:ADDR:RKEY
 serve() {
-	local n=$1 addr rkey
-	"$bin/examples/serve_region" --socket "$dir/node$n.sock" >"$dir/region$n" &
-	pids+=($!)
-	for _ in $(seq 200); do
-		[ -s "$dir/region$n" ] && break
-		sleep 0.05
-	done
-	read -r addr rkey <"$dir/region$n" || fail "serve_region on node $n printed no region"
-	region="$n:$addr:$rkey"
+	local n=$1 ok
+	kr_serve_region "$dir/node$n.sock" "$dir/region$n" && ok=1 || ok=0
+	pids+=("$kr_pid")
+	[ "$ok" = 1 ] || fail "serve_region on node $n printed no region"
+	region="$n:$kr_addr:$kr_rkey"
 }
 
 say "krcore hardware smoke test, $(date -u +%FT%TZ), $(uname -n)"
 if [ "$sim" = 1 ]; then
-	bound() { ss -Hlun "( sport = :$1 or sport = :$(($1 + 1)) )" 2>/dev/null | grep -q .; }
-	port=$((20000 + RANDOM % 40000))
-	while bound "$port"; do port=$((20000 + RANDOM % 40000)); done
+	port=$(kr_free_port)
 	dev1="sim:smoke1@127.0.0.2:$port" dev2="sim:smoke2@127.0.0.3:$port"
 	say "== 1. devices: two sim hosts, 127.0.0.2 and 127.0.0.3, UDP port $port =="
 	"$bin/tools/krdevinfo" -v -d "$dev1" >>"$report" 2>&1 || fail "krdevinfo $dev1"
