@@ -17,6 +17,7 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 
 #include "krmin.h"
 
@@ -150,11 +151,47 @@ static const struct file_operations krmin_fops = {
 	.llseek = no_llseek,
 };
 
+/*
+ * /sys/class/misc/krmin/stats: slots by state and pinned pages, one
+ * "name value" per line, for operators and for tests that check nothing
+ * leaks across many leases.
+ */
+static ssize_t stats_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	unsigned int n[KRMIN_SLOT_QUEUED + 1] = {0}, slots = 0;
+	unsigned long pinned;
+	bool keeper;
+	u32 id;
+
+	mutex_lock(&krmin_dev.lock);
+	for (id = 0; id < KRMIN_MAX_SLOTS; id++) {
+		if (!krmin_dev.slots[id])
+			continue;
+		slots++;
+		n[krmin_dev.slots[id]->state]++;
+	}
+	pinned = krmin_dev.pinned_pages;
+	keeper = krmin_dev.keeper;
+	mutex_unlock(&krmin_dev.lock);
+	return sysfs_emit(buf,
+			  "keeper %d\nslots %u\nfree %u\ngranted %u\nowned %u\nqueued %u\npinned_pages %lu\n",
+			  keeper, slots, n[KRMIN_SLOT_FREE], n[KRMIN_SLOT_GRANTED],
+			  n[KRMIN_SLOT_OWNED], n[KRMIN_SLOT_QUEUED], pinned);
+}
+static DEVICE_ATTR_RO(stats);
+
+static struct attribute *krmin_attrs[] = {
+	&dev_attr_stats.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(krmin);
+
 static struct miscdevice krmin_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = KRMIN_DEV_NAME,
 	.fops = &krmin_fops,
 	.mode = 0666, /* jobs open it; keeper registration needs CAP_IPC_LOCK */
+	.groups = krmin_groups,
 };
 
 static int krmin_fs_init_fs_context(struct fs_context *fc)

@@ -82,6 +82,9 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 		printf("mode: trusted (no kmod-min: jobs can write each other's queues%s)\n",
 		       strncmp(s->device, "sim:", 4) ? "; on hardware they hold the command fd"
 						     : "");
+	else
+		printf("mode: kmod (kmod-min fences the queues: each job maps only the DCIs it "
+		       "leases)\n");
 	print_port(&s->port);
 	printf("pool: %u tenants x (%u DCIs, %u RC spares, %u vQPs, %u jobs with %llu MB heaps)\n",
 	       s->ntenants, s->dcis, s->rc_spares, s->vqps, s->jobs,

@@ -27,6 +27,8 @@ static void usage(FILE *f)
 		"      --trusted         mlx5: hand jobs the device's command fd so they can ring\n"
 		"                        doorbells (they could issue firmware commands; required on\n"
 		"                        hardware until kmod-min maps one UAR page per tenant)\n"
+		"      --require-kmod    refuse to start without kmod-min (/dev/krmin), which\n"
+		"                        lets each job map only the DCIs it leases\n"
 		"      --tenants N       tenant slots: a PD, a DCT and pools each (default 2)\n"
 		"      --dcis N          DCIs per tenant (default 8)\n"
 		"      --rc-spares N     spare RC QPs per tenant (default 2)\n"
@@ -62,7 +64,7 @@ static const struct option long_opts[] = {
     {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
     {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
     {"group", required_argument, NULL, 1},     {"gid-index", required_argument, NULL, 1},
-    {"trusted", no_argument, NULL, 2},
+    {"trusted", no_argument, NULL, 2},         {"require-kmod", no_argument, NULL, 2},
     {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     /* src/dct: node identity and metadata */
@@ -143,7 +145,7 @@ int main(int argc, char **argv)
 		case 1:
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
 			break;
-		case 2: /* flags: --metaserver (src/dct), --trusted */
+		case 2: /* flags: --metaserver (src/dct), --trusted, --require-kmod */
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, "true", err, sizeof(err));
 			break;
 		default:

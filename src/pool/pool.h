@@ -13,6 +13,7 @@
  *   pool_dci.c      keeper: DCIs and spare RC QPs in the tenant zone, reset/recovery
  *   pool_heap.c     keeper: job heaps (sealed memfd + umem + MKEY), renew and re-key
  *   pool_lease.c    keeper: grant, release and reclaim of leases
+ *   pool_krmin.c    keeper: kmod-min slots for the DCI rings, tokens, revocation
  *   pool_server.c   keeper: the UNIX socket, SO_PEERCRED, requests, job death
  *   pool_worker.c   keeper: the worker thread (resets, rebuilds, growth)
  *   pool_grow.c     keeper: more DCIs/RC QPs below low-water (on the worker)
@@ -21,6 +22,7 @@
  *   pool_attach.c   job: kr_attach/kr_detach, mapping the zones
  *   pool_arena.c    job: kr_malloc/kr_free, a jemalloc arena over the heap
  *   pool_job.c      job: leases, kr_reg_mr, DCI views for posting
+ *   pool_job_krmin.c job: a fenced keeper's DCIs through /dev/krmin, SIGBUS guard
  *   pool_launch.c   job: the launch key, and the tag and DC key it derives
  *
  * pool_abi.h is what crosses the process boundary (shared memory, the
@@ -61,6 +63,7 @@ struct kr_pool_cfg {
 	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
 	int32_t gid_index;     /* --gid-index: the GID to send from; -1 = RoCE v2 (devx_port.c) */
 	bool trusted;	       /* --trusted: hw jobs get the command fd (no kmod-min yet) */
+	bool require_kmod;     /* --require-kmod: refuse to start without /dev/krmin */
 	uint32_t tenant_uid[KR_POOL_MAX_TENANTS]; /* pinned uid + 1 per tenant, 0 = any */
 	uint64_t base_va;			  /* EAL --base-virtaddr */
 	int ready_fd; /* >= 0: one byte is written here once the socket is up */
@@ -165,6 +168,7 @@ struct kr_keeper_qp {
 	bool came_back_err;	/* the worker found it in error (pool_guard.c) */
 	uint32_t from_job_plus1; /* the job that gave it back, and that job's gen */
 	uint32_t from_job_gen;
+	uint32_t krmin_slot_plus1; /* DCI: its kmod-min slot + 1 (pool_krmin.c), 0 = none */
 };
 
 /* Job-writable memory: a sealed hugetlb memfd mapped at addr (pool_shm.c). */
@@ -295,6 +299,10 @@ struct kr_keeper {
 	int adopt_fd; /* eventfd: the worker wakes the loop to adopt what it made ready */
 	volatile int worker_stop;
 	bool worker_up;
+	/* pool_krmin.c: /dev/krmin as its keeper (-1: none, trusted mode) and
+	 * which DCI each of its slots is (atomic: the worker registers) */
+	int krmin_fd;
+	struct kr_keeper_qp **krmin_qp; /* [KRMIN_MAX_SLOTS] */
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
@@ -398,7 +406,17 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 /* Reset a spare RC QP to INIT: 2RST, drain its CQ, RST->INIT. 0 or the command's error. */
 int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
-void kr_keeper_qp_destroy(struct kr_keeper_qp *q);
+void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q);
+
+/* pool_krmin.c: kmod-min fences the DCI rings (see there); no-ops without it */
+int kr_keeper_krmin_open(struct kr_keeper *k);
+void kr_keeper_krmin_close(struct kr_keeper *k);
+int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf, uint64_t qlen,
+			void *cqbuf, uint64_t cqlen);
+void kr_keeper_krmin_unreg(struct kr_keeper *k, struct kr_keeper_qp *q);
+int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, uint64_t *token);
+void kr_keeper_krmin_revoke(struct kr_keeper *k, struct kr_keeper_qp *q);
+void kr_keeper_krmin_events(struct kr_keeper *k);
 
 /* pool_heap.c */
 int kr_keeper_heap_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t j);
@@ -411,6 +429,8 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 			  struct kr_msg_reply *rep);
 int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
 			    uint32_t index, uint32_t gen);
+/* kmod-min took a DCI from its holder: reclaim that lease. True if it was leased. */
+bool kr_keeper_lease_lost(struct kr_keeper *k, uint32_t kind, uint32_t tenant, uint32_t index);
 /* Take back everything job j owns (detach or death). Returns leases taken. */
 uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t job);
 /* Background: scrub up to budget DIRTY jobs. Returns scrubs left (> 0) or 0. */
@@ -515,6 +535,8 @@ struct kr_job_dci {
 	struct kr_devx_cq cq;
 	struct kr_lease lease;
 	bool used;
+	void *krmin_map; /* fenced: its slot's mapping through /dev/krmin, and length */
+	uint64_t krmin_len;
 };
 
 #define KR_JOB_MAX_DCIS 64u
@@ -580,7 +602,11 @@ struct kr_ctx {
 	uint32_t nregions;
 	struct kr_job_dci dci[KR_JOB_MAX_DCIS];
 	struct kr_lease ready[KR_ATTACH_READY_MAX]; /* DCI leases granted with the attach */
+	uint64_t ready_token[KR_ATTACH_READY_MAX];  /* and their kmod-min tokens (fenced) */
 	uint32_t nready;
+	/* fenced (pool_job_krmin.c): /dev/krmin, and the zone's rings window */
+	int krmin_fd;
+	uintptr_t rings_lo, rings_hi;
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
 };
@@ -594,6 +620,13 @@ struct kr_ctx {
  * keeper is seen within ~50 ms, well inside the 100 ms the API promises.
  */
 #define KR_POOL_STALE_NS (40ull * 1000 * 1000)
+
+/* pool_job_krmin.c: a fenced keeper's DCIs, mapped one lease at a time (see there) */
+int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len);
+void kr_job_krmin_close(struct kr_ctx *ctx);
+int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, const struct kr_zone_dci *d, void **base,
+		     uint64_t *len);
+void kr_job_krmin_unmap(struct kr_ctx *ctx, void *base, uint64_t len);
 
 /* pool_arena.c */
 /* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */

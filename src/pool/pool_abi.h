@@ -221,7 +221,8 @@ struct kr_pool_seg {
 	 * registration thread: written from those threads, relaxed atomics */
 	uint64_t meta_drops[4];
 	/* how jobs reach the device: 1 trusted (no kmod-min: a job could write other
-	 * jobs' queues; on hw it holds the command fd), 0 reserved for kmod-min */
+	 * jobs' queues; on hw it holds the command fd), 0 fenced: each job maps only
+	 * the DCIs it leases, through /dev/krmin (pool_krmin.c) */
 	uint32_t trusted;
 	uint32_t rsvd;
 	struct kr_devx_port port; /* what peers address: GID, MAC or LID, the GID index */
@@ -314,7 +315,7 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-#define KR_PROTO_VERSION      4u
+#define KR_PROTO_VERSION      5u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
 
@@ -395,12 +396,18 @@ struct kr_msg_attach_reply {
 	char dev_name[64];
 	uint32_t nregions;
 	uint32_t nfds;
+	/* 1: kmod-min fences the DCI rings: the zone regions cover its head only,
+	 * and each leased DCI is mapped through /dev/krmin with its token */
+	uint32_t fenced;
+	uint32_t rsvd;
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
 	uint8_t region_role[KR_ATTACH_MAX_REGIONS];
 	/* DCI leases granted with the attach (KR_POOL_READY_DCIS when free ones exist) */
 	uint32_t nready;
+	uint32_t rsvd2;
 	struct kr_msg_ready {
 		uint32_t index, gen, qpn, rsvd;
+		uint64_t token; /* fenced: the kmod-min grant to claim, else 0 */
 	} ready[KR_ATTACH_READY_MAX];
 };
 
@@ -428,6 +435,7 @@ struct kr_msg_reply {
 	uint32_t qpn;
 	uint32_t lkey;
 	uint32_t rkey;
+	uint64_t token; /* a fenced DCI lease: the kmod-min grant the job claims, else 0 */
 };
 
 /* Observer: bytes [off, off + len) of the pool segment, len <= KR_STATUS_CHUNK. */
@@ -468,11 +476,11 @@ _Static_assert(sizeof(struct kr_msg_status) == 32, "kr_msg_status layout");
 _Static_assert(offsetof(struct kr_msg_status_reply, data) == 32, "kr_msg_status_reply layout");
 _Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");
 _Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
-_Static_assert(sizeof(struct kr_msg_reply) == 40, "kr_msg_reply layout");
+_Static_assert(sizeof(struct kr_msg_reply) == 48, "kr_msg_reply layout");
 _Static_assert(sizeof(struct kr_msg_cache) == 72, "kr_msg_cache layout");
-_Static_assert(offsetof(struct kr_msg_attach_reply, region) == 192 &&
+_Static_assert(offsetof(struct kr_msg_attach_reply, region) == 200 &&
 		   sizeof(struct kr_msg_attach_reply) ==
-		       192 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 16 * KR_ATTACH_READY_MAX,
+		       200 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 24 * KR_ATTACH_READY_MAX,
 	       "kr_msg_attach_reply layout");
 
 /* Fill a header. */

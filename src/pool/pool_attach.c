@@ -118,6 +118,21 @@ static int reply_range(const struct kr_msg_attach_reply *rep, uint8_t role, uint
 	return got == len ? 0 : -EPROTO;
 }
 
+/* Fenced: the zone regions are its head only, read-only; bytes they cover. */
+static uint64_t zone_head_len(const struct kr_msg_attach_reply *rep)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < rep->nregions; i++) {
+		if (rep->region_role[i] != KR_REGION_ZONE)
+			continue;
+		if (rep->region[i].prot != PROT_READ)
+			return 0; /* fails the range check */
+		n += rep->region[i].len;
+	}
+	return n < rep->zone_len ? n : 0;
+}
+
 static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds, bool observer)
 {
 	if (rep->status)
@@ -137,7 +152,9 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 			return -EPROTO;
 	if (reply_range(rep, KR_REGION_SEG, rep->seg_va, rep->seg_len))
 		return -EPROTO;
-	if (reply_range(rep, KR_REGION_ZONE, rep->zone_va, rep->zone_len) ||
+	if (rep->fenced > 1 || rep->rsvd ||
+	    reply_range(rep, KR_REGION_ZONE, rep->zone_va,
+			rep->fenced ? zone_head_len(rep) : rep->zone_len) ||
 	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len)
 		return -EPROTO;
 	return 0;
@@ -185,6 +202,7 @@ static struct kr_ctx *ctx_new(void)
 		return NULL;
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->sock = -1;
+	ctx->krmin_fd = -1;
 	return ctx;
 }
 
@@ -244,11 +262,13 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->tenant = rep->tenant;
 	ctx->job = rep->job;
 	ctx->job_gen = rep->job_gen;
-	for (uint32_t i = 0; i < rep->nready; i++)
+	for (uint32_t i = 0; i < rep->nready; i++) {
 		ctx->ready[i] = (struct kr_lease){.kind = KR_LEASE_DCI,
 						  .index = rep->ready[i].index,
 						  .gen = rep->ready[i].gen,
 						  .qpn = rep->ready[i].qpn};
+		ctx->ready_token[i] = rep->ready[i].token;
+	}
 	ctx->nready = rep->nready;
 	ctx->keeper_gen = rep->keeper_gen;
 	rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
@@ -260,6 +280,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	/* the keeper's DC target for our launch answers to our key */
 	if (!rc && ctx->zone->dc_key != ctx->launch.dc_key)
 		rc = -EPROTO;
+	if (!rc && rep->fenced) /* the rings only through /dev/krmin, a lease at a time */
+		rc = kr_job_krmin_open(ctx, zone_head_len(rep));
 	if (rc)
 		goto err_unmap;
 
@@ -280,6 +302,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 err_close_dev:
 	kr_devx_close(ctx->dev);
 err_unmap:
+	kr_job_krmin_close(ctx);
 	if (rep->uar_fd_index < nfds)
 		close(fds[rep->uar_fd_index]);
 	ctx_unmap(ctx);
@@ -315,6 +338,7 @@ int kr_detach(struct kr_ctx *ctx)
 		free(ctx->dci[i].qp.sq_wqe_next);
 		ctx->dci[i].used = false;
 	}
+	kr_job_krmin_close(ctx);
 	kr_arena_destroy(ctx->arena);
 	if (ctx->uar)
 		kr_devx_uar_unimport(ctx->uar);

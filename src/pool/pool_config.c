@@ -117,7 +117,8 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 		cfg->group = (int64_t)v;
 		return 0;
 	}
-	if (!strcmp(key, "foreground") || !strcmp(key, "verbose") || !strcmp(key, "trusted")) {
+	if (!strcmp(key, "foreground") || !strcmp(key, "verbose") || !strcmp(key, "trusted") ||
+	    !strcmp(key, "require-kmod")) {
 		bool b;
 
 		if (!cfg_bool(val, &b))
@@ -127,8 +128,10 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 			cfg->foreground = b;
 		else if (key[0] == 'v')
 			cfg->verbose = b;
-		else
+		else if (key[0] == 't')
 			cfg->trusted = b;
+		else
+			cfg->require_kmod = b;
 		return 0;
 	}
 	if (!strcmp(key, "base-virtaddr")) {

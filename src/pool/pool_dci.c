@@ -119,10 +119,17 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 			      t->zone + kr_pool_zone_dci_cq_off(i));
 	if (rc)
 		return rc;
-	dci_conn(k, &c);
-	rc = kr_devx_qp_connect(&q->qp, &c);
+	/* fenced: its rings become the kmod-min slot its holders map */
+	rc = kr_keeper_krmin_reg(k, q, t->zone + kr_pool_zone_dci_qp_off(i),
+				 kr_pool_zone_dci_cq_off(i) - kr_pool_zone_dci_qp_off(i),
+				 t->zone + kr_pool_zone_dci_cq_off(i),
+				 kr_pool_zone_dci_qp_off(i + 1) - kr_pool_zone_dci_cq_off(i));
+	if (!rc) {
+		dci_conn(k, &c);
+		rc = kr_devx_qp_connect(&q->qp, &c);
+	}
 	if (rc) {
-		kr_keeper_qp_destroy(q);
+		kr_keeper_qp_destroy(k, q);
 		s->state = KR_SLOT_BROKEN;
 		return rc;
 	}
@@ -163,7 +170,7 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 		return rc;
 	rc = rc_park(k, q);
 	if (rc) {
-		kr_keeper_qp_destroy(q);
+		kr_keeper_qp_destroy(k, q);
 		s->state = KR_SLOT_BROKEN;
 		return rc;
 	}
@@ -260,10 +267,11 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	return 0;
 }
 
-void kr_keeper_qp_destroy(struct kr_keeper_qp *q)
+void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
 	if (!q->built)
 		return;
+	kr_keeper_krmin_unreg(k, q); /* unpinned before its memory is reused */
 	kr_devx_qp_destroy(&q->qp);
 	kr_devx_cq_destroy(&q->cq);
 	q->built = false;

@@ -52,7 +52,7 @@ int kr_keeper_grow_one(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 		struct kr_pool_slot *s =
 		    dci ? kr_seg_dci(k->seg, t->idx, empty) : kr_seg_rc(k->seg, t->idx, empty);
 
-		kr_keeper_qp_destroy(&qs[empty]);
+		kr_keeper_qp_destroy(k, &qs[empty]);
 		s->state = KR_SLOT_EMPTY; /* still ours: the loop never sees it BROKEN */
 	}
 	pthread_mutex_unlock(&k->cmd_lock);

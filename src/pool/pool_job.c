@@ -60,8 +60,12 @@ void kr_pool_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, con
 
 /* ---- DCIs ---- */
 
-/* ctx->lock held: the posting view of DCI lease l (descriptor checked). */
-static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_job_dci *jd)
+/*
+ * ctx->lock held: the posting view of DCI lease l (descriptor checked); a
+ * fenced keeper's DCI is first claimed with token and mapped.
+ */
+static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t token,
+			struct kr_job_dci *jd)
 {
 	const struct kr_zone_dci *d;
 	uint8_t *z = (uint8_t *)ctx->zone;
@@ -88,6 +92,11 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_
 	}
 
 	memset(jd, 0, sizeof(*jd));
+	if (ctx->krmin_fd >= 0) {
+		rc = kr_job_krmin_map(ctx, token, d, &jd->krmin_map, &jd->krmin_len);
+		if (rc)
+			return rc;
+	}
 	jd->cq.ctx = ctx->dev;
 	jd->cq.cqn = d->cqn;
 	jd->cq.cqes = (struct mlx5_cqe64 *)(z + d->cqe_off);
@@ -122,6 +131,7 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, struct kr_
 err_free:
 	free(jd->qp.sq_wrid);
 	free(jd->qp.sq_wqe_next);
+	kr_job_krmin_unmap(ctx, jd->krmin_map, jd->krmin_len);
 	return rc;
 }
 
@@ -141,6 +151,7 @@ static void job_dci_drop(struct kr_ctx *ctx, struct kr_job_dci *jd)
 	kr_devx_rsc_free(ctx->dev, jd->qp.user_index);
 	free(jd->qp.sq_wrid);
 	free(jd->qp.sq_wqe_next);
+	kr_job_krmin_unmap(ctx, jd->krmin_map, jd->krmin_len);
 	jd->used = false;
 }
 
@@ -168,6 +179,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 		*lease = ctx->ready[--ctx->nready];
 		rep.index = lease->index;
 		rep.gen = lease->gen;
+		rep.token = ctx->ready_token[ctx->nready];
 	} else {
 		kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
 		rc = job_call(ctx, &req, sizeof(req), &rep);
@@ -177,7 +189,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 		    .kind = kind, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
 	}
 	if (kind == KR_LEASE_DCI) {
-		rc = job_dci_view(ctx, lease, slot);
+		rc = job_dci_view(ctx, lease, rep.token, slot);
 		if (rc) {
 			/* give it back: we cannot post on it */
 			struct kr_msg_lease rel = {

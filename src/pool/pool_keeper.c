@@ -37,6 +37,7 @@
 #define KR_EV_TIMER	2ull
 #define KR_EV_CONN	3ull
 #define KR_EV_ADOPT	4ull
+#define KR_EV_KRMIN	5ull
 #define KR_TICK_NS	10000000ll
 #define KR_SCRUB_BUDGET 2u
 
@@ -110,8 +111,6 @@ static int keeper_open_device(struct kr_keeper *k)
 		return -EPERM;
 	}
 	k->ctx->share_cmd_fd = k->cfg.trusted;
-	KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
-		k->ctx->is_sim ? " (no kmod-min)" : " and issue firmware commands as the keeper");
 	/*
 	 * Jobs and peers address the port open chose, or the one --gid-index names:
 	 * a GID that cannot be routed is fatal now. k->ctx->port never changes after.
@@ -157,6 +156,29 @@ static int keeper_events(struct kr_keeper *k)
 	ev.data.u64 = KR_EV_TIMER << 32;
 	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->timer_fd, &ev))
 		return -errno;
+	ev.data.u64 = KR_EV_KRMIN << 32; /* slots of jobs that went (pool_krmin.c) */
+	if (k->krmin_fd >= 0 && epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->krmin_fd, &ev))
+		return -errno;
+	return 0;
+}
+
+/*
+ * kmod-min, or trusted mode said once. On hardware the module cannot map a
+ * tenant's UAR page yet, so jobs hold the command fd either way (--trusted).
+ */
+static int keeper_open_krmin(struct kr_keeper *k)
+{
+	int rc = kr_keeper_krmin_open(k);
+
+	if (rc)
+		return rc;
+	if (k->krmin_fd < 0)
+		KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
+			k->ctx->is_sim ? " (no kmod-min: /dev/krmin missing)"
+				       : " and issue firmware commands as the keeper");
+	else if (!k->ctx->is_sim)
+		KR_WARN("pool", "trusted mode: kmod-min fences the queues, but jobs hold the "
+				"command fd (the module cannot map UAR pages yet)");
 	return 0;
 }
 
@@ -212,6 +234,8 @@ static void keeper_loop(struct kr_keeper *k)
 				keeper_tick(k);
 			} else if (kind == KR_EV_ADOPT) {
 				kr_keeper_worker_adopt(k);
+			} else if (kind == KR_EV_KRMIN) {
+				kr_keeper_krmin_events(k);
 			} else if (k->conn[slot]) {
 				kr_keeper_conn_serve(k, slot);
 			}
@@ -235,6 +259,7 @@ static void keeper_shutdown(struct kr_keeper *k)
 		free(k->tenant);
 		free(k->peers);
 	}
+	kr_keeper_krmin_close(k); /* every slot is unregistered by now */
 	if (k->ctx)
 		kr_devx_close(k->ctx);
 	if (k->seg_mz)
@@ -265,7 +290,7 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 		return -ENOMEM;
 	k->cfg = *cfg;
 	k->listen_fd = k->lock_fd = k->epoll_fd = k->signal_fd = k->timer_fd = -1;
-	k->adopt_fd = k->work_fd = -1;
+	k->adopt_fd = k->work_fd = k->krmin_fd = -1;
 	pthread_mutex_init(&k->cmd_lock, NULL);
 	pthread_mutex_init(&k->zone_lock, NULL);
 	keeper_raise_nofile();
@@ -283,6 +308,8 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 	if (rc)
 		goto out;
 	rc = keeper_open_device(k);
+	if (!rc)
+		rc = keeper_open_krmin(k);
 	if (rc)
 		goto out;
 	rc = kr_keeper_seg_init(k);

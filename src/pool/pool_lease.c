@@ -84,6 +84,15 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 		       lk.count);
 		return -EIO;
 	}
+	/* fenced: the token the job maps this DCI with (pool_krmin.c) */
+	if (kind == KR_SLOT_DCI) {
+		int rc = kr_keeper_krmin_grant(k, &k->tenant[job->tenant].dci[idx], &rep->token);
+
+		if (rc) {
+			kr_keeper_ring_put(k, lk.ring_off, idx);
+			return -EBUSY;
+		}
+	}
 	if (kind != KR_SLOT_VQP && kr_pool_seg_ring_count(k->seg, lk.ring_off) < k->cfg.low_water)
 		kr_keeper_worker_wake(k); /* below low-water: it may grow the pool */
 	s = lease_slot(k, job->tenant, kind, idx);
@@ -109,11 +118,16 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
  */
 static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off)
 {
-	if (s->kind == KR_SLOT_DCI && s->owner_job) { /* whose errors, if it comes back broken */
+	if (s->kind == KR_SLOT_DCI) {
 		struct kr_keeper_qp *q = &k->tenant[s->tenant].dci[s->index];
 
-		q->from_job_plus1 = s->owner_job;
-		q->from_job_gen = kr_seg_job(k->seg, s->owner_job - 1)->gen;
+		/* its mapping goes before the reset */
+		kr_keeper_krmin_revoke(k, q);
+		/* whose errors, if it comes back broken */
+		if (s->owner_job) {
+			q->from_job_plus1 = s->owner_job;
+			q->from_job_gen = kr_seg_job(k->seg, s->owner_job - 1)->gen;
+		}
 	}
 	s->owner_job = 0;
 	s->owner_pid = 0;
@@ -152,6 +166,30 @@ int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint3
 		job->vqp_leases--;
 	lease_take_back(k, s, lk.ring_off);
 	return 0;
+}
+
+/*
+ * kr_keeper_lease_lost() - kmod-min took DCI index of tenant from its
+ * holder (it exited or gave the slot up): the lease comes back as in a
+ * reclaim. Returns true if it was leased (false: already taken back).
+ */
+bool kr_keeper_lease_lost(struct kr_keeper *k, uint32_t kind, uint32_t tenant, uint32_t index)
+{
+	struct kr_pool_slot *s;
+	struct lease_kind lk;
+
+	if (tenant >= k->cfg.tenants || !lease_kind_of(k, tenant, kind, &lk) || index >= lk.count)
+		return false;
+	s = lease_slot(k, tenant, kind, index);
+	if (s->state != KR_SLOT_LEASED || !s->owner_job)
+		return false;
+	if (kind == KR_SLOT_DCI)
+		kr_seg_job(k->seg, s->owner_job - 1)->dci_leases--;
+	lease_take_back(k, s, lk.ring_off);
+	k->seg->reclaims++;
+	if (!k->reclaim_t0)
+		k->reclaim_t0 = kr_pool_now_ns();
+	return true;
 }
 
 /*

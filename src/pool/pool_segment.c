@@ -205,7 +205,8 @@ int kr_keeper_seg_init(struct kr_keeper *k)
 	s->version = KR_POOL_VERSION;
 	s->size = layout.size;
 	snprintf(s->device, sizeof(s->device), "%s", k->ctx ? k->ctx->name : cfg->device);
-	s->trusted = 1; /* kmod-min does not fence jobs yet: every keeper trusts them */
+	/* fenced only when kmod-min maps the rings and no job holds the command fd */
+	s->trusted = k->krmin_fd < 0 || (k->ctx && k->ctx->share_cmd_fd);
 	if (k->ctx)
 		s->port = k->ctx->port;
 	k->seg = s;

@@ -325,7 +325,9 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->heap_lkey = h->mr.lkey;
 	rep->heap_rkey = h->mr.rkey;
 	rc = kr_keeper_shm_regions(&t->zhead_shm, KR_REGION_ZONE, false, rep, fds, nfds);
-	if (!rc)
+	/* fenced: the rings only through /dev/krmin, one leased DCI at a time */
+	rep->fenced = k->krmin_fd >= 0;
+	if (!rc && !rep->fenced)
 		rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, true, rep, fds, nfds);
 	if (!rc)
 		rc = kr_keeper_shm_regions(&h->shm, KR_REGION_HEAP, true, rep, fds, nfds);
@@ -407,7 +409,8 @@ static void attach_ready(struct kr_keeper *k, struct kr_keeper_conn *c,
 		memset(&lr, 0, sizeof(lr));
 		if (kr_keeper_lease_grant(k, c, KR_SLOT_DCI, &lr))
 			break;
-		rep->ready[i] = (struct kr_msg_ready){.index = lr.index, .gen = lr.gen, .qpn = lr.qpn};
+		rep->ready[i] = (struct kr_msg_ready){
+		    .index = lr.index, .gen = lr.gen, .qpn = lr.qpn, .token = lr.token};
 		rep->nready = i + 1;
 	}
 }

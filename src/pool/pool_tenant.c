@@ -229,9 +229,9 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
 		kr_keeper_heap_destroy(&t->heap[j]);
 	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
-		kr_keeper_qp_destroy(&t->rc[i]);
+		kr_keeper_qp_destroy(k, &t->rc[i]);
 	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
-		kr_keeper_qp_destroy(&t->dci[i]);
+		kr_keeper_qp_destroy(k, &t->dci[i]);
 	if (t->srq_ok) {
 		kr_devx_mr_dereg(&t->recv_mr);
 		kr_devx_srq_destroy(&t->srq);

@@ -41,27 +41,38 @@ static void worker_signal_loop(struct kr_keeper *k)
 		KR_ERR_RATELIMITED("pool", "adopt eventfd: %s", strerror(errno));
 }
 
-/* Reset a DIRTY slot, or rebuild it (BROKEN, or the reset failed). 0 or -errno. */
+/*
+ * Reset a DIRTY slot, or rebuild it (BROKEN, or the reset failed). 0,
+ * -EALREADY (neither: not ours to touch; the caller's look at it was stale),
+ * or -errno. Never a slot the loop may have leased: see the adopt order.
+ */
 static int worker_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t kind,
 			  uint32_t i)
 {
 	bool dci = kind == KR_SLOT_DCI;
 	struct kr_pool_slot *s = dci ? kr_seg_dci(k->seg, t->idx, i) : kr_seg_rc(k->seg, t->idx, i);
 	struct kr_keeper_qp *q = dci ? &t->dci[i] : &t->rc[i];
+	uint32_t st;
 	int rc = -ENODEV;
 
 	pthread_mutex_lock(&k->cmd_lock);
-	if (s->state == KR_SLOT_DIRTY && q->built) {
+	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) ||
+	    (st != KR_SLOT_DIRTY && st != KR_SLOT_BROKEN)) {
+		pthread_mutex_unlock(&k->cmd_lock);
+		return -EALREADY;
+	}
+	if (st == KR_SLOT_DIRTY && q->built) {
 		rc = dci ? kr_keeper_dci_reset(k, q) : kr_keeper_rc_reset(k, q);
 		if (rc)
 			KR_WARN("pool", "tenant %u %s %u: reset failed (%s); rebuilding", t->idx,
 				dci ? "DCI" : "RC", i, strerror(-rc));
 	}
 	if (rc) {
-		kr_keeper_qp_destroy(q);
+		kr_keeper_qp_destroy(k, q);
 		rc = dci ? kr_keeper_dci_build(k, t, i) : kr_keeper_rc_build(k, t, i);
 		if (rc) {
-			kr_keeper_qp_destroy(q);
+			kr_keeper_qp_destroy(k, q);
 			s->state = KR_SLOT_BROKEN;
 		}
 	}
@@ -106,15 +117,20 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 				struct kr_pool_slot *s =
 				    dci ? kr_seg_dci(k->seg, t, i) : kr_seg_rc(k->seg, t, i);
 				struct kr_keeper_qp *q = dci ? &kt->dci[i] : &kt->rc[i];
-				uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+				uint32_t st;
+				int rc;
 
-				if (__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) ||
-				    (st != KR_SLOT_DIRTY && (st != KR_SLOT_BROKEN || !retry)))
+				/* ready first: the loop clears it before it marks the slot FREE */
+				if (__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE))
 					continue;
-				if (worker_restore(k, kt, kind, i))
-					*failed = true;
-				else
+				st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+				if (st != KR_SLOT_DIRTY && (st != KR_SLOT_BROKEN || !retry))
+					continue;
+				rc = worker_restore(k, kt, kind, i);
+				if (!rc)
 					done++;
+				else if (rc != -EALREADY)
+					*failed = true;
 			}
 			switch (kr_keeper_grow_one(k, kt, kind)) {
 			case 0:
@@ -213,12 +229,17 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 		/* being renewed: what is ready now is about to be destroyed */
 		if (__atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE) == KR_RENEW_WANTED)
 			continue;
+		/*
+		 * FREE before ready is cleared: a worker that sees ready clear then
+		 * sees FREE (or later) and leaves the slot alone (worker_pass).
+		 */
 		for (uint32_t i = 0; i < k->seg->dcis; i++)
-			if (__atomic_exchange_n(&kt->dci[i].ready, false, __ATOMIC_ACQ_REL)) {
+			if (__atomic_load_n(&kt->dci[i].ready, __ATOMIC_ACQUIRE)) {
 				struct kr_keeper_qp *q = &kt->dci[i];
 
 				__atomic_store_n(&kr_seg_dci(k->seg, t, i)->state, KR_SLOT_FREE,
 						 __ATOMIC_RELEASE);
+				__atomic_store_n(&q->ready, false, __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->dci_ring_off, i);
 				if (q->came_back_err && q->from_job_plus1 &&
 				    kr_seg_job(k->seg, q->from_job_plus1 - 1)->gen ==
@@ -228,9 +249,10 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 				q->from_job_plus1 = 0;
 			}
 		for (uint32_t i = 0; i < k->seg->rc_spares; i++)
-			if (__atomic_exchange_n(&kt->rc[i].ready, false, __ATOMIC_ACQ_REL)) {
+			if (__atomic_load_n(&kt->rc[i].ready, __ATOMIC_ACQUIRE)) {
 				__atomic_store_n(&kr_seg_rc(k->seg, t, i)->state, KR_SLOT_FREE,
 						 __ATOMIC_RELEASE);
+				__atomic_store_n(&kt->rc[i].ready, false, __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->rc_ring_off, i);
 			}
 		if (__atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE) == KR_RENEW_DONE)

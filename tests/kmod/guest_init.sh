@@ -14,6 +14,14 @@ exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+# krpoold's memory (test_krmin_keeper): 2 MB hugepages, as on the host
+if [ -f /tests.env ]; then
+	. /tests.env
+	mkdir -p /dev/hugepages
+	mount -t hugetlbfs nodev /dev/hugepages
+	echo 256 >/proc/sys/vm/nr_hugepages
+fi
 echo "KRTEST-BOOT uptime $(cut -d' ' -f1 /proc/uptime) s, $(nproc) cpus"
 
 insmod /krmin.ko
@@ -22,7 +30,7 @@ echo "KRTEST-RESULT insmod $rc"
 if [ "$rc" = 0 ]; then
 	while read -r t; do
 		echo "KRTEST-START $t $(cut -d' ' -f1 /proc/uptime)"
-		timeout 60 "/bin/$t" </dev/null
+		timeout 120 "/bin/$t" </dev/null
 		echo "KRTEST-RESULT $t $?"
 	done </tests.list
 fi

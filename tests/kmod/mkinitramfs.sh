@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Builds the kmod-min test initramfs: busybox-static, guest_init.sh as /init,
 # krmin.ko and the statically linked test programs, in run order.
-# Usage: mkinitramfs.sh OUT.cpio BUSYBOX KO TEST...
+# Usage: [KRMIN_GUEST_TOOLS="PROG..."] [KRMIN_GUEST_ENV=FILE] \
+#        mkinitramfs.sh OUT.cpio BUSYBOX KO TEST...
+# A dynamically linked test or tool is copied with every library ldd names
+# (at the same paths) and the loader; tools go to /bin without being run;
+# KRMIN_GUEST_ENV becomes /tests.env, which /init sources.
 # Uses busybox's own cpio (newc, uncompressed: the kernel unpacks it as is);
 # no root needed (/dev comes from devtmpfs at boot).
 set -eu
@@ -12,14 +16,28 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(mktemp -d "${TMPDIR:-/tmp}/krmin-root.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 chmod 755 "$root"
-mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp"
+mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/run"
 cp "$busybox" "$root/bin/busybox"
 cp "$here/guest_init.sh" "$root/init"
 chmod 755 "$root/init" "$root/bin/busybox"
 cp "$ko" "$root/krmin.ko"
+[ -z "${KRMIN_GUEST_ENV:-}" ] || cp "$KRMIN_GUEST_ENV" "$root/tests.env"
+
+# A program, and for a dynamic one the libraries it loads.
+add_prog() {
+	cp "$1" "$root/bin/"
+	ldd "$1" >/dev/null 2>&1 || return 0
+	ldd "$1" | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+for p in ${KRMIN_GUEST_TOOLS:-}; do
+	add_prog "$p"
+done
 : >"$root/tests.list"
 for t in "$@"; do
-	cp "$t" "$root/bin/"
+	add_prog "$t"
 	basename "$t" >>"$root/tests.list"
 done
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")

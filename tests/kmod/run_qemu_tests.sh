@@ -19,6 +19,13 @@
 #   KRMIN_QEMU_TIMEOUT seconds before the guest is killed, default 120
 #   KRMIN_FUZZ_SEED, KRMIN_FUZZ_ITERS  passed to test_krmin_fuzz
 #   KRMIN_TESTS       guest programs to run, default all, in order
+#   KRMIN_DYN_TESTS   dynamically linked guest tests built elsewhere (meson:
+#                     test_krmin_keeper), copied with the libraries they load;
+#                     they run before test_krmin_unload. Without it they are
+#                     left out (said at the start)
+#   KRMIN_DYN_TOOLS   programs those tests start (krpoold, krctl), copied the
+#                     same way into the guest's /bin
+#   KR_LAUNCH_KEY     passed to the dynamic tests (their root job's launch)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,10 +48,16 @@ kdir=${KRMIN_KDIR:-/usr/src/linux-headers-$kver}
 kernel=${KRMIN_KERNEL:-/boot/vmlinuz-$kver}
 busybox=${KRMIN_BUSYBOX:-/bin/busybox}
 accel=${KRMIN_QEMU_ACCEL:-tcg}
-qtimeout=${KRMIN_QEMU_TIMEOUT:-120}
+qtimeout=${KRMIN_QEMU_TIMEOUT:-240}
 fuzz_seed=${KRMIN_FUZZ_SEED:-1}
 fuzz_iters=${KRMIN_FUZZ_ITERS:-100000}
-tests=${KRMIN_TESTS:-test_krmin_map test_krmin_revoke test_krmin_race test_krmin_fuzz test_krmin_unload}
+dyn_tests=${KRMIN_DYN_TESTS:-}
+dyn_tools=${KRMIN_DYN_TOOLS:-}
+dyn_names=
+for d in $dyn_tests; do dyn_names="$dyn_names $(basename "$d")"; done
+tests=${KRMIN_TESTS:-test_krmin_map test_krmin_revoke test_krmin_race test_krmin_fuzz$dyn_names test_krmin_unload}
+[ -n "$dyn_tests" ] ||
+	echo "note: KRMIN_DYN_TESTS unset: test_krmin_keeper (krpoold with the module) is left out; meson test --suite kmod runs it"
 start=$(date +%s)
 
 skip() {
@@ -94,10 +107,21 @@ modver=$(modinfo -F vermagic "$work/ko/krmin.ko" 2>/dev/null | cut -d' ' -f1)
 [ -z "$modver" ] || [ "$modver" = "$kver" ] ||
 	fail "krmin.ko is for $modver, the guest kernel is $kver"
 
-# 2. The guest programs, statically linked.
+# 2. The guest programs: ours statically linked, the dynamic ones as built.
 mkdir -p "$work/bin"
 progs=
+is_dyn() {
+	for d in $dyn_tests; do
+		[ "$(basename "$d")" = "$1" ] && echo "$d" && return 0
+	done
+	return 1
+}
 for t in $tests; do
+	if d=$(is_dyn "$t"); then
+		[ -x "$d" ] || fail "$d is not built"
+		progs="$progs $d"
+		continue
+	fi
 	gcc -static -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 		-I"$top/include" -I"$top/tests/common" -I"$here" \
 		-DKT_FUZZ_SEED="$fuzz_seed" -DKT_FUZZ_ITERS="$fuzz_iters" \
@@ -109,16 +133,26 @@ for t in $tests; do
 done
 
 # 3. The initramfs.
+# The dynamic tests' environment in the guest (sourced by guest_init.sh).
+{
+	echo "export KRPOOLD=/bin/krpoold KRCTL=/bin/krctl TMPDIR=/tmp"
+	echo "export KR_LAUNCH_KEY=${KR_LAUNCH_KEY:-6b72636f7265207465737473206f6e65206c61756e63682c206e6f2073656372}"
+} >"$work/tests.env"
 # shellcheck disable=SC2086 # progs is a list
-"$here/mkinitramfs.sh" "$work/initramfs.cpio" "$busybox" "$work/ko/krmin.ko" \
+KRMIN_GUEST_TOOLS=$dyn_tools KRMIN_GUEST_ENV=$work/tests.env \
+	"$here/mkinitramfs.sh" "$work/initramfs.cpio" "$busybox" "$work/ko/krmin.ko" \
 	$progs || fail "mkinitramfs"
 
 # 4. One boot runs everything; the guest powers itself off.
 build_s=$(($(date +%s) - start))
 echo "built in ${build_s}s; booting $kernel under qemu ($accel)"
 boot_start=$(date +%s)
+# -cpu max: DPDK, which krpoold links, uses instructions qemu's default CPU lacks.
+# 2 GiB: the keeper's hugepages (guest_init.sh reserves them) and ASan.
+mem=512M
+[ -z "$dyn_tests" ] || mem=2G
 timeout "$qtimeout" qemu-system-x86_64 \
-	-accel "$accel" -m 512M -smp 2 \
+	-accel "$accel" -cpu max -m "$mem" -smp 2 \
 	-nodefaults -display none -monitor none -no-reboot \
 	-serial "file:$work/console.raw" \
 	-kernel "$kernel" -initrd "$work/initramfs.cpio" \
@@ -161,7 +195,7 @@ if [ -n "$taint" ] && [ $((taint & ~(4096 | 8192))) != 0 ]; then
 fi
 
 echo "--- guest results ---"
-grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|unload):' \
+grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|unload|keeper):' \
 	"$log"
 total_s=$(($(date +%s) - start))
 echo "--- build ${build_s}s, boot+tests ${boot_s}s, total ${total_s}s ---"

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * kmod-min, keeper side: when /dev/krmin exists the keeper becomes its keeper
+ * and jobs no longer map their tenant's DCI rings. Each DCI is one kmod-min
+ * slot (its QP buffer: SQ ring and doorbell record; then its CQ buffer: CQEs
+ * and doorbell record; both page aligned in the zone, back to back), pinned
+ * once when the DCI is built. A lease grants the slot and hands the job a
+ * one-time token; the job claims it and maps exactly that slot, at the
+ * zone address the keeper uses (pool_job_krmin.c). Release and reclaim revoke
+ * the slot before the DCI is reset, so its old holder's mapping is gone
+ * (SIGBUS) before anyone else gets it.
+ *
+ * A job that exits, crashes or is killed with slots it claimed: the module
+ * takes them away as its file goes and queues an event; the loop reads it
+ * and takes the lease back as a reclaim. A grant that was never claimed has
+ * no owner in the module: the socket's close reclaims it (revoke cancels the
+ * grant), as in trusted mode.
+ *
+ * Nothing here runs on the data path: grants and revocations are ioctls on
+ * the lease path (one each, no firmware command), pinning happens at build.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <krcore/krmin_uapi.h>
+
+#include "kr_log.h"
+#include "pool.h"
+
+#define KRMIN_PATH "/dev/" KRMIN_DEV_NAME
+
+/* Events read per read() call on the loop. */
+#define KRMIN_EVENT_BATCH 32u
+
+/*
+ * kr_keeper_krmin_open() - become /dev/krmin's keeper, or stay trusted.
+ * Returns 0 (k->krmin_fd set, or -1 without the module and without
+ * --require-kmod), or -errno (required and missing, or present and
+ * refusing us: another keeper, no CAP_IPC_LOCK, not keeper_uid).
+ */
+int kr_keeper_krmin_open(struct kr_keeper *k)
+{
+	struct krmin_keeper_reg reg = {.size = sizeof(reg), .version = KRMIN_UAPI_VERSION};
+	int fd, rc;
+
+	k->krmin_fd = -1;
+	fd = open(KRMIN_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -ENOENT && !k->cfg.require_kmod)
+			return 0;
+		KR_ERR("pool", "%s: %s%s", KRMIN_PATH, strerror(-rc),
+		       rc == -ENOENT ? " (--require-kmod: load krmin.ko first)" : "");
+		return rc;
+	}
+	if (ioctl(fd, KRMIN_IOC_KEEPER_REG, &reg)) {
+		rc = -errno;
+		KR_ERR("pool", "%s: cannot be its keeper: %s%s", KRMIN_PATH, strerror(-rc),
+		       rc == -EBUSY ? " (another keeper holds it)"
+		       : rc == -EPERM
+			   ? " (needs CAP_IPC_LOCK and the module's keeper_uid or keeper_gid)"
+			   : "");
+		close(fd);
+		return rc;
+	}
+	if (reg.page_size != 4096) {
+		KR_ERR("pool", "%s: page size %u, the zone is laid out in 4096-byte pages",
+		       KRMIN_PATH, reg.page_size);
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	k->krmin_qp = calloc(KRMIN_MAX_SLOTS, sizeof(*k->krmin_qp));
+	if (!k->krmin_qp) {
+		close(fd);
+		return -ENOMEM;
+	}
+	k->krmin_fd = fd;
+	KR_INFO("pool", "kmod-min: %s, %u slots; each job maps only the DCIs it leases", KRMIN_PATH,
+		reg.max_slots);
+	return 0;
+}
+
+/* Closing the keeper's file revokes and unpins every slot (the module). */
+void kr_keeper_krmin_close(struct kr_keeper *k)
+{
+	if (k->krmin_fd >= 0)
+		close(k->krmin_fd);
+	k->krmin_fd = -1;
+	free(k->krmin_qp);
+	k->krmin_qp = NULL;
+}
+
+/*
+ * kr_keeper_krmin_reg() - DCI q's rings as a slot of its tenant: qbuf/qlen
+ * (SQ, doorbell record) then cqbuf/cqlen (CQ, doorbell record), both page
+ * aligned. 0 (nothing to do in trusted mode) or the ioctl's -errno.
+ */
+int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf, uint64_t qlen,
+			void *cqbuf, uint64_t cqlen)
+{
+	struct krmin_slot_reg reg = {.size = sizeof(reg),
+				     .version = KRMIN_UAPI_VERSION,
+				     .ring_addr = (uintptr_t)qbuf,
+				     .ring_len = qlen,
+				     .dbr_addr = (uintptr_t)cqbuf,
+				     .dbr_len = cqlen,
+				     .tenant = q->tenant};
+
+	if (k->krmin_fd < 0)
+		return 0;
+	if (ioctl(k->krmin_fd, KRMIN_IOC_SLOT_REG, &reg)) {
+		int rc = -errno;
+
+		KR_ERR("pool", "tenant %u DCI %u: kmod-min slot: %s", q->tenant, q->index,
+		       strerror(-rc));
+		return rc;
+	}
+	if (reg.slot >= KRMIN_MAX_SLOTS) { /* never: the module's table size */
+		kr_keeper_krmin_unreg(k, q);
+		return -EPROTO;
+	}
+	q->krmin_slot_plus1 = reg.slot + 1;
+	__atomic_store_n(&k->krmin_qp[reg.slot], q, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int krmin_slot_call(int fd, unsigned long req, uint32_t slot)
+{
+	struct krmin_slot_id id = {.size = sizeof(id), .version = KRMIN_UAPI_VERSION, .slot = slot};
+
+	return ioctl(fd, req, &id) ? -errno : 0;
+}
+
+/* Unpin q's slot (before its memory is destroyed or renewed). */
+void kr_keeper_krmin_unreg(struct kr_keeper *k, struct kr_keeper_qp *q)
+{
+	uint32_t slot = q->krmin_slot_plus1 - 1;
+	int rc;
+
+	if (k->krmin_fd < 0 || !q->krmin_slot_plus1)
+		return;
+	__atomic_store_n(&k->krmin_qp[slot], NULL, __ATOMIC_RELEASE);
+	rc = krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, slot);
+	if (rc)
+		KR_ERR("pool", "kmod-min slot %u: unregister: %s", slot, strerror(-rc));
+	q->krmin_slot_plus1 = 0;
+}
+
+/* Take q's slot from whoever has it or holds its token: their mapping is gone. */
+void kr_keeper_krmin_revoke(struct kr_keeper *k, struct kr_keeper_qp *q)
+{
+	int rc;
+
+	if (k->krmin_fd < 0 || !q->krmin_slot_plus1)
+		return;
+	rc = krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_REVOKE, q->krmin_slot_plus1 - 1);
+	if (rc)
+		KR_ERR("pool", "kmod-min slot %u: revoke: %s", q->krmin_slot_plus1 - 1,
+		       strerror(-rc));
+}
+
+static int krmin_grant_once(struct kr_keeper *k, uint32_t slot, uint64_t *token)
+{
+	struct krmin_slot_grant g = {
+	    .size = sizeof(g), .version = KRMIN_UAPI_VERSION, .slot = slot};
+
+	if (ioctl(k->krmin_fd, KRMIN_IOC_SLOT_GRANT, &g))
+		return -errno;
+	*token = g.token;
+	return 0;
+}
+
+/*
+ * kr_keeper_krmin_grant() - a one-time token for q's slot (*token 0 in
+ * trusted mode). A slot whose old holder's exit event is still queued is
+ * refused by the module (EBUSY): the queue is read and the grant tried
+ * once more. 0 or -errno (-EBUSY, -EIO: not registered).
+ */
+int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, uint64_t *token)
+{
+	int rc;
+
+	*token = 0;
+	if (k->krmin_fd < 0)
+		return 0;
+	if (!q->krmin_slot_plus1)
+		return -EIO;
+	rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, token);
+	if (rc == -EBUSY) {
+		kr_keeper_krmin_events(k);
+		rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, token);
+	}
+	if (rc)
+		KR_ERR("pool", "tenant %u DCI %u: kmod-min grant: %s", q->tenant, q->index,
+		       strerror(-rc));
+	return rc;
+}
+
+/* A slot the module took from its job: the lease comes back as a reclaim. */
+static void krmin_slot_lost(struct kr_keeper *k, const struct krmin_revoke_event *ev)
+{
+	struct kr_keeper_qp *q;
+
+	if (ev->slot >= KRMIN_MAX_SLOTS)
+		return;
+	q = __atomic_load_n(&k->krmin_qp[ev->slot], __ATOMIC_ACQUIRE);
+	if (!q) /* unregistered meanwhile (rebuilt or renewed) */
+		return;
+	if (kr_keeper_lease_lost(k, KR_SLOT_DCI, q->tenant, q->index))
+		KR_INFO("pool", "tenant %u DCI %u: its holder %s; reclaimed", q->tenant, q->index,
+			ev->reason == KRMIN_REVOKE_EXIT ? "exited" : "gave its slot up");
+}
+
+/*
+ * kr_keeper_krmin_events() - read every queued event (non-blocking) and
+ * reclaim the leases they name. An event for a lease the socket's close
+ * already took back finds it no longer leased and is dropped.
+ */
+void kr_keeper_krmin_events(struct kr_keeper *k)
+{
+	struct krmin_revoke_event ev[KRMIN_EVENT_BATCH];
+	ssize_t n;
+
+	if (k->krmin_fd < 0)
+		return;
+	while ((n = read(k->krmin_fd, ev, sizeof(ev))) > 0) {
+		for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++)
+			krmin_slot_lost(k, &ev[i]);
+		if ((size_t)n < sizeof(ev))
+			break;
+	}
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		KR_ERR_RATELIMITED("pool", "%s: read: %s", KRMIN_PATH, strerror(errno));
+}
