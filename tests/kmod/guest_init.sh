@@ -17,6 +17,7 @@ mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 # krpoold's memory (test_krmin_keeper): 2 MB hugepages, as on the host
 if [ -f /tests.env ]; then
+	# shellcheck disable=SC1091 # written by run_qemu_tests.sh
 	. /tests.env
 	mkdir -p /dev/hugepages
 	mount -t hugetlbfs nodev /dev/hugepages
@@ -30,7 +31,7 @@ echo "KRTEST-RESULT insmod $rc"
 if [ "$rc" = 0 ]; then
 	while read -r t; do
 		echo "KRTEST-START $t $(cut -d' ' -f1 /proc/uptime)"
-		timeout 120 "/bin/$t" </dev/null
+		timeout "${KRMIN_GUEST_TIMEOUT:-120}" "/bin/$t" </dev/null
 		echo "KRTEST-RESULT $t $?"
 	done </tests.list
 fi

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Builds the kmod-min test initramfs: busybox-static, guest_init.sh as /init,
 # krmin.ko and the statically linked test programs, in run order.
-# Usage: [KRMIN_GUEST_TOOLS="PROG..."] [KRMIN_GUEST_ENV=FILE] \
+# Usage: [KRMIN_GUEST_TOOLS="PROG..."] [KRMIN_GUEST_FILES="/ABS/PATH..."] [KRMIN_GUEST_ENV=FILE] \
 #        mkinitramfs.sh OUT.cpio BUSYBOX KO TEST...
 # A dynamically linked test or tool is copied with every library ldd names
 # (at the same paths) and the loader; tools go to /bin without being run;
@@ -34,6 +34,14 @@ add_prog() {
 }
 for p in ${KRMIN_GUEST_TOOLS:-}; do
 	add_prog "$p"
+done
+for f in ${KRMIN_GUEST_FILES:-}; do
+	mkdir -p "$root$(dirname "$f")"
+	cp -L "$f" "$root$f"
+	ldd "$f" 2>/dev/null | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
 done
 : >"$root/tests.list"
 for t in "$@"; do

@@ -25,6 +25,9 @@
 #                     left out (said at the start)
 #   KRMIN_DYN_TOOLS   programs those tests start (krpoold, krctl), copied the
 #                     same way into the guest's /bin
+#   KRMIN_GUEST_FILES more files for the guest, at the same absolute paths
+#                     (scripts/krmin-insn.sh: valgrind)
+#   KRMIN_GUEST_TIMEOUT seconds each guest program may run, default 120
 #   KR_LAUNCH_KEY     passed to the dynamic tests (their root job's launch)
 set -u
 
@@ -137,9 +140,11 @@ done
 {
 	echo "export KRPOOLD=/bin/krpoold KRCTL=/bin/krctl TMPDIR=/tmp"
 	echo "export KR_LAUNCH_KEY=${KR_LAUNCH_KEY:-6b72636f7265207465737473206f6e65206c61756e63682c206e6f2073656372}"
+	echo "export KRMIN_GUEST_TIMEOUT=${KRMIN_GUEST_TIMEOUT:-120}"
 } >"$work/tests.env"
 # shellcheck disable=SC2086 # progs is a list
 KRMIN_GUEST_TOOLS=$dyn_tools KRMIN_GUEST_ENV=$work/tests.env \
+	KRMIN_GUEST_FILES=${KRMIN_GUEST_FILES:-} \
 	"$here/mkinitramfs.sh" "$work/initramfs.cpio" "$busybox" "$work/ko/krmin.ko" \
 	$progs || fail "mkinitramfs"
 
@@ -195,7 +200,7 @@ if [ -n "$taint" ] && [ $((taint & ~(4096 | 8192))) != 0 ]; then
 fi
 
 echo "--- guest results ---"
-grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|unload|keeper):' \
+grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|unload|keeper|insn):' \
 	"$log"
 total_s=$(($(date +%s) - start))
 echo "--- build ${build_s}s, boot+tests ${boot_s}s, total ${total_s}s ---"

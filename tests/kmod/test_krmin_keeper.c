@@ -18,7 +18,10 @@
  *  4. rmmod is refused while the keeper runs.
  *  5. keeper SIGKILLed under a job's traffic: the job's next post or poll
  *     returns -ENOTCONN (its zapped mapping's SIGBUS is absorbed), no crash;
- *     then rmmod succeeds and the module is loaded again.
+ *     then rmmod succeeds.
+ *  6. without the module: --require-kmod refuses to start, a keeper without
+ *     it runs trusted and says so; the lease cost with and without the
+ *     module (medians printed); the module is loaded again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +51,7 @@
 #define ROUNDS	     200
 #define KILLS	     20
 #define CYCLES	     10000
+#define LEASE_PAIRS  1000
 #define STATS	     "/sys/class/misc/" KRMIN_DEV_NAME "/stats"
 #define KO_PATH	     "/krmin.ko"
 #define FREE_WAIT_MS 2000.0
@@ -563,6 +567,40 @@ static void wait_settled(const struct kr_pool_seg *s)
 	}
 }
 
+/*
+ * What a lease costs the job: n kr_lease_alloc + kr_lease_free pairs of DCIs
+ * (waits for a reset not counted); prints the medians, in us.
+ */
+static void lease_cost(struct kr_ctx *ctx, int n, const char *mode)
+{
+	double *a = calloc((size_t)n, sizeof(*a)), *f = calloc((size_t)n, sizeof(*f));
+
+	CHECK(a && f);
+	for (int i = 0; i < n; i++) {
+		struct kr_lease l;
+		double t0 = kp_now_ms(), t1;
+		int rc = kr_lease_alloc(ctx, KR_LEASE_DCI, &l);
+
+		if (rc == -ENOSPC || rc == -EBUSY) {
+			usleep(100);
+			i--;
+			continue;
+		}
+		CHECK_OK(rc);
+		t1 = kp_now_ms();
+		CHECK_OK(kr_lease_free(ctx, &l));
+		a[i] = (t1 - t0) * 1000.0;
+		f[i] = (kp_now_ms() - t1) * 1000.0;
+	}
+	qsort(a, (size_t)n, sizeof(*a), cmp_double);
+	qsort(f, (size_t)n, sizeof(*f), cmp_double);
+	printf("keeper: lease cost %s: kr_lease_alloc median %.1f us (p99 %.1f), kr_lease_free "
+	       "median %.1f us (p99 %.1f), %d pairs\n",
+	       mode, a[n / 2], a[n * 99 / 100], f[n / 2], f[n * 99 / 100], n);
+	free(a);
+	free(f);
+}
+
 static void phase_cycles(struct kr_ctx *me)
 {
 	long slots0, pinned0, owned0, granted0;
@@ -601,6 +639,8 @@ static void phase_cycles(struct kr_ctx *me)
 				me->job + 1);
 		}
 	}
+	wait_settled(me->seg);
+	lease_cost(me, LEASE_PAIRS, "with the module");
 	wait_settled(me->seg);
 	printf("keeper: %d lease/free cycles in %.1f s (%d waits for a reset): slots %ld, "
 	       "pinned pages %ld, owned %ld, granted %ld, as before\n",
@@ -674,8 +714,31 @@ static void phase_keeper_death(struct kr_ctx *me)
 	CHECK_EQ(wait_status(j), 0);
 	printf("keeper: killed under traffic: the job got -ENOTCONN, no crash\n");
 	CHECK_OK(rmmod());
+	printf("keeper: rmmod refused while it ran, then unloaded\n");
+}
+
+/* The same keeper without the module: trusted mode, said so; the lease cost for comparison. */
+static void phase_trusted(void)
+{
+	const char *const argv[] = {kp_tool("KRCTL"), "--socket", K.sock, "status", NULL};
+	const char *const args[] = {"--tenants", "1", "--dcis",	     "4",  "--jobs", "2",
+				    "--heap-mb", "2", "--hugepages", "32", NULL};
+	const char *const strict[] = {"--require-kmod", "--hugepages", "32", NULL};
+	char out[4096];
+	struct kr_ctx *ctx;
+
+	CHECK(kp_keeper_start(&K, strict) > 0); /* refuses to start without the module */
+	CHECK_OK(kp_keeper_start(&K, args));
+	CHECK_EQ(kp_run(argv, out, sizeof(out), 30), 0);
+	CHECK(strstr(out, "mode: trusted") != NULL);
+	ctx = kp_attach(&K, 10000);
+	CHECK(ctx != NULL);
+	CHECK_EQ(ctx->krmin_fd, -1);
+	lease_cost(ctx, LEASE_PAIRS, "without the module (trusted)");
+	CHECK_OK(kr_detach(ctx));
+	CHECK_OK(WEXITSTATUS(kp_keeper_stop(&K, SIGTERM)));
 	CHECK_OK(insmod());
-	printf("keeper: rmmod refused while it ran, then unloaded and loaded again\n");
+	printf("keeper: module loaded again\n");
 }
 
 /* A failed check exits: the keeper must not outlive the test (the unload test follows). */
@@ -740,6 +803,7 @@ int main(int argc, char **argv)
 	phase_kill(me);
 	phase_cycles(me);
 	phase_keeper_death(me);
+	phase_trusted();
 	kp_keeper_fini(&K);
 	KR_PASS("test_krmin_keeper");
 }
