@@ -57,6 +57,11 @@ struct krmin_slot {
 	unsigned long ring_pages;  /* pages[0, ring_pages) is the ring */
 	unsigned long nr_pages;    /* then the doorbell record page(s) */
 	struct page **pages;       /* pinned with FOLL_LONGTERM */
+	/* device pages after them (KRMIN_IOC_SLOT_ADD_IO; set once, when free) */
+	unsigned long io_pages;
+	unsigned long io_pfn;      /* physically contiguous from here */
+	pgprot_t io_prot;          /* the keeper's mapping's caching */
+	struct file *io_file;      /* the device file, held until the slot goes */
 };
 
 enum krmin_role {
@@ -90,6 +95,11 @@ struct krmin_dev {
 
 extern struct krmin_dev krmin_dev;
 
+/* krmin_slot.c: helpers the ioctls share */
+int krmin_check_hdr(u32 size, u32 version, size_t want);
+bool krmin_is_keeper_locked(const struct krmin_file *kf);
+struct krmin_slot *krmin_slot_get_locked(u32 id);
+
 /* krmin_slot.c: ioctls and teardown; each returns 0 or a negative errno. */
 /* krmin_dev.c: CAP_IPC_LOCK and the keeper_uid, or a member of keeper_gid. */
 bool krmin_may_keep(void);
@@ -100,6 +110,8 @@ long krmin_slot_grant(struct krmin_file *kf, void __user *uarg);
 long krmin_slot_revoke(struct krmin_file *kf, void __user *uarg);
 long krmin_slot_claim(struct krmin_file *kf, void __user *uarg);
 long krmin_slot_release(struct krmin_file *kf, void __user *uarg);
+/* krmin_io.c: a slot's device pages */
+long krmin_slot_add_io(struct krmin_file *kf, void __user *uarg);
 void krmin_keeper_detach(struct krmin_file *kf);
 void krmin_job_detach(struct krmin_file *kf);
 ssize_t krmin_read_events(struct krmin_file *kf, char __user *buf,

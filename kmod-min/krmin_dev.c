@@ -112,6 +112,8 @@ static long krmin_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return krmin_slot_claim(kf, uarg);
 	case KRMIN_IOC_SLOT_RELEASE:
 		return krmin_slot_release(kf, uarg);
+	case KRMIN_IOC_SLOT_ADD_IO:
+		return krmin_slot_add_io(kf, uarg);
 	default:
 		return -ENOTTY;
 	}

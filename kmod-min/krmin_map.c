@@ -41,10 +41,15 @@ static vm_fault_t krmin_vm_fault(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 	mutex_lock(&krmin_dev.lock);
 	slot = krmin_dev.slots[id];
-	if (slot && slot->state == KRMIN_SLOT_OWNED && slot->owner == kf &&
-	    idx < slot->nr_pages)
-		ret = vmf_insert_pfn(vma, vmf->address,
-				     page_to_pfn(slot->pages[idx]));
+	if (slot && slot->state == KRMIN_SLOT_OWNED && slot->owner == kf) {
+		if (idx < slot->nr_pages)
+			ret = vmf_insert_pfn(vma, vmf->address,
+					     page_to_pfn(slot->pages[idx]));
+		else if (idx - slot->nr_pages < slot->io_pages) /* krmin_io.c */
+			ret = vmf_insert_pfn_prot(vma, vmf->address,
+						  slot->io_pfn + (idx - slot->nr_pages),
+						  slot->io_prot);
+	}
 	mutex_unlock(&krmin_dev.lock);
 	return ret;
 }
@@ -76,7 +81,8 @@ int krmin_mmap(struct file *file, struct vm_area_struct *vma)
 	if (kf->role != KRMIN_ROLE_JOB || !slot ||
 	    slot->state != KRMIN_SLOT_OWNED || slot->owner != kf)
 		ret = -EACCES;
-	else if (idx >= slot->nr_pages || npages > slot->nr_pages - idx)
+	else if (idx >= slot->nr_pages + slot->io_pages ||
+		 npages > slot->nr_pages + slot->io_pages - idx)
 		ret = -EINVAL;
 	mutex_unlock(&krmin_dev.lock);
 	if (ret)

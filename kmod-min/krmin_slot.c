@@ -5,6 +5,7 @@
  * Locking rules are in krmin.h.
  */
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched.h>
@@ -18,7 +19,7 @@
 #define KRMIN_READ_BATCH 32
 
 /* Every ioctl struct opens with size and version; rejects anything else. */
-static int krmin_check_hdr(u32 size, u32 version, size_t want)
+int krmin_check_hdr(u32 size, u32 version, size_t want)
 {
 	if (size != want)
 		return -EINVAL;
@@ -27,12 +28,12 @@ static int krmin_check_hdr(u32 size, u32 version, size_t want)
 	return 0;
 }
 
-static bool krmin_is_keeper_locked(const struct krmin_file *kf)
+bool krmin_is_keeper_locked(const struct krmin_file *kf)
 {
 	return kf->role == KRMIN_ROLE_KEEPER && krmin_dev.keeper == kf;
 }
 
-static struct krmin_slot *krmin_slot_get_locked(u32 id)
+struct krmin_slot *krmin_slot_get_locked(u32 id)
 {
 	if (id >= KRMIN_MAX_SLOTS)
 		return NULL;
@@ -87,6 +88,8 @@ static void krmin_slot_free(struct krmin_slot *slot)
 	/* Jobs wrote through PFN mappings the kernel does not track: dirty. */
 	unpin_user_pages_dirty_lock(slot->pages, slot->nr_pages, true);
 	kvfree(slot->pages);
+	if (slot->io_file) /* no mapping of its device pages is left */
+		fput(slot->io_file);
 	kfree(slot);
 }
 

@@ -39,7 +39,8 @@
  *           mismatch, slot not owned by the caller, caller is not the
  *           process that opened the file (a forked child, or a file
  *           passed over a socket)
- *   EBUSY   a second keeper; granting a slot that is not free
+ *   EBUSY   a second keeper; granting a slot that is not free; adding
+ *           device pages to a slot that has some or is not free
  *   ENOENT  keeper call on a slot id that is not registered
  *   ENOSPC  no free slot id, or the device's pin limit is reached
  *   ENOMEM, EFAULT as usual
@@ -61,11 +62,15 @@
 #define KRMIN_MAX_SLOTS 4096
 /* Each of ring_len and dbr_len is at most this many bytes. */
 #define KRMIN_SLOT_MAX_BYTES (16u << 20)
+/* A slot's device pages (KRMIN_IOC_SLOT_ADD_IO) are at most this many bytes. */
+#define KRMIN_SLOT_IO_MAX_BYTES (64u << 10)
 
 /*
  * mmap: slot s is mapped at file offset s << KRMIN_MMAP_SLOT_SHIFT; its
- * ring pages come first, then its doorbell record pages. A mapping may cover
- * any page-aligned part of that range; anything beyond it fails with EINVAL.
+ * ring pages come first, then its doorbell record pages, then its device
+ * pages if it has any (KRMIN_IOC_SLOT_ADD_IO), which are mapped with the
+ * caching the keeper's own mapping of them has. A mapping may cover any
+ * page-aligned part of that range; anything beyond it fails with EINVAL.
  */
 #define KRMIN_MMAP_SLOT_SHIFT 32
 
@@ -116,6 +121,24 @@ struct krmin_slot_claim {
 };
 
 /*
+ * KRMIN_IOC_SLOT_ADD_IO: give a registered, free slot device pages (on a
+ * ConnectX, the UAR page its QP rings doorbells through). io_addr is the
+ * keeper's own mapping of them: an mmap of a device file (VM_IO |
+ * VM_PFNMAP), physically contiguous. The module records the page frames and
+ * the mapping's caching, and holds a reference to the device file until the
+ * slot is unregistered, so the pages stay the device's while any job may
+ * still map them. No pages are pinned. Once per slot (EBUSY after).
+ */
+struct krmin_slot_io {
+	__u32 size;	/* in */
+	__u32 version;	/* in */
+	__u32 slot;	/* in */
+	__u32 reserved; /* in: 0 */
+	__u64 io_addr;	/* in: page-aligned address in the keeper */
+	__u64 io_len;	/* in: page multiple, 1 .. KRMIN_SLOT_IO_MAX_BYTES */
+};
+
+/*
  * KRMIN_IOC_SLOT_UNREG, KRMIN_IOC_SLOT_REVOKE (keeper) and
  * KRMIN_IOC_SLOT_RELEASE (job) name one slot.
  */
@@ -158,6 +181,8 @@ KRMIN_PIN(struct krmin_slot_claim, mmap_offset, 40);
 _Static_assert(sizeof(struct krmin_slot_id) == 16, "krmin_slot_id");
 KRMIN_PIN(struct krmin_slot_id, slot, 8);
 _Static_assert(sizeof(struct krmin_revoke_event) == 8, "krmin_revoke_event");
+_Static_assert(sizeof(struct krmin_slot_io) == 32, "krmin_slot_io");
+KRMIN_PIN(struct krmin_slot_io, io_addr, 16);
 #undef KRMIN_PIN
 #endif
 
@@ -176,5 +201,7 @@ _Static_assert(sizeof(struct krmin_revoke_event) == 8, "krmin_revoke_event");
 #define KRMIN_IOC_SLOT_CLAIM _IOWR(KRMIN_IOC_MAGIC, 6, struct krmin_slot_claim)
 /* Job: give an owned slot back; queues a KRMIN_REVOKE_RELEASE event. */
 #define KRMIN_IOC_SLOT_RELEASE _IOW(KRMIN_IOC_MAGIC, 7, struct krmin_slot_id)
+/* Keeper: add device pages (a UAR) to a free slot. */
+#define KRMIN_IOC_SLOT_ADD_IO _IOW(KRMIN_IOC_MAGIC, 8, struct krmin_slot_io)
 
 #endif /* KRCORE_KRMIN_UAPI_H */

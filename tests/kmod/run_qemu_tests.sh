@@ -58,7 +58,7 @@ dyn_tests=${KRMIN_DYN_TESTS:-}
 dyn_tools=${KRMIN_DYN_TOOLS:-}
 dyn_names=
 for d in $dyn_tests; do dyn_names="$dyn_names $(basename "$d")"; done
-tests=${KRMIN_TESTS:-test_krmin_map test_krmin_revoke test_krmin_race test_krmin_fuzz$dyn_names test_krmin_unload}
+tests=${KRMIN_TESTS:-test_krmin_map test_krmin_revoke test_krmin_race test_krmin_fuzz test_krmin_io$dyn_names test_krmin_unload}
 [ -n "$dyn_tests" ] ||
 	echo "note: KRMIN_DYN_TESTS unset: test_krmin_keeper (krpoold with the module) is left out; meson test --suite kmod runs it"
 start=$(date +%s)
@@ -156,8 +156,10 @@ boot_start=$(date +%s)
 # 2 GiB: the keeper's hugepages (guest_init.sh reserves them) and ASan.
 mem=512M
 [ -z "$dyn_tests" ] || mem=2G
+# An ivshmem PCI device: its BAR 2 is test_krmin_io's stand-in for a UAR page.
 timeout "$qtimeout" qemu-system-x86_64 \
 	-accel "$accel" -cpu max -m "$mem" -smp 2 \
+	-object memory-backend-ram,id=krio,size=1M,share=on -device ivshmem-plain,memdev=krio \
 	-nodefaults -display none -monitor none -no-reboot \
 	-serial "file:$work/console.raw" \
 	-kernel "$kernel" -initrd "$work/initramfs.cpio" \
@@ -200,7 +202,7 @@ if [ -n "$taint" ] && [ $((taint & ~(4096 | 8192))) != 0 ]; then
 fi
 
 echo "--- guest results ---"
-grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|unload|keeper|insn):' \
+grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|io|unload|keeper|insn):' \
 	"$log"
 total_s=$(($(date +%s) - start))
 echo "--- build ${build_s}s, boot+tests ${boot_s}s, total ${total_s}s ---"

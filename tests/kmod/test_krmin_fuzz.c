@@ -51,7 +51,7 @@ struct fuzz {
 	uint32_t claimed[NR_TOKENS]; /* slots some job file claimed */
 	unsigned long ops, ok, errs[160];
 	unsigned long maps, touches, sigbus;
-	unsigned long calls[8], calls_ok[8]; /* by ioctl number */
+	unsigned long calls[9], calls_ok[9]; /* by ioctl number */
 };
 
 static uint64_t rnd_addr(struct fuzz *f)
@@ -154,6 +154,14 @@ static void fill_arg(struct fuzz *f, unsigned long cmd)
 		c->token = rnd_below(4) ? f->tokens[rnd_below(NR_TOKENS)] : rnd();
 		break;
 	}
+	case KRMIN_IOC_SLOT_ADD_IO: { /* on RAM or nothing: refused, but parsed */
+		struct krmin_slot_io *io = (void *)f->arg;
+
+		io->slot = rnd_slot();
+		io->io_addr = rnd_addr(f);
+		io->io_len = rnd_len();
+		break;
+	}
 	case KRMIN_IOC_SLOT_UNREG:
 	case KRMIN_IOC_SLOT_REVOKE:
 	case KRMIN_IOC_SLOT_RELEASE: {
@@ -169,7 +177,7 @@ static void fill_arg(struct fuzz *f, unsigned long cmd)
 
 static const unsigned long cmds[] = {
     KRMIN_IOC_KEEPER_REG,  KRMIN_IOC_SLOT_REG,	 KRMIN_IOC_SLOT_UNREG,	 KRMIN_IOC_SLOT_GRANT,
-    KRMIN_IOC_SLOT_REVOKE, KRMIN_IOC_SLOT_CLAIM, KRMIN_IOC_SLOT_RELEASE,
+    KRMIN_IOC_SLOT_REVOKE, KRMIN_IOC_SLOT_CLAIM, KRMIN_IOC_SLOT_RELEASE, KRMIN_IOC_SLOT_ADD_IO,
 };
 
 static bool errno_listed(int e)
@@ -370,7 +378,7 @@ int main(int argc, char **argv)
 	       f.errs[ENOTTY], f.errs[EPERM], f.errs[EACCES], f.errs[EBUSY], f.errs[EFAULT],
 	       f.errs[ENOENT], f.errs[ENOSPC], f.errs[EAGAIN], f.maps, f.touches, f.sigbus);
 	printf("fuzz: ok/calls by ioctl:");
-	for (i = 1; i <= 7; i++)
+	for (i = 1; i <= 8; i++)
 		printf(" %d:%lu/%lu", i, f.calls_ok[i], f.calls[i]);
 	printf("\n");
 	for (i = 0; i < NR_FDS; i++)

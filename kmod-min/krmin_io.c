@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * krmin device pages: a slot may carry the page(s) of device memory its QP
+ * rings doorbells through (a ConnectX UAR page), so that a job maps exactly
+ * its slot's doorbell page and never the keeper's command fd.
+ *
+ * The keeper names its own mapping of the pages (an mmap of the device's
+ * file: VM_IO | VM_PFNMAP). Under the keeper's mmap_lock the module reads the
+ * page frames (follow_pfn, page by page: they must be contiguous) and the
+ * mapping's page protection, and takes a reference to the mapping's file.
+ * Device pages cannot be pinned; the file reference is what keeps them the
+ * device's: the driver frees a UAR only when its file is released, and the
+ * module drops the reference only after the slot is gone and every job
+ * mapping of it has been zapped (krmin_slot_free). The fault handler
+ * inserts the frames with the recorded protection (uncached or
+ * write-combining, as the keeper has them), which on x86 PAT also matches
+ * the memory type the driver reserved for them.
+ */
+#include <linux/file.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+
+#include "krmin.h"
+
+/* Reads the frames behind [addr, addr + len) of the caller's device mapping. */
+static int krmin_io_resolve(u64 addr, u64 len, unsigned long *pfn, pgprot_t *prot,
+			    struct file **file)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	unsigned long first = 0, p, i;
+	int ret = -EINVAL;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, addr);
+	if (!vma || addr + len > vma->vm_end || !vma->vm_file ||
+	    (vma->vm_flags & (VM_IO | VM_PFNMAP)) != (VM_IO | VM_PFNMAP))
+		goto out;
+	for (i = 0; i < len >> PAGE_SHIFT; i++) {
+		if (follow_pfn(vma, addr + (i << PAGE_SHIFT), &p))
+			goto out;
+		if (!i)
+			first = p;
+		else if (p != first + i)
+			goto out; /* not contiguous: not one device range */
+	}
+	*pfn = first;
+	*prot = vma->vm_page_prot;
+	*file = get_file(vma->vm_file);
+	ret = 0;
+out:
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+long krmin_slot_add_io(struct krmin_file *kf, void __user *uarg)
+{
+	struct krmin_slot_io req;
+	struct krmin_slot *slot;
+	struct file *file;
+	unsigned long pfn;
+	pgprot_t prot;
+	long ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
+	if (ret)
+		return ret;
+	if (req.reserved || req.slot >= KRMIN_MAX_SLOTS || !req.io_len ||
+	    req.io_len > KRMIN_SLOT_IO_MAX_BYTES || !PAGE_ALIGNED(req.io_addr) ||
+	    !PAGE_ALIGNED(req.io_len) || req.io_addr + req.io_len < req.io_addr)
+		return -EINVAL;
+	if (READ_ONCE(kf->role) != KRMIN_ROLE_KEEPER)
+		return -EPERM;
+	/* mmap_lock before krmin_dev.lock, never under it */
+	ret = krmin_io_resolve(req.io_addr, req.io_len, &pfn, &prot, &file);
+	if (ret)
+		return ret;
+
+	mutex_lock(&krmin_dev.lock);
+	slot = krmin_slot_get_locked(req.slot);
+	if (!krmin_is_keeper_locked(kf)) {
+		ret = -EPERM;
+	} else if (!slot) {
+		ret = -ENOENT;
+	} else if (slot->io_file || slot->state != KRMIN_SLOT_FREE) {
+		ret = -EBUSY; /* a job could be mapping its pages now */
+	} else {
+		slot->io_pfn = pfn;
+		slot->io_prot = prot;
+		slot->io_pages = req.io_len >> PAGE_SHIFT;
+		slot->io_file = file;
+		file = NULL;
+	}
+	mutex_unlock(&krmin_dev.lock);
+	if (file)
+		fput(file);
+	return ret;
+}
