@@ -101,8 +101,15 @@ struct kr_attach_opts {
  * tenant slot free for a new launch), EPERM (the launch is bound on this
  * node under another uid or key), EADDRINUSE (the keeper's addresses
  * are taken in this process), EPROTO (the keeper speaks another protocol or
- * sent a malformed reply), ENOMEM,
+ * sent a malformed reply), ENODEV (the keeper fences its jobs with kmod-min
+ * and this process cannot open /dev/krmin), ENOMEM,
  * ENOTCONN or EPIPE (the keeper went away during the attach).
+ *
+ * With kmod-min (krpoold(8)) the job maps each DCI it leases through
+ * /dev/krmin, and the library installs a SIGBUS handler for that window: a
+ * keeper that dies takes the mappings with it, and the next post or poll
+ * returns -ENOTCONN instead of the process dying. A SIGBUS elsewhere goes to
+ * the handler installed before kr_attach(); kr_detach() restores it.
  */
 struct kr_ctx *kr_attach(const struct kr_attach_opts *opts);
 
@@ -214,7 +221,9 @@ struct kr_lease {
  * the tenant's pool: retry later, the keeper refills), -EBUSY (this job's
  * requests failed too often lately, e.g. guessed keys: its leases are refused
  * for a second; krpoold(8)), -EMFILE (this process
- * holds the most DCIs it may), -ENOTCONN or -EPIPE (keeper gone).
+ * holds the most DCIs it may), -ENOTCONN or -EPIPE (keeper gone); with
+ * kmod-min also -EACCES (the module refused the lease's token: the keeper
+ * took the DCI back meanwhile) or another mmap errno.
  */
 int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease);
 /*

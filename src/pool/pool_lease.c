@@ -88,9 +88,9 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 	if (kind == KR_SLOT_DCI) {
 		int rc = kr_keeper_krmin_grant(k, &k->tenant[job->tenant].dci[idx], &rep->token);
 
-		if (rc) {
+		if (rc) { /* it stays free: another try may get it or another */
 			kr_keeper_ring_put(k, lk.ring_off, idx);
-			return -EBUSY;
+			return -ENOSPC;
 		}
 	}
 	if (kind != KR_SLOT_VQP && kr_pool_seg_ring_count(k->seg, lk.ring_off) < k->cfg.low_water)
