@@ -52,6 +52,7 @@ struct krmin_slot {
 	u32 reason;                /* QUEUED: enum krmin_revoke_reason */
 	u64 queue_seq;             /* QUEUED: position stamp, see krmin_read */
 	u64 token;                 /* GRANTED: the outstanding token */
+	struct pid *grant_pid;     /* GRANTED: the only claimer, or NULL (any) */
 	struct krmin_file *owner;  /* OWNED */
 	struct list_head queue_node; /* QUEUED: on krmin_dev.queue */
 	unsigned long ring_pages;  /* pages[0, ring_pages) is the ring */

@@ -7,6 +7,7 @@
 #include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/mm.h>
+#include <linux/pid.h>
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -51,6 +52,8 @@ static void krmin_slot_disown_locked(struct krmin_slot *slot)
 	if (slot->state == KRMIN_SLOT_GRANTED || slot->state == KRMIN_SLOT_OWNED)
 		slot->state = KRMIN_SLOT_FREE;
 	slot->token = 0;
+	put_pid(slot->grant_pid); /* NULL-safe */
+	slot->grant_pid = NULL;
 }
 
 /* Takes an OWNED slot from its job and queues it for the keeper. */
@@ -314,6 +317,7 @@ long krmin_slot_grant(struct krmin_file *kf, void __user *uarg)
 {
 	struct krmin_slot_grant req;
 	struct krmin_slot *slot;
+	struct pid *pid = NULL;
 	long ret;
 	u64 token = 0;
 
@@ -322,8 +326,14 @@ long krmin_slot_grant(struct krmin_file *kf, void __user *uarg)
 	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
 	if (ret)
 		return ret;
-	if (req.reserved || req.slot >= KRMIN_MAX_SLOTS)
+	if (req.slot >= KRMIN_MAX_SLOTS || req.pid > INT_MAX)
 		return -EINVAL;
+	/* the one process that may claim it, named in the keeper's pid namespace */
+	if (req.pid) {
+		pid = find_get_pid((pid_t)req.pid);
+		if (!pid)
+			return -EINVAL;
+	}
 
 	mutex_lock(&krmin_dev.lock);
 	slot = krmin_slot_get_locked(req.slot);
@@ -336,9 +346,12 @@ long krmin_slot_grant(struct krmin_file *kf, void __user *uarg)
 	} else {
 		token = krmin_token_new_locked();
 		slot->token = token;
+		slot->grant_pid = pid;
+		pid = NULL;
 		slot->state = KRMIN_SLOT_GRANTED;
 	}
 	mutex_unlock(&krmin_dev.lock);
+	put_pid(pid);
 	if (ret)
 		return ret;
 
@@ -396,6 +409,7 @@ long krmin_slot_claim(struct krmin_file *kf, void __user *uarg)
 {
 	struct krmin_slot_claim req;
 	struct krmin_slot *slot;
+	struct pid *pid = NULL;
 	long ret = 0;
 	u64 token;
 
@@ -416,7 +430,11 @@ long krmin_slot_claim(struct krmin_file *kf, void __user *uarg)
 		ret = -EACCES;
 	} else if (kf->tenant_bound && kf->tenant != slot->tenant) {
 		ret = -EACCES; /* the token stays valid for its rightful job */
+	} else if (slot->grant_pid && slot->grant_pid != task_tgid(current)) {
+		ret = -EACCES; /* granted to another process: likewise */
 	} else {
+		pid = slot->grant_pid; /* dropped once the job knows its slot */
+		slot->grant_pid = NULL;
 		kf->role = KRMIN_ROLE_JOB;
 		kf->tenant_bound = true;
 		kf->tenant = slot->tenant;
@@ -443,11 +461,15 @@ long krmin_slot_claim(struct krmin_file *kf, void __user *uarg)
 		    slot->owner == kf) {
 			krmin_slot_disown_locked(slot);
 			slot->token = token;
+			slot->grant_pid = pid;
+			pid = NULL;
 			slot->state = KRMIN_SLOT_GRANTED;
 		}
 		mutex_unlock(&krmin_dev.lock);
+		put_pid(pid);
 		return -EFAULT;
 	}
+	put_pid(pid);
 	return 0;
 }
 

@@ -36,7 +36,8 @@
  *   EPERM   a keeper-only call from a non-keeper file, or a job call from
  *           the keeper; keeper registration without CAP_IPC_LOCK
  *   EACCES  token not outstanding (unknown or already used), tenant
- *           mismatch, slot not owned by the caller, caller is not the
+ *           mismatch, granted to another process, slot not owned by the
+ *           caller, caller is not the
  *           process that opened the file (a forked child, or a file
  *           passed over a socket)
  *   EBUSY   a second keeper; granting a slot that is not free; adding
@@ -104,7 +105,9 @@ struct krmin_slot_grant {
 	__u32 size;	/* in */
 	__u32 version;	/* in */
 	__u32 slot;	/* in */
-	__u32 reserved; /* in: 0 */
+	__u32 pid;	/* in: 0 = any process of the slot's tenant may claim it; else
+			 * only this one (its thread group id, in the keeper's pid
+			 * namespace; EINVAL if there is none) */
 	__u64 token;	/* out: random, never 0 */
 };
 

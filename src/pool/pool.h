@@ -414,7 +414,8 @@ void kr_keeper_krmin_close(struct kr_keeper *k);
 int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf, uint64_t qlen,
 			void *cqbuf, uint64_t cqlen);
 void kr_keeper_krmin_unreg(struct kr_keeper *k, struct kr_keeper_qp *q);
-int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, uint64_t *token);
+int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, pid_t pid,
+			  uint64_t *token);
 void kr_keeper_krmin_revoke(struct kr_keeper *k, struct kr_keeper_qp *q);
 void kr_keeper_krmin_events(struct kr_keeper *k);
 

@@ -5,10 +5,10 @@
  * slot (its QP buffer: SQ ring and doorbell record; then its CQ buffer: CQEs
  * and doorbell record; both page aligned in the zone, back to back), pinned
  * once when the DCI is built. A lease grants the slot and hands the job a
- * one-time token; the job claims it and maps exactly that slot, at the
- * zone address the keeper uses (pool_job_krmin.c). Release and reclaim revoke
- * the slot before the DCI is reset, so its old holder's mapping is gone
- * (SIGBUS) before anyone else gets it.
+ * one-time token only its process can claim; the job claims it and maps
+ * exactly that slot, at the zone address the keeper uses (pool_job_krmin.c).
+ * Release and reclaim revoke the slot before the DCI is reset, so its old
+ * holder's mapping is gone (SIGBUS) before anyone else gets it.
  *
  * A job that exits, crashes or is killed with slots it claimed: the module
  * takes them away as its file goes and queues an event; the loop reads it
@@ -163,10 +163,12 @@ void kr_keeper_krmin_revoke(struct kr_keeper *k, struct kr_keeper_qp *q)
 		       strerror(-rc));
 }
 
-static int krmin_grant_once(struct kr_keeper *k, uint32_t slot, uint64_t *token)
+static int krmin_grant_once(struct kr_keeper *k, uint32_t slot, pid_t pid, uint64_t *token)
 {
-	struct krmin_slot_grant g = {
-	    .size = sizeof(g), .version = KRMIN_UAPI_VERSION, .slot = slot};
+	struct krmin_slot_grant g = {.size = sizeof(g),
+				     .version = KRMIN_UAPI_VERSION,
+				     .slot = slot,
+				     .pid = pid > 0 ? (uint32_t)pid : 0};
 
 	if (ioctl(k->krmin_fd, KRMIN_IOC_SLOT_GRANT, &g))
 		return -errno;
@@ -175,12 +177,14 @@ static int krmin_grant_once(struct kr_keeper *k, uint32_t slot, uint64_t *token)
 }
 
 /*
- * kr_keeper_krmin_grant() - a one-time token for q's slot (*token 0 in
- * trusted mode). A slot whose old holder's exit event is still queued is
- * refused by the module (EBUSY): the queue is read and the grant tried
- * once more. 0 or -errno (-EBUSY, -EIO: not registered).
+ * kr_keeper_krmin_grant() - a one-time token for q's slot that only process
+ * pid (the lessee, from SO_PEERCRED) can claim (*token 0 in trusted mode):
+ * a token that leaks is worth nothing to anyone else. A slot whose old
+ * holder's exit event is still queued is refused by the module (EBUSY):
+ * the queue is read and the grant tried once more. 0 or -errno (-EBUSY,
+ * -EINVAL: the lessee is gone, -EIO: not registered).
  */
-int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, uint64_t *token)
+int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, pid_t pid, uint64_t *token)
 {
 	int rc;
 
@@ -189,10 +193,10 @@ int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, uint64_t 
 		return 0;
 	if (!q->krmin_slot_plus1)
 		return -EIO;
-	rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, token);
+	rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, pid, token);
 	if (rc == -EBUSY) {
 		kr_keeper_krmin_events(k);
-		rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, token);
+		rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, pid, token);
 	}
 	if (rc)
 		KR_ERR("pool", "tenant %u DCI %u: kmod-min grant: %s", q->tenant, q->index,

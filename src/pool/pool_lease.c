@@ -86,7 +86,8 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 	}
 	/* fenced: the token the job maps this DCI with (pool_krmin.c) */
 	if (kind == KR_SLOT_DCI) {
-		int rc = kr_keeper_krmin_grant(k, &k->tenant[job->tenant].dci[idx], &rep->token);
+		int rc = kr_keeper_krmin_grant(k, &k->tenant[job->tenant].dci[idx], c->pid,
+					       &rep->token);
 
 		if (rc) { /* it stays free: another try may get it or another */
 			kr_keeper_ring_put(k, lk.ring_off, idx);

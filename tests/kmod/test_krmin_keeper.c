@@ -354,10 +354,13 @@ static int job_b(int in, int out)
 		fprintf(stderr, "B maps %d slots\n", n);
 		return 41;
 	}
-	/* a file that claimed nothing maps nothing */
+	/* a file that claimed nothing maps nothing, and cannot take A's token either
+	 * (granted to A's process only) */
 	fresh = open("/dev/" KRMIN_DEV_NAME, O_RDWR | O_CLOEXEC);
 	if (fresh < 0 || mappable_slots(fresh) != 0)
 		return 42;
+	if (claim(fresh, r.leaked_token) != -EACCES)
+		return 47;
 	close(fresh);
 	/* guessed tokens and A's leaked one (another tenant's) are refused */
 	for (int i = 0; i < 1000; i++) {

@@ -265,6 +265,48 @@ static void test_events(struct keeper *k, int job)
 	CHECK_ERR(kt_claim(job, token, NULL), -EACCES);
 }
 
+/* A grant naming a process: only that process claims it, and the token survives the others. */
+static void test_grant_pid(struct keeper *k)
+{
+	struct krmin_slot_grant g = {.size = sizeof(g), .version = KRMIN_UAPI_VERSION};
+	uint8_t *page = kt_mem(2 * KT_PAGE);
+	int go[2], fd = kt_open(), st;
+	uint64_t token;
+	uint32_t slot;
+	pid_t pid;
+
+	CHECK_OK(kt_slot_reg(k->fd, page, KT_PAGE, page + KT_PAGE, KT_PAGE, 9, &slot));
+	CHECK_OK(pipe(go));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) { /* claims what the parent reads it */
+		int mine = open(KT_DEV, O_RDWR | O_CLOEXEC);
+
+		close(go[1]);
+		kt_read_all(go[0], &token, sizeof(token));
+		_exit(mine >= 0 && kt_claim(mine, token, NULL) == 0 ? 0 : 1);
+	}
+	close(go[0]);
+	g.slot = slot;
+	g.pid = 0x7ffffff0u; /* no such process */
+	CHECK_ERR(kt_ioctl(k->fd, KRMIN_IOC_SLOT_GRANT, &g), -EINVAL);
+	g.pid = 0x80000000u;
+	CHECK_ERR(kt_ioctl(k->fd, KRMIN_IOC_SLOT_GRANT, &g), -EINVAL);
+	g.pid = (uint32_t)pid;
+	CHECK_OK(kt_ioctl(k->fd, KRMIN_IOC_SLOT_GRANT, &g));
+	token = g.token;
+	CHECK_ERR(kt_claim(fd, token, NULL), -EACCES); /* not ours */
+	kt_write_all(go[1], &token, sizeof(token));
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(go[1]);
+	close(fd);
+	/* the child's exit queued the slot; unregistering drops the event too */
+	CHECK_OK(kt_slot_op(k->fd, KRMIN_IOC_SLOT_UNREG, slot));
+	munmap(page, 2 * KT_PAGE);
+	printf("map: a grant naming a process is claimed by that process only\n");
+}
+
 static void test_misc_args(struct keeper *k, int job)
 {
 	struct krmin_slot_id s = {.size = sizeof(s), .version = KRMIN_UAPI_VERSION};
@@ -384,6 +426,7 @@ int main(void)
 	CHECK_EQ(ev[0].reason, KRMIN_REVOKE_EXIT);
 
 	test_events(&k, job);
+	test_grant_pid(&k);
 	test_misc_args(&k, job);
 	test_table_full(&k);
 
