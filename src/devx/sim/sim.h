@@ -228,7 +228,7 @@ struct sim_bell {
 	uint32_t page_id;
 	_Atomic uint32_t seq;	   /* bumped by every doorbell: a futex word */
 	_Atomic uint32_t sleeping; /* set by the engine before it waits on seq */
-	_Atomic uint64_t rung;	   /* doorbells, for statistics */
+	_Atomic uint64_t rung; /* doorbells: new WQEs of the page's QPs are taken when it moves */
 	uint8_t rsvd0[SIM_UAR_DB_OFFSET - 24];
 	uint64_t db; /* the doorbell register */
 	uint8_t rsvd1[SIM_UAR_SIZE - SIM_UAR_DB_OFFSET - 8];

@@ -8,8 +8,9 @@
  * tenant's UAR page mapped through kmod-min. A page, once created, lives as
  * long as the host (the engine may be waiting on it); a slot freed and
  * allocated again gets the same page, as a UAR index names a fixed page on
- * hardware. Ringing a page rings no QP in particular: the engine reads
- * every QP's doorbell record, so a stray ring is a spurious wake-up.
+ * hardware. Ringing a page wakes the engine, which takes new WQEs only for
+ * the QPs created on that page (sim_req.c): a ring through another page,
+ * another tenant's, moves no QP of this one.
  *
  * A job's view of the host is its one page: it may ring, and commands,
  * UARs, umems and EQs return -EPERM, as the kernel's DEVX gate refuses a
@@ -151,7 +152,8 @@ void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
 	/* One 8-byte store, as the UAR write on hardware. The engine does not
 	 * trust the value: it reads the doorbell record the WQEs came with. */
 	__atomic_store_n(&b->db, val, __ATOMIC_RELEASE);
-	atomic_fetch_add_explicit(&b->rung, 1, memory_order_relaxed);
+	/* release: the doorbell record written before it, for the engine (sim_req.c) */
+	atomic_fetch_add_explicit(&b->rung, 1, memory_order_release);
 	/* Dekker with the engine's sleep (sim_engine.c): bump, then look. */
 	atomic_fetch_add(&b->seq, 1);
 	if (atomic_load(&b->sleeping))

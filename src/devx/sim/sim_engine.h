@@ -209,6 +209,9 @@ struct sim_req {
 	uint32_t send_pkt;    /* its next packet */
 	uint32_t fetch;	      /* next WQE to take from the ring */
 	uint32_t n_rd_atomic; /* READ/atomic WQEs taken, not completed */
+	uint64_t rung_seen;   /* its UAR page's ring count when the record was read, */
+	uint16_t pi_rung;     /* and what the record said: fetch up to here */
+	bool pi_rung_ok;
 	bool blocked;	      /* a WQE that must fail was taken: take no more */
 	bool read_gap;	      /* a READ response gap was NAKed by retransmission */
 	uint8_t retry_left;

@@ -79,6 +79,35 @@ static bool sim_sq_producer(struct sim_engine *eng, uint32_t qpi, uint16_t *pi)
 	return true;
 }
 
+/*
+ * The producer counter as of the last doorbell rung through the QP's own UAR
+ * page: hardware takes new WQEs when that page is rung, and a doorbell
+ * written through any other page (another tenant's) says nothing about this
+ * QP. The record is read again only after such a ring; what it said then
+ * stays fetchable (a fetch held back by the READ window or a fence goes on
+ * without another ring). The page's ring count is read before the record
+ * (acquire, against sim_doorbell's release), so a ring is never missed.
+ */
+static bool sim_sq_rung_producer(struct sim_engine *eng, uint32_t qpi, uint16_t *pi)
+{
+	const struct sim_qp *q = &eng->sh->qp[qpi];
+	struct sim_req *r = &eng->req[qpi];
+	struct sim_bell *b;
+	uint64_t rung;
+
+	if (!q->uar_page || q->uar_page > SIM_MAX_UAR || !(b = eng->dev->bell[q->uar_page - 1]))
+		return false; /* no page to be rung through: nothing is taken */
+	rung = atomic_load_explicit(&b->rung, memory_order_acquire);
+	if (!r->pi_rung_ok || rung != r->rung_seen) {
+		if (!sim_sq_producer(eng, qpi, &r->pi_rung))
+			return false;
+		r->rung_seen = rung;
+		r->pi_rung_ok = true;
+	}
+	*pi = r->pi_rung;
+	return true;
+}
+
 void sim_req_reset(struct sim_engine *eng, uint32_t qpi)
 {
 	struct sim_req *r = &eng->req[qpi];
@@ -319,7 +348,7 @@ static void sim_req_fetch(struct sim_engine *eng, uint32_t qpi)
 	const uint8_t *sq;
 	uint16_t pi;
 
-	if (r->blocked || !sim_sq_producer(eng, qpi, &pi) || pi == (uint16_t)r->fetch)
+	if (r->blocked || !sim_sq_rung_producer(eng, qpi, &pi) || pi == (uint16_t)r->fetch)
 		return;
 	sq = sim_sq_ring(eng, qpi);
 	if (!sq) {
