@@ -38,9 +38,10 @@
 
 /*
  * kr_keeper_krmin_open() - become /dev/krmin's keeper, or stay trusted.
- * Returns 0 (k->krmin_fd set, or -1 without the module and without
- * --require-kmod), or -errno (required and missing, or present and
- * refusing us: another keeper, no CAP_IPC_LOCK, not keeper_uid).
+ * One keeper per machine holds the module: a second one (sim clusters on
+ * one host), or one the module does not let keep, runs trusted and says
+ * why, unless --require-kmod. Returns 0 (k->krmin_fd set, or -1), or -errno
+ * with --require-kmod (missing, held by another keeper, not allowed).
  */
 int kr_keeper_krmin_open(struct kr_keeper *k)
 {
@@ -59,13 +60,19 @@ int kr_keeper_krmin_open(struct kr_keeper *k)
 	}
 	if (ioctl(fd, KRMIN_IOC_KEEPER_REG, &reg)) {
 		rc = -errno;
-		KR_ERR("pool", "%s: cannot be its keeper: %s%s", KRMIN_PATH, strerror(-rc),
-		       rc == -EBUSY ? " (another keeper holds it)"
-		       : rc == -EPERM
-			   ? " (needs CAP_IPC_LOCK and the module's keeper_uid or keeper_gid)"
-			   : "");
 		close(fd);
-		return rc;
+		if (k->cfg.require_kmod) {
+			KR_ERR(
+			    "pool", "%s: cannot be its keeper: %s%s", KRMIN_PATH, strerror(-rc),
+			    rc == -EBUSY ? " (another keeper holds it)"
+			    : rc == -EPERM
+				? " (needs CAP_IPC_LOCK and the module's keeper_uid or keeper_gid)"
+				: "");
+			return rc;
+		}
+		KR_WARN("pool", "%s: cannot be its keeper (%s%s): this keeper runs without it",
+			KRMIN_PATH, strerror(-rc), rc == -EBUSY ? ": another keeper holds it" : "");
+		return 0;
 	}
 	if (reg.page_size != 4096) {
 		KR_ERR("pool", "%s: page size %u, the zone is laid out in 4096-byte pages",

@@ -433,6 +433,57 @@ static void phase_fenced(void)
 	printf("keeper: two uids, fenced: traffic exact; other slots, tokens and rings refused\n");
 }
 
+/*
+ * A second keeper on the machine (another sim node): the module has one
+ * keeper, so it runs trusted and says so; with --require-kmod it refuses.
+ */
+/* k's log has needle: 0, else -1 (and the log goes to stderr). */
+static int log_has(const struct kp_keeper *k, const char *needle)
+{
+	char line[512];
+	FILE *f = fopen(k->log, "r");
+	int rc = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, needle))
+			rc = 0;
+	if (rc && f) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f))
+			fprintf(stderr, "krpoold (%s): %s", k->sock, line);
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+static void phase_second_keeper(void)
+{
+	const char *const strict[] = {
+	    "--require-kmod", "-d", "sim:second", "--tenants", "1",	      "--dcis", "2",
+	    "--jobs",	      "1",  "--heap-mb",  "2",	       "--hugepages", "32",	NULL};
+	const char *const *plain = strict + 1;
+	const char *const argv_status[] = {NULL, "--socket", NULL, "status", NULL};
+	struct kp_keeper k2;
+	const char *argv[5];
+	char out[4096];
+
+	kp_keeper_init(&k2);
+	CHECK(kp_keeper_start(&k2, strict) > 0);
+	CHECK_OK(log_has(&k2, "another keeper holds it"));
+	CHECK_OK(kp_keeper_start(&k2, plain));
+	CHECK_OK(log_has(&k2, "this keeper runs without it"));
+	memcpy(argv, argv_status, sizeof(argv));
+	argv[0] = kp_tool("KRCTL");
+	argv[2] = k2.sock;
+	CHECK_EQ(kp_run(argv, out, sizeof(out), 30), 0);
+	CHECK(strstr(out, "mode: trusted") != NULL);
+	CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);
+	kp_keeper_fini(&k2);
+	printf("keeper: a second keeper runs trusted (the module has one keeper) and says why; "
+	       "with --require-kmod it refuses\n");
+}
+
 /* ---- 2. SIGKILL mid-post ---- */
 
 static int job_loop(int in, int out)
@@ -726,14 +777,17 @@ static void phase_keeper_death(struct kr_ctx *me)
 static void phase_trusted(void)
 {
 	const char *const argv[] = {kp_tool("KRCTL"), "--socket", K.sock, "status", NULL};
-	const char *const args[] = {"--tenants", "1", "--dcis",	     "4",  "--jobs", "2",
-				    "--heap-mb", "2", "--hugepages", "32", NULL};
-	const char *const strict[] = {"--require-kmod", "--hugepages", "32", NULL};
+	const char *const strict[] = {
+	    "--require-kmod", "--tenants", "1",		  "--dcis", "4", "--jobs", "2",
+	    "--heap-mb",      "2",	   "--hugepages", "32",	    NULL};
+	const char *const *args = strict + 1;
 	char out[4096];
 	struct kr_ctx *ctx;
 
 	CHECK(kp_keeper_start(&K, strict) > 0); /* refuses to start without the module */
+	CHECK_OK(log_has(&K, "load krmin.ko first"));
 	CHECK_OK(kp_keeper_start(&K, args));
+	CHECK_OK(log_has(&K, "trusted mode: jobs can write each other's queues"));
 	CHECK_EQ(kp_run(argv, out, sizeof(out), 30), 0);
 	CHECK(strstr(out, "mode: trusted") != NULL);
 	ctx = kp_attach(&K, 10000);
@@ -803,6 +857,7 @@ int main(int argc, char **argv)
 	atexit(keeper_reap);
 
 	phase_fenced();
+	phase_second_keeper();
 	me = kp_attach(&K, 10000); /* root's own launch: reads the segment */
 	CHECK(me != NULL);
 	phase_kill(me);
