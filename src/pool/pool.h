@@ -45,6 +45,7 @@
 
 #include "devx.h"
 #include "krcore/krcore.h"
+#include "krcore/krmin_uapi.h"
 #include "pool_abi.h"
 
 /* ---- keeper configuration (pool_config.c) ---- */
@@ -409,6 +410,8 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q);
 
 /* pool_krmin.c: kmod-min fences the DCI rings (see there); no-ops without it */
+#define KR_KRMIN_PATH "/dev/" KRMIN_DEV_NAME
+#define KR_KRMIN_PAGE 4096u /* the zone's page: the module must map in these */
 int kr_keeper_krmin_open(struct kr_keeper *k);
 void kr_keeper_krmin_close(struct kr_keeper *k);
 int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf, uint64_t qlen,

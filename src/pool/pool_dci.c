@@ -111,19 +111,20 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 {
 	struct kr_keeper_qp *q = &t->dci[i];
 	struct kr_pool_slot *s = kr_seg_dci(k->seg, t->idx, i);
+	/* its block of the zone: QP buffer, CQ buffer, up to the next DCI's */
+	uint8_t *qbuf = t->zone + kr_pool_zone_dci_qp_off(i);
+	uint8_t *cqbuf = t->zone + kr_pool_zone_dci_cq_off(i);
+	uint8_t *end = t->zone + kr_pool_zone_dci_qp_off(i + 1);
 	struct kr_devx_qp_conn c;
 	int rc;
 
 	q->index = i;
-	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, t->zone + kr_pool_zone_dci_qp_off(i),
-			      t->zone + kr_pool_zone_dci_cq_off(i));
+	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, qbuf, cqbuf);
 	if (rc)
 		return rc;
 	/* fenced: its rings become the kmod-min slot its holders map */
-	rc = kr_keeper_krmin_reg(k, q, t->zone + kr_pool_zone_dci_qp_off(i),
-				 kr_pool_zone_dci_cq_off(i) - kr_pool_zone_dci_qp_off(i),
-				 t->zone + kr_pool_zone_dci_cq_off(i),
-				 kr_pool_zone_dci_qp_off(i + 1) - kr_pool_zone_dci_cq_off(i));
+	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), cqbuf,
+				 (uint64_t)(end - cqbuf));
 	if (!rc) {
 		dci_conn(k, &c);
 		rc = kr_devx_qp_connect(&q->qp, &c);

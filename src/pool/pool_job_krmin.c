@@ -23,13 +23,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <krcore/krmin_uapi.h>
-
 #include "kr_log.h"
 #include "pool.h"
 
-#define KRMIN_PATH	 "/dev/" KRMIN_DEV_NAME
-#define KRMIN_JOB_PAGE	 4096u
 #define KRMIN_MAP_NOPROT (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
 
 /* The one attached context's window (one attach per process), for the handler. */
@@ -73,7 +69,7 @@ int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len)
 	void *p;
 	int rc;
 
-	if (head_len >= ctx->zone_len || (lo | len) & (KRMIN_JOB_PAGE - 1))
+	if (head_len >= ctx->zone_len || (lo | len) & (KR_KRMIN_PAGE - 1))
 		return -EPROTO;
 	p = mmap((void *)lo, len, PROT_NONE, KRMIN_MAP_NOPROT | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p == MAP_FAILED || p != (void *)lo) {
@@ -82,12 +78,12 @@ int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len)
 			munmap(p, len);
 		return rc == -EEXIST ? -EADDRINUSE : rc;
 	}
-	ctx->krmin_fd = open(KRMIN_PATH, O_RDWR | O_CLOEXEC);
+	ctx->krmin_fd = open(KR_KRMIN_PATH, O_RDWR | O_CLOEXEC);
 	if (ctx->krmin_fd < 0) {
 		rc = -errno;
 		KR_ERR("pool",
 		       "the keeper maps DCIs through %s, which this process cannot open: %s",
-		       KRMIN_PATH, strerror(-rc));
+		       KR_KRMIN_PATH, strerror(-rc));
 		munmap(p, len);
 		return rc == -ENOENT ? -ENODEV : rc;
 	}
@@ -143,7 +139,7 @@ int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, const struct kr_zone_dc
 	    .size = sizeof(c), .version = KRMIN_UAPI_VERSION, .token = token};
 	uint64_t sq_len = (uint64_t)d->sq_wqebb_cnt * 64u;
 	uint64_t cq_len = (uint64_t)d->ncqe * sizeof(struct mlx5_cqe64);
-	uintptr_t b = ((uintptr_t)ctx->zone + d->sq_off) & ~(uintptr_t)(KRMIN_JOB_PAGE - 1);
+	uintptr_t b = ((uintptr_t)ctx->zone + d->sq_off) & ~(uintptr_t)(KR_KRMIN_PAGE - 1);
 	uint64_t n;
 	void *p;
 

@@ -26,12 +26,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <krcore/krmin_uapi.h>
-
 #include "kr_log.h"
 #include "pool.h"
-
-#define KRMIN_PATH "/dev/" KRMIN_DEV_NAME
 
 /* Events read per read() call on the loop. */
 #define KRMIN_EVENT_BATCH 32u
@@ -49,12 +45,12 @@ int kr_keeper_krmin_open(struct kr_keeper *k)
 	int fd, rc;
 
 	k->krmin_fd = -1;
-	fd = open(KRMIN_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	fd = open(KR_KRMIN_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -ENOENT && !k->cfg.require_kmod)
 			return 0;
-		KR_ERR("pool", "%s: %s%s", KRMIN_PATH, strerror(-rc),
+		KR_ERR("pool", "%s: %s%s", KR_KRMIN_PATH, strerror(-rc),
 		       rc == -ENOENT ? " (--require-kmod: load krmin.ko first)" : "");
 		return rc;
 	}
@@ -63,7 +59,7 @@ int kr_keeper_krmin_open(struct kr_keeper *k)
 		close(fd);
 		if (k->cfg.require_kmod) {
 			KR_ERR(
-			    "pool", "%s: cannot be its keeper: %s%s", KRMIN_PATH, strerror(-rc),
+			    "pool", "%s: cannot be its keeper: %s%s", KR_KRMIN_PATH, strerror(-rc),
 			    rc == -EBUSY ? " (another keeper holds it)"
 			    : rc == -EPERM
 				? " (needs CAP_IPC_LOCK and the module's keeper_uid or keeper_gid)"
@@ -71,12 +67,13 @@ int kr_keeper_krmin_open(struct kr_keeper *k)
 			return rc;
 		}
 		KR_WARN("pool", "%s: cannot be its keeper (%s%s): this keeper runs without it",
-			KRMIN_PATH, strerror(-rc), rc == -EBUSY ? ": another keeper holds it" : "");
+			KR_KRMIN_PATH, strerror(-rc),
+			rc == -EBUSY ? ": another keeper holds it" : "");
 		return 0;
 	}
-	if (reg.page_size != 4096) {
-		KR_ERR("pool", "%s: page size %u, the zone is laid out in 4096-byte pages",
-		       KRMIN_PATH, reg.page_size);
+	if (reg.page_size != KR_KRMIN_PAGE) {
+		KR_ERR("pool", "%s: page size %u, the zone is laid out in %u-byte pages",
+		       KR_KRMIN_PATH, reg.page_size, KR_KRMIN_PAGE);
 		close(fd);
 		return -EOPNOTSUPP;
 	}
@@ -86,8 +83,8 @@ int kr_keeper_krmin_open(struct kr_keeper *k)
 		return -ENOMEM;
 	}
 	k->krmin_fd = fd;
-	KR_INFO("pool", "kmod-min: %s, %u slots; each job maps only the DCIs it leases", KRMIN_PATH,
-		reg.max_slots);
+	KR_INFO("pool", "kmod-min: %s, %u slots; each job maps only the DCIs it leases",
+		KR_KRMIN_PATH, reg.max_slots);
 	return 0;
 }
 
@@ -245,5 +242,5 @@ void kr_keeper_krmin_events(struct kr_keeper *k)
 			break;
 	}
 	if (n < 0 && errno != EAGAIN && errno != EINTR)
-		KR_ERR_RATELIMITED("pool", "%s: read: %s", KRMIN_PATH, strerror(errno));
+		KR_ERR_RATELIMITED("pool", "%s: read: %s", KR_KRMIN_PATH, strerror(errno));
 }

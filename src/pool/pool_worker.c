@@ -120,7 +120,7 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 				uint32_t st;
 				int rc;
 
-				/* ready first: the loop clears it before it marks the slot FREE */
+				/* ready first: the loop marks FREE before it clears ready */
 				if (__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE))
 					continue;
 				st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
