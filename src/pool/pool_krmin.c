@@ -123,8 +123,8 @@ int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf,
 		       strerror(-rc));
 		return rc;
 	}
-	if (reg.slot >= KRMIN_MAX_SLOTS) { /* never: the module's table size */
-		kr_keeper_krmin_unreg(k, q);
+	if (reg.slot >= KRMIN_MAX_SLOTS) { /* never: no id to index by, or to unregister */
+		KR_ERR("pool", "kmod-min answered slot %u of %u", reg.slot, KRMIN_MAX_SLOTS);
 		return -EPROTO;
 	}
 	q->krmin_slot_plus1 = reg.slot + 1;
