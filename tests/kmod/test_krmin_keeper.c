@@ -437,6 +437,18 @@ static void phase_fenced(void)
  * A second keeper on the machine (another sim node): the module has one
  * keeper, so it runs trusted and says so; with --require-kmod it refuses.
  */
+/* k's log on stderr: the guest's files are gone after the run. */
+static void log_show(const struct kp_keeper *k)
+{
+	char line[512];
+	FILE *f = fopen(k->log, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		fprintf(stderr, "krpoold (%s): %s", k->sock, line);
+	if (f)
+		fclose(f);
+}
+
 /* k's log has needle: 0, else -1 (and the log goes to stderr). */
 static int log_has(const struct kp_keeper *k, const char *needle)
 {
@@ -447,13 +459,10 @@ static int log_has(const struct kp_keeper *k, const char *needle)
 	while (f && fgets(line, sizeof(line), f))
 		if (strstr(line, needle))
 			rc = 0;
-	if (rc && f) {
-		rewind(f);
-		while (fgets(line, sizeof(line), f))
-			fprintf(stderr, "krpoold (%s): %s", k->sock, line);
-	}
 	if (f)
 		fclose(f);
+	if (rc)
+		log_show(k);
 	return rc;
 }
 
@@ -803,17 +812,10 @@ static void phase_trusted(void)
 /* A failed check exits: the keeper must not outlive the test (the unload test follows). */
 static void keeper_reap(void)
 {
-	char line[512];
-	FILE *f;
-
 	if (K.pid <= 0)
 		return;
 	kp_keeper_stop(&K, SIGKILL);
-	f = fopen(K.log, "r"); /* the guest's files are gone after the run: show it */
-	while (f && fgets(line, sizeof(line), f))
-		fprintf(stderr, "krpoold: %s", line);
-	if (f)
-		fclose(f);
+	log_show(&K);
 }
 
 static const struct {
