@@ -698,18 +698,22 @@ struct kr_devx_uar_ref {
  * nothing else of the device. On hardware a UAR page can only be mapped
  * through the device's command fd, and whoever holds that fd can issue any
  * DEVX command as the keeper: it is handed out only when the keeper was
- * told to trust its jobs (ctx->share_cmd_fd, krpoold --trusted); the
- * kmod-min mapping of one page per tenant is not there yet. Returns 0,
- * -EINVAL, -EOPNOTSUPP (hw, not trusted), -errno.
+ * told to trust its jobs (ctx->share_cmd_fd, krpoold --trusted); with
+ * kmod-min a job gets no descriptor at all and maps each leased QP's own
+ * page through the module (kr_devx_uar_wrap). Returns 0, -EINVAL,
+ * -EOPNOTSUPP (hw, not trusted), -ENOSPC (sim: too many pages exported),
+ * -errno.
  */
 int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 /*
  * kr_devx_import() - a doorbell-only view of a device another process opened,
  * from the fd and ref kr_devx_uar_export() gave it (the fd is consumed on
- * success: the view owns it). Every firmware command, GID query and
- * UAR/umem allocation on it returns -EPERM: jobs never issue firmware
- * commands through krcore. Close with kr_devx_close(). Returns 0, -EINVAL
- * (not what an export gives), -ENOMEM, -errno.
+ * success: the view owns it). On hardware fd may be -1 (a fenced keeper
+ * sends none): the view then rings only pages kr_devx_uar_wrap() is given.
+ * Every firmware command, GID query and UAR/umem allocation on it returns
+ * -EPERM: jobs never issue firmware commands through krcore. Close with
+ * kr_devx_close(). Returns 0, -EINVAL (not what an export gives), -ENOMEM,
+ * -errno.
  */
 int kr_devx_import(const char *name, int fd, bool is_sim, const struct kr_devx_uar_ref *ref,
 		   struct kr_devx_ctx **ctx);
@@ -719,13 +723,31 @@ int kr_devx_import(const char *name, int fd, bool is_sim, const struct kr_devx_u
  * -ENOMEM, -errno (hw mmap). Free with kr_devx_uar_unimport().
  */
 int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+/*
+ * kr_devx_uar_wrap() - UAR page_id of the device behind view ctx, as mapped
+ * at page by kmod-min (a fenced DCI's own page; the keeper keeps the page
+ * allocated while the slot exists), rung at page + reg_off (the ref's
+ * reg_off from the keeper; the sim has its register at a fixed place).
+ * Returns 0, -EINVAL (a reg_off outside the page or unaligned; sim: the
+ * page does not say it is page_id), -ENOMEM. Free with
+ * kr_devx_uar_unimport(); the caller unmaps the page after.
+ */
+int kr_devx_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
+		     struct kr_devx_uar **uar);
 void kr_devx_uar_unimport(struct kr_devx_uar *uar);
+/* The doorbell register's offset in uar's page. */
+static inline uint32_t kr_devx_uar_reg_off(const struct kr_devx_uar *uar)
+{
+	return (uint32_t)((uintptr_t)uar->reg_addr - (uintptr_t)uar->base_addr);
+}
 
-/* devx_hw_share.c: the hw side of the three calls above. */
+/* devx_hw_share.c: the hw side of the calls above. */
 int kr_devx_hw_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 		      struct kr_devx_ctx **ctx);
 int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+int kr_devx_hw_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
+			struct kr_devx_uar **uar);
 /* devx_view.c: a job's view answers -EPERM to all but doorbells (ops members, in order). */
 int kr_devx_view_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
 void kr_devx_view_free_uar(struct kr_devx_uar *uar);

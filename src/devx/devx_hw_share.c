@@ -8,9 +8,10 @@
  * rdma-core maps every UAR. So the job receives a duplicate of the command
  * fd and (page_id, doorbell offset, mmap offset), maps that one page
  * write-only and rings it. Holding the fd, a job could issue any DEVX
- * command as the keeper: this is why it takes --trusted, and why the
- * target is kmod-min mapping one page per tenant instead (doc/hardware.md).
- * The view krcore builds on it still refuses every command (-EPERM).
+ * command as the keeper: this is why it takes --trusted. With kmod-min the
+ * job gets no fd: each leased DCI has a UAR page of its own, which the
+ * module maps into its holder (doc/hardware.md), and the view rings what
+ * it is given (kr_devx_hw_uar_wrap). The view refuses every command (-EPERM).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,13 +52,20 @@ int kr_devx_hw_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_r
 	return 0;
 }
 
+/* The doorbell register lies in the page, 8-byte aligned. */
+static bool hw_reg_off_ok(uint64_t reg_off, size_t page_len)
+{
+	return reg_off + 8u <= page_len && !(reg_off & 7);
+}
+
 static void view_close(struct kr_devx_ctx *ctx)
 {
 	struct kr_hw_view *v = ctx->priv;
 
 	if (v->page)
 		munmap(v->page, v->page_len);
-	close(v->fd);
+	if (v->fd >= 0)
+		close(v->fd);
 	free(v);
 }
 
@@ -69,7 +77,7 @@ int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *re
 	long page = sysconf(_SC_PAGESIZE);
 	struct kr_hw_view *v;
 
-	if (!ref || page <= 0 || ref->reg_off + 8u > (uint64_t)page || (ref->reg_off & 7))
+	if (!ref || page <= 0 || !hw_reg_off_ok(ref->reg_off, (size_t)page))
 		return -EINVAL;
 	v = calloc(1, sizeof(*v));
 	if (!v)
@@ -85,11 +93,39 @@ int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *re
 	return 0;
 }
 
+static int hw_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
+		      struct kr_devx_uar **uar)
+{
+	struct kr_devx_uar *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	u->ctx = ctx;
+	u->page_id = page_id;
+	u->base_addr = page;
+	u->reg_addr = (uint8_t *)page + reg_off;
+	u->shared_fd = -1;
+	*uar = u;
+	return 0;
+}
+
+/* kmod-min mapped the page (device memory, the keeper's caching); ring it. */
+int kr_devx_hw_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
+			struct kr_devx_uar **uar)
+{
+	struct kr_hw_view *v = ctx->priv;
+
+	if (!hw_reg_off_ok(reg_off, v->page_len))
+		return -EINVAL;
+	return hw_uar_new(ctx, page_id, page, reg_off, uar);
+}
+
 int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar)
 {
 	struct kr_hw_view *v = ctx->priv;
-	struct kr_devx_uar *u;
 
+	if (v->fd < 0) /* fenced: no descriptor to map a page from */
+		return -EPERM;
 	if (page_id != v->ref.page_id)
 		return -EINVAL;
 	if (!v->page) {
@@ -106,14 +142,5 @@ int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_d
 		}
 		v->page = p;
 	}
-	u = calloc(1, sizeof(*u));
-	if (!u)
-		return -ENOMEM;
-	u->ctx = ctx;
-	u->page_id = page_id;
-	u->base_addr = v->page;
-	u->reg_addr = (uint8_t *)v->page + v->ref.reg_off;
-	u->shared_fd = -1;
-	*uar = u;
-	return 0;
+	return hw_uar_new(ctx, page_id, v->page, v->ref.reg_off, uar);
 }

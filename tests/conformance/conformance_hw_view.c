@@ -6,7 +6,9 @@
  * and a doorbell is one 8-byte store at the reported register offset (0x800
  * on a non-cached DEVX UAR page); another page id, a register offset outside
  * the page or unaligned, is refused; every firmware command on the view is
- * -EPERM.
+ * -EPERM. A job of a kmod-min keeper gets no fd: its view maps nothing by
+ * itself (-EPERM) and rings a DCI's page where the module mapped it (a
+ * page-aligned stand-in here), at the register offset the keeper sent.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,5 +55,24 @@ int main(void)
 	kr_devx_uar_unimport(uar);
 	kr_devx_close(view); /* closes fd */
 	CHECK_ERR(fcntl(fd, F_GETFD), -1);
+
+	/* fenced: no descriptor, UAR pages only as kmod-min maps them */
+	CHECK_OK(kr_devx_import("mlx5_0", -1, false, &ref, &view));
+	CHECK_ERR(kr_devx_uar_import(view, 17, &uar), -EPERM);
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, (uint8_t *)p + 8, 0x800, &uar), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, (uint32_t)page - 4, &uar), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, (uint32_t)page, &uar), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, 0x804, &uar), -EINVAL);
+	CHECK_OK(kr_devx_uar_wrap(view, 17, p, 0x800, &uar));
+	CHECK_EQ(uar->page_id, 17);
+	CHECK_EQ(kr_devx_uar_reg_off(uar), 0x800);
+	view->ops->doorbell(uar, 0x8877665544332211ull);
+	for (long i = 0; i < page / 8; i++)
+		CHECK_EQ(p[i], i == 0x800 / 8 ? 0x8877665544332211ull : 0);
+	kr_devx_uar_unimport(uar);
+	kr_devx_close(view);
+	munmap(p, (size_t)page);
 	KR_PASS("conformance_hw_view");
 }

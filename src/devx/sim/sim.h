@@ -34,10 +34,13 @@
 #include "sim_fault.h"
 
 #define SIM_MAGIC 0x6b72736du /* "krsm" */
-#define SIM_VERSION 3u /* 2: UAR pages left the segment (sim_bell); 3: QP path rmac */
+#define SIM_VERSION 4u /* 2: UAR pages left the segment (sim_bell); 3: QP path rmac;
+			  * 4: a UAR page per QP possible (1024) */
 
 #define SIM_MAX_PD 256
-#define SIM_MAX_UAR 64
+#define SIM_MAX_UAR 1024 /* one per QP: a fenced keeper gives each DCI its own */
+/* UAR pages handed to other processes (sim_uar_export): what the engine sleeps on */
+#define SIM_MAX_WAKE 127
 #define SIM_MAX_UMEM 1024
 #define SIM_MAX_CQ 1024
 #define SIM_MAX_QP 1024
@@ -226,7 +229,7 @@ struct sim_shared {
 struct sim_bell {
 	uint32_t magic; /* SIM_BELL_MAGIC: lets a job check what it was sent */
 	uint32_t page_id;
-	_Atomic uint32_t seq;	   /* bumped by every doorbell: a futex word */
+	_Atomic uint32_t seq;	   /* bumped by a doorbell of another process: a futex word */
 	_Atomic uint32_t sleeping; /* set by the engine before it waits on seq */
 	_Atomic uint64_t rung; /* doorbells: new WQEs of the page's QPs are taken when it moves */
 	uint8_t rsvd0[SIM_UAR_DB_OFFSET - 24];
@@ -248,10 +251,15 @@ struct sim_dev {
 	struct sim_engine *eng;  /* only in the opening process */
 	/* UAR pages mapped here (a job's view has one); created once, kept until
 	 * close: the engine may be waiting on them. Guarded by sh->lock in the
-	 * opener; bell_hi is read by the engine without it. */
+	 * opener. */
 	struct sim_bell *bell[SIM_MAX_UAR];
 	int bell_fd[SIM_MAX_UAR];
-	_Atomic uint32_t bell_hi; /* 1 + highest page index ever created */
+	/* opener: the pages exported to other processes, whose seq words the
+	 * engine sleeps on (index + 1; entries written before nwake grows) */
+	uint32_t wake_page[SIM_MAX_WAKE];
+	_Atomic uint32_t nwake;
+	/* job view: the page its doorbells wake the engine through */
+	struct sim_bell *wake;
 	struct sim_dev *next;    /* process registry */
 	struct sim_config cfg;   /* parsed from the device name by sim_open() */
 };
@@ -596,11 +604,13 @@ int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
 void sim_free_uar(struct kr_devx_uar *uar);
 /* Unmap and close every UAR page of dev (at close, the engine stopped). */
 void sim_bell_release(struct sim_dev *dev);
-/* The memfd of an allocated UAR page (owned by the host, not dup'ed). */
+/* The memfd of an allocated UAR page (owned by the host, not dup'ed); the
+ * engine sleeps on its seq word. -ENOSPC past SIM_MAX_WAKE pages. */
 int sim_uar_export(struct kr_devx_uar *uar);
 /* A doorbell-only view of a host from one UAR page's memfd (taken over on success). */
 int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctx);
 /* The UAR page_id of a view (or of the opener). */
 int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, struct kr_devx_uar **uar);
 
 #endif /* KR_SIM_H */

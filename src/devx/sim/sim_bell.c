@@ -8,9 +8,18 @@
  * tenant's UAR page mapped through kmod-min. A page, once created, lives as
  * long as the host (the engine may be waiting on it); a slot freed and
  * allocated again gets the same page, as a UAR index names a fixed page on
- * hardware. Ringing a page wakes the engine, which takes new WQEs only for
- * the QPs created on that page (sim_req.c): a ring through another page,
- * another tenant's, moves no QP of this one.
+ * hardware. Ringing a page bumps its ring count; the engine takes new WQEs
+ * only for the QPs created on that page (sim_req.c): a ring through another
+ * page, another tenant's, moves no QP of this one.
+ *
+ * Waking a sleeping engine is the sim's own business (a NIC sees the store):
+ * a ring in the process that opened the host bumps the host's word; a ring
+ * in another process bumps the seq word of the one page that process was
+ * sent (sim_uar_export), which the engine sleeps on. A fenced keeper gives
+ * each DCI a page of its own, mapped into its holder through kmod-min, not
+ * exported: its holder rings it and wakes the engine through its tenant's
+ * exported page. So one futex_waitv covers the host however many pages it
+ * has (at most SIM_MAX_WAKE exported).
  *
  * A job's view of the host is its one page: it may ring, and commands,
  * UARs, umems and EQs return -EPERM, as the kernel's DEVX gate refuses a
@@ -60,9 +69,6 @@ static struct sim_bell *sim_bell_get(struct sim_dev *dev, uint32_t i)
 	b->page_id = i + 1;
 	dev->bell_fd[i] = fd;
 	dev->bell[i] = b;
-	if (i + 1 > atomic_load(&dev->bell_hi))
-		atomic_store(&dev->bell_hi, i + 1);
-	sim_engine_kick(dev->sh); /* a sleeping engine re-arms with the new page */
 	return b;
 }
 
@@ -132,21 +138,51 @@ void sim_bell_release(struct sim_dev *dev)
 		close(dev->bell_fd[i]);
 		dev->bell[i] = NULL;
 	}
-	atomic_store(&dev->bell_hi, 0);
 }
 
+/*
+ * sim_uar_export() - the memfd of uar's page, for another process; the
+ * engine sleeps on the page's seq word from now on. Returns the fd (owned
+ * by the host), -EINVAL, or -ENOSPC (SIM_MAX_WAKE pages exported already).
+ */
 int sim_uar_export(struct kr_devx_uar *uar)
 {
 	struct sim_dev *dev = sim_dev_of(uar->ctx);
-	uint32_t i = uar->page_id - 1;
+	uint32_t i = uar->page_id - 1, n;
+	int rc;
 
 	if (!dev->eng || i >= SIM_MAX_UAR || !dev->bell[i])
 		return -EINVAL;
-	return dev->bell_fd[i];
+	sim_lock(dev);
+	n = atomic_load(&dev->nwake);
+	rc = dev->bell_fd[i];
+	for (uint32_t w = 0; w < n; w++)
+		if (dev->wake_page[w] == i + 1)
+			goto out;
+	if (n == SIM_MAX_WAKE) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	dev->wake_page[n] = i + 1;
+	atomic_store(&dev->nwake, n + 1); /* after the entry: the engine reads without the lock */
+	sim_engine_kick(dev->sh);	  /* a sleeping engine re-arms with the page */
+out:
+	sim_unlock(dev);
+	return rc;
+}
+
+/* Dekker with the engine's sleep (sim_engine.c): bump, then look. */
+static void sim_bell_wake(struct sim_bell *w)
+{
+	atomic_fetch_add(&w->seq, 1);
+	if (atomic_load(&w->sleeping))
+		/* not FUTEX_PRIVATE: the page is shared with the keeper's engine */
+		syscall(SYS_futex, (uint32_t *)&w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
 {
+	struct sim_dev *dev = sim_dev_of(uar->ctx);
 	struct sim_bell *b = uar->priv;
 
 	/* One 8-byte store, as the UAR write on hardware. The engine does not
@@ -154,11 +190,10 @@ void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
 	__atomic_store_n(&b->db, val, __ATOMIC_RELEASE);
 	/* release: the doorbell record written before it, for the engine (sim_req.c) */
 	atomic_fetch_add_explicit(&b->rung, 1, memory_order_release);
-	/* Dekker with the engine's sleep (sim_engine.c): bump, then look. */
-	atomic_fetch_add(&b->seq, 1);
-	if (atomic_load(&b->sleeping))
-		/* not FUTEX_PRIVATE: the page is shared with the keeper's engine */
-		syscall(SYS_futex, (uint32_t *)&b->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	if (dev->wake) /* a job's view */
+		sim_bell_wake(dev->wake);
+	else
+		sim_engine_kick(dev->sh);
 }
 
 /* ---- the job's view ---- */
@@ -208,6 +243,7 @@ int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
 	}
 	dev->bell[b->page_id - 1] = b;
 	dev->bell_fd[b->page_id - 1] = fd;
+	dev->wake = b;
 	dev->ctx.ops = &sim_job_ops;
 	dev->ctx.is_sim = true;
 	dev->ctx.priv = dev;
@@ -228,6 +264,28 @@ int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar
 	if (!uar)
 		return -ENOMEM;
 	sim_uar_fill(uar, ctx, page_id, dev->bell[page_id - 1]);
+	*uarp = uar;
+	return 0;
+}
+
+/*
+ * sim_uar_wrap() - UAR page_id as mapped at page by someone else (kmod-min,
+ * for a fenced DCI), rung from this view. Returns 0, -EINVAL (not that
+ * page of this sim: its header says otherwise), -ENOMEM.
+ */
+int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, struct kr_devx_uar **uarp)
+{
+	struct sim_bell *b = page;
+	struct kr_devx_uar *uar;
+
+	if (!page_id || page_id > SIM_MAX_UAR || !page || !uarp ||
+	    __atomic_load_n(&b->magic, __ATOMIC_RELAXED) != SIM_BELL_MAGIC ||
+	    __atomic_load_n(&b->page_id, __ATOMIC_RELAXED) != page_id)
+		return -EINVAL;
+	uar = calloc(1, sizeof(*uar));
+	if (!uar)
+		return -ENOMEM;
+	sim_uar_fill(uar, ctx, page_id, b);
 	*uarp = uar;
 	return 0;
 }

@@ -10,13 +10,14 @@
  * When a pass finds nothing to do the engine polls a little longer (a
  * doorbell right after a completion is the common case), then sleeps until a
  * doorbell, a packet or its next timer: one futex_waitv on the host's word
- * sh->db_seq (the wire, commands, stop) and the seq word of every UAR page
- * (sim_bell.c), which live in separate memfds so a tenant's jobs map only
- * their own page.
+ * sh->db_seq (the wire, commands, stop, doorbells of this process) and the
+ * seq word of every UAR page exported to another process (sim_bell.c),
+ * which live in separate memfds so a tenant's jobs map only their own page.
  *
  * Doorbells need no lock: sim_doorbell() stores the UAR word, bumps its
- * page's seq and wakes the engine if it sleeps. It touches only the UAR
- * page, so any process that maps the page may ring.
+ * page's ring count and wakes the engine if it sleeps, through the host's
+ * word or the ringing process's exported page. It touches only UAR pages,
+ * so any process that maps the pages may ring.
  *
  * Sleep/wake handshake (Dekker, both sides seq_cst), per word:
  *   engine:   seq = word (before the pass); pass finds nothing; sleeping = 1;
@@ -232,20 +233,22 @@ static bool sim_engine_inq_empty(struct sim_engine *eng)
 
 /*
  * Before an idle pass: the values the engine would sleep against, the
- * host's word first, then each UAR page's (pages are never unmapped while
- * the engine runs, and bell_hi only grows). A busy engine skips it: it
- * sleeps only after idle passes, and the one before the sleep armed.
+ * host's word first, then each exported UAR page's (pages are never
+ * unmapped while the engine runs, and the exported list only grows). A busy
+ * engine skips it: it sleeps only after idle passes, and the one before the
+ * sleep armed.
  */
 static void sim_engine_arm(struct sim_engine *eng)
 {
 	struct sim_dev *dev = eng->dev;
-	uint32_t hi = atomic_load(&dev->bell_hi), n = 1;
+	uint32_t nwake = atomic_load(&dev->nwake), n = 1;
 
 	eng->wait[0].uaddr = (uintptr_t)&eng->sh->db_seq;
 	eng->wait[0].val = atomic_load(&eng->sh->db_seq);
 	eng->wait[0].flags = FUTEX_32;
-	for (uint32_t i = 0; i < hi && i < SIM_MAX_UAR; i++) {
-		struct sim_bell *b = dev->bell[i];
+	for (uint32_t w = 0; w < nwake && w < SIM_MAX_WAKE; w++) {
+		uint32_t i = dev->wake_page[w] - 1;
+		struct sim_bell *b = i < SIM_MAX_UAR ? dev->bell[i] : NULL;
 
 		if (!b)
 			continue;

@@ -346,9 +346,9 @@ struct sim_engine {
 	/* sim_fault.c: per-host PRNG (xoshiro256**) from cfg.seed and the host name */
 	uint64_t fault_rng[4];
 	bool fault_rng_ready;
-	/* what the engine sleeps on: sh->db_seq, then each UAR page's seq */
-	struct futex_waitv wait[1 + SIM_MAX_UAR];
-	struct sim_bell *wait_bell[SIM_MAX_UAR];
+	/* what the engine sleeps on: sh->db_seq, then each exported UAR page's seq */
+	struct futex_waitv wait[1 + SIM_MAX_WAKE];
+	struct sim_bell *wait_bell[SIM_MAX_WAKE];
 	uint32_t nwait;
 	bool no_waitv; /* the kernel lacks futex_waitv: poll the pages */
 };
