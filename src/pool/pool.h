@@ -170,6 +170,9 @@ struct kr_keeper_qp {
 	uint32_t from_job_plus1; /* the job that gave it back, and that job's gen */
 	uint32_t from_job_gen;
 	uint32_t krmin_slot_plus1; /* DCI: its kmod-min slot + 1 (pool_krmin.c), 0 = none */
+	/* fenced DCI: a UAR page of its own, in its slot, so its holder rings
+	 * nothing else; NULL: the tenant's page (t->uar) */
+	struct kr_devx_uar *uar;
 };
 
 /* Job-writable memory: a sealed hugetlb memfd mapped at addr (pool_shm.c). */
@@ -304,6 +307,9 @@ struct kr_keeper {
 	 * which DCI each of its slots is (atomic: the worker registers) */
 	int krmin_fd;
 	struct kr_keeper_qp **krmin_qp; /* [KRMIN_MAX_SLOTS] */
+	/* fenced: the doorbell register's offset in a DCI's UAR page, the same
+	 * on every page (set by the first DCI built; jobs get it at attach) */
+	uint32_t dci_reg_off;
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
@@ -409,13 +415,23 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q);
 
+/*
+ * What a job is sent of the device at attach: its tenant's UAR page (on the
+ * sim, with kmod-min, only to wake the engine through), except from a fenced
+ * keeper of a ConnectX: nothing, its DCIs' own pages come with their slots.
+ */
+static inline bool kr_keeper_sends_uar(const struct kr_keeper *k)
+{
+	return k->ctx->is_sim || k->krmin_fd < 0;
+}
+
 /* pool_krmin.c: kmod-min fences the DCI rings (see there); no-ops without it */
 #define KR_KRMIN_PATH "/dev/" KRMIN_DEV_NAME
 #define KR_KRMIN_PAGE 4096u /* the zone's page: the module must map in these */
 int kr_keeper_krmin_open(struct kr_keeper *k);
 void kr_keeper_krmin_close(struct kr_keeper *k);
-int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf, uint64_t qlen,
-			void *cqbuf, uint64_t cqlen);
+int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *block,
+			uint64_t cq_off, uint64_t len);
 void kr_keeper_krmin_unreg(struct kr_keeper *k, struct kr_keeper_qp *q);
 int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, pid_t pid,
 			  uint64_t *token);
@@ -539,11 +555,17 @@ struct kr_job_dci {
 	struct kr_devx_cq cq;
 	struct kr_lease lease;
 	bool used;
-	void *krmin_map; /* fenced: its slot's mapping through /dev/krmin, and length */
+	void *krmin_map; /* fenced: its slot's rings through /dev/krmin, and length */
 	uint64_t krmin_len;
+	uint32_t krmin_slot;
+	struct kr_devx_uar *uar; /* fenced: its own UAR page, mapped from the slot */
 };
 
 #define KR_JOB_MAX_DCIS 64u
+
+struct kr_ctx;
+/* pool_job.c: forget a leased DCI's view (its rsc entry, its slot's mappings). */
+void kr_job_dci_drop(struct kr_ctx *ctx, struct kr_job_dci *jd);
 
 struct kr_mr {
 	struct kr_ctx *ctx;
@@ -608,9 +630,14 @@ struct kr_ctx {
 	struct kr_lease ready[KR_ATTACH_READY_MAX]; /* DCI leases granted with the attach */
 	uint64_t ready_token[KR_ATTACH_READY_MAX];  /* and their kmod-min tokens (fenced) */
 	uint32_t nready;
-	/* fenced (pool_job_krmin.c): /dev/krmin, and the zone's rings window */
+	/* fenced (pool_job_krmin.c): /dev/krmin, the zone's rings window, the
+	 * window DCI i's UAR page is mapped in (page i), and where in such a
+	 * page the doorbell register is */
 	int krmin_fd;
 	uintptr_t rings_lo, rings_hi;
+	uintptr_t uars_lo, uars_hi;
+	uint32_t uar_reg_off;
+	uint32_t dci_block; /* a DCI's rings in its slot, from its SQ's page */
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
 };
@@ -628,9 +655,9 @@ struct kr_ctx {
 /* pool_job_krmin.c: a fenced keeper's DCIs, mapped one lease at a time (see there) */
 int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len);
 void kr_job_krmin_close(struct kr_ctx *ctx);
-int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, const struct kr_zone_dci *d, void **base,
-		     uint64_t *len);
-void kr_job_krmin_unmap(struct kr_ctx *ctx, void *base, uint64_t len);
+int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
+		     const struct kr_zone_dci *d, struct kr_job_dci *jd);
+void kr_job_krmin_unmap(struct kr_ctx *ctx, struct kr_job_dci *jd);
 
 /* pool_arena.c */
 /* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */

@@ -315,9 +315,11 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-#define KR_PROTO_VERSION      5u
+/* 6: a fenced DCI rings its own UAR page, in its slot */
+#define KR_PROTO_VERSION      6u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
+#define KR_ATTACH_NO_FD	      0xffffffffu
 
 enum kr_msg_type {
 	KR_MSG_ATTACH = 1,
@@ -391,15 +393,22 @@ struct kr_msg_attach_reply {
 	uint32_t heap_lkey;
 	uint32_t heap_rkey;
 	uint32_t dev_is_sim;
-	uint32_t uar_fd_index; /* the tenant's UAR page: sim, its memfd; hw --trusted, the command fd */
-	struct kr_devx_uar_ref uar_ref; /* where the page is in that descriptor */
+	/* the tenant's UAR page: sim, its memfd (fenced: only the engine's wake
+	 * line); hw --trusted, the command fd; a fenced ConnectX keeper sends
+	 * none: KR_ATTACH_NO_FD */
+	uint32_t uar_fd_index;
+	/* where the page is in that descriptor; fenced: reg_off is where every
+	 * DCI's own UAR page has its doorbell register */
+	struct kr_devx_uar_ref uar_ref;
 	char dev_name[64];
 	uint32_t nregions;
 	uint32_t nfds;
 	/* 1: kmod-min fences the DCI rings: the zone regions cover its head only,
 	 * and each leased DCI is mapped through /dev/krmin with its token */
 	uint32_t fenced;
-	uint32_t rsvd;
+	/* fenced: bytes of a DCI's block of the zone, from its SQ's page (the
+	 * rings of its slot; the slot's next page is its UAR page); else 0 */
+	uint32_t dci_block;
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
 	uint8_t region_role[KR_ATTACH_MAX_REGIONS];
 	/* DCI leases granted with the attach (KR_POOL_READY_DCIS when free ones exist) */

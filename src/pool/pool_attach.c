@@ -142,9 +142,12 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 			       rep->seg_len > KR_OBSERVE_MAX_SEG
 			   ? -EPROTO
 			   : 0;
+	/* no UAR descriptor only from a fenced ConnectX keeper (pool_server.c) */
 	if (rep->nfds != nfds || !nfds || rep->nregions > KR_ATTACH_MAX_REGIONS ||
 	    rep->nready > KR_ATTACH_READY_MAX ||
-	    rep->uar_fd_index >= nfds || !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
+	    (rep->uar_fd_index >= nfds &&
+	     (rep->uar_fd_index != KR_ATTACH_NO_FD || !rep->fenced || rep->dev_is_sim)) ||
+	    !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
 		return -EPROTO;
 	for (uint32_t i = 0; i < rep->nregions; i++)
 		if (!region_ok(&rep->region[i], nfds) ||
@@ -152,7 +155,9 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 			return -EPROTO;
 	if (reply_range(rep, KR_REGION_SEG, rep->seg_va, rep->seg_len))
 		return -EPROTO;
-	if (rep->fenced > 1 || rep->rsvd ||
+	if (rep->fenced > 1 || (!rep->fenced && rep->dci_block) ||
+	    (rep->fenced && (rep->uar_ref.reg_off > KR_KRMIN_PAGE - 8 || rep->uar_ref.reg_off & 7 ||
+			     !rep->dci_block || rep->dci_block & (KR_KRMIN_PAGE - 1))) ||
 	    reply_range(rep, KR_REGION_ZONE, rep->zone_va,
 			rep->fenced ? zone_head_len(rep) : rep->zone_len) ||
 	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len)
@@ -262,6 +267,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->tenant = rep->tenant;
 	ctx->job = rep->job;
 	ctx->job_gen = rep->job_gen;
+	ctx->uar_reg_off = rep->uar_ref.reg_off;
+	ctx->dci_block = rep->dci_block;
 	for (uint32_t i = 0; i < rep->nready; i++) {
 		ctx->ready[i] = (struct kr_lease){.kind = KR_LEASE_DCI,
 						  .index = rep->ready[i].index,
@@ -285,8 +292,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_unmap;
 
-	rc = kr_devx_import(rep->dev_name, fds[rep->uar_fd_index], rep->dev_is_sim, &rep->uar_ref,
-			    &ctx->dev);
+	rc = kr_devx_import(rep->dev_name, rep->uar_fd_index < nfds ? fds[rep->uar_fd_index] : -1,
+			    rep->dev_is_sim, &rep->uar_ref, &ctx->dev);
 	if (rc)
 		goto err_unmap;
 	rep->uar_fd_index = ~0u; /* the view owns it now */
@@ -330,14 +337,9 @@ int kr_detach(struct kr_ctx *ctx)
 		if (kr_msg_call(ctx->sock, &req, sizeof(req), &rep, sizeof(rep), NULL, 0, NULL))
 			was_dead = true;
 	}
-	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++) {
-		if (!ctx->dci[i].used)
-			continue;
-		kr_devx_rsc_free(ctx->dev, ctx->dci[i].qp.user_index);
-		free(ctx->dci[i].qp.sq_wrid);
-		free(ctx->dci[i].qp.sq_wqe_next);
-		ctx->dci[i].used = false;
-	}
+	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++)
+		if (ctx->dci[i].used)
+			kr_job_dci_drop(ctx, &ctx->dci[i]);
 	kr_job_krmin_close(ctx);
 	kr_arena_destroy(ctx->arena);
 	if (ctx->uar)

@@ -45,10 +45,19 @@ static void dci_conn(const struct kr_keeper *k, struct kr_devx_qp_conn *c)
 	c->log_rra_max = 4;
 }
 
+static void keeper_qp_uar_free(struct kr_keeper *k, struct kr_keeper_qp *q)
+{
+	if (!q->uar)
+		return;
+	k->ctx->ops->free_uar(q->uar);
+	q->uar = NULL;
+}
+
 static int keeper_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q,
 			    enum kr_devx_qp_type type, uint8_t *qbuf, uint8_t *cqbuf)
 {
-	struct kr_devx_cq_attr ca = {.ncqe = KR_POOL_DCI_CQE, .uar = t->uar};
+	struct kr_devx_uar *uar = q->uar ? q->uar : t->uar;
+	struct kr_devx_cq_attr ca = {.ncqe = KR_POOL_DCI_CQE, .uar = uar};
 	struct kr_devx_qp_attr qa;
 	int rc;
 
@@ -61,7 +70,7 @@ static int keeper_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, str
 	qa.type = type;
 	qa.pdn = t->pd.pdn;
 	qa.send_cq = &q->cq;
-	qa.uar = t->uar;
+	qa.uar = uar;
 	qa.sq_wqebb = KR_POOL_DCI_WQEBB;
 	if (type == KR_DEVX_QP_RC) {
 		qa.recv_cq = &q->cq;
@@ -92,7 +101,7 @@ static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 	d->qpn = q->qp.qpn;
 	d->user_index = q->qp.user_index;
 	d->cqn = q->cq.cqn;
-	d->uar_page = t->uar->page_id;
+	d->uar_page = (q->uar ? q->uar : t->uar)->page_id;
 	d->sq_wqebb_cnt = q->qp.sq_wqebb_cnt;
 	d->ncqe = q->cq.ncqe;
 	d->sq_off = (uintptr_t)q->qp.sq_buf - base;
@@ -100,6 +109,37 @@ static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 	d->cqe_off = (uintptr_t)q->cq.cqes - base;
 	d->cq_dbrec_off = (uintptr_t)q->cq.dbrec - base;
 	d->cq_ci = q->cq.cons_index;
+}
+
+/*
+ * Fenced: a UAR page of the DCI's own, so that its holder, mapping it
+ * through kmod-min, rings no other QP; the tenant's page otherwise. Every
+ * page must have its register where the first had it: jobs learn the offset
+ * once, at attach. 0, the allocation's error, or -EPROTO.
+ */
+static int dci_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
+{
+	uint32_t off;
+	int rc;
+
+	if (k->krmin_fd < 0)
+		return 0;
+	rc = k->ctx->ops->alloc_uar(k->ctx, &q->uar);
+	if (rc) {
+		KR_ERR("pool", "tenant %u DCI %u: no UAR page of its own: %s", q->tenant, q->index,
+		       strerror(-rc));
+		return rc;
+	}
+	off = kr_devx_uar_reg_off(q->uar);
+	if (!k->dci_reg_off)
+		k->dci_reg_off = off;
+	if (off == k->dci_reg_off)
+		return 0;
+	KR_ERR("pool", "UAR page %u has its doorbell at 0x%x, the others at 0x%x", q->uar->page_id,
+	       off, k->dci_reg_off);
+	k->ctx->ops->free_uar(q->uar);
+	q->uar = NULL;
+	return -EPROTO;
 }
 
 /*
@@ -119,12 +159,16 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 	int rc;
 
 	q->index = i;
-	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, qbuf, cqbuf);
-	if (rc)
+	q->tenant = t->idx;
+	rc = dci_uar_alloc(k, q);
+	if (!rc)
+		rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, qbuf, cqbuf);
+	if (rc) {
+		keeper_qp_uar_free(k, q);
 		return rc;
-	/* fenced: its rings become the kmod-min slot its holders map */
-	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), cqbuf,
-				 (uint64_t)(end - cqbuf));
+	}
+	/* fenced: its rings and UAR page become the kmod-min slot its holders map */
+	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), (uint64_t)(end - qbuf));
 	if (!rc) {
 		dci_conn(k, &c);
 		rc = kr_devx_qp_connect(&q->qp, &c);
@@ -275,5 +319,6 @@ void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q)
 	kr_keeper_krmin_unreg(k, q); /* unpinned before its memory is reused */
 	kr_devx_qp_destroy(&q->qp);
 	kr_devx_cq_destroy(&q->cq);
+	keeper_qp_uar_free(k, q); /* no job maps it: the slot is gone */
 	q->built = false;
 }

@@ -68,6 +68,7 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 			struct kr_job_dci *jd)
 {
 	const struct kr_zone_dci *d;
+	struct kr_devx_uar *uar;
 	uint8_t *z = (uint8_t *)ctx->zone;
 	uint64_t sq_len, cq_len;
 	int rc;
@@ -83,19 +84,21 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 	    d->dbrec_off > ctx->zone_len - 8 || d->cqe_off > ctx->zone_len ||
 	    cq_len > ctx->zone_len - d->cqe_off || d->cq_dbrec_off > ctx->zone_len - 8)
 		return -EPROTO;
-	if (!ctx->uar) {
-		rc = kr_devx_uar_import(ctx->dev, d->uar_page, &ctx->uar);
-		if (rc)
-			return rc;
-	} else if (ctx->uar->page_id != d->uar_page) {
-		return -EPROTO;
-	}
-
 	memset(jd, 0, sizeof(*jd));
-	if (ctx->krmin_fd >= 0) {
-		rc = kr_job_krmin_map(ctx, token, d, &jd->krmin_map, &jd->krmin_len);
+	if (ctx->krmin_fd >= 0) { /* its rings and its own UAR page, from its slot */
+		rc = kr_job_krmin_map(ctx, token, l->index, d, jd);
 		if (rc)
 			return rc;
+		uar = jd->uar;
+	} else { /* the tenant's page, one for all its DCIs */
+		if (!ctx->uar) {
+			rc = kr_devx_uar_import(ctx->dev, d->uar_page, &ctx->uar);
+			if (rc)
+				return rc;
+		} else if (ctx->uar->page_id != d->uar_page) {
+			return -EPROTO;
+		}
+		uar = ctx->uar;
 	}
 	jd->cq.ctx = ctx->dev;
 	jd->cq.cqn = d->cqn;
@@ -104,14 +107,14 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 	jd->cq.log_ncqe = (uint32_t)__builtin_ctz(d->ncqe);
 	jd->cq.cons_index = d->cq_ci;
 	jd->cq.dbrec = (volatile uint32_t *)(z + d->cq_dbrec_off);
-	jd->cq.uar = ctx->uar;
+	jd->cq.uar = uar;
 
 	jd->qp.ctx = ctx->dev;
 	jd->qp.type = KR_DEVX_QP_DCI;
 	jd->qp.qpn = d->qpn;
 	jd->qp.user_index = d->user_index;
 	jd->qp.send_cq = &jd->cq;
-	jd->qp.uar = ctx->uar;
+	jd->qp.uar = uar;
 	jd->qp.dbrec = (volatile uint32_t *)(z + d->dbrec_off);
 	jd->qp.sq_buf = z + d->sq_off;
 	jd->qp.sq_wqebb_cnt = d->sq_wqebb_cnt;
@@ -131,7 +134,7 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 err_free:
 	free(jd->qp.sq_wrid);
 	free(jd->qp.sq_wqe_next);
-	kr_job_krmin_unmap(ctx, jd->krmin_map, jd->krmin_len);
+	kr_job_krmin_unmap(ctx, jd);
 	return rc;
 }
 
@@ -146,12 +149,13 @@ static struct kr_job_dci *job_dci_find(struct kr_ctx *ctx, const struct kr_lease
 	return NULL;
 }
 
-static void job_dci_drop(struct kr_ctx *ctx, struct kr_job_dci *jd)
+/* kr_job_dci_drop() - forget a leased DCI's view (pool.h). */
+void kr_job_dci_drop(struct kr_ctx *ctx, struct kr_job_dci *jd)
 {
 	kr_devx_rsc_free(ctx->dev, jd->qp.user_index);
 	free(jd->qp.sq_wrid);
 	free(jd->qp.sq_wqe_next);
-	kr_job_krmin_unmap(ctx, jd->krmin_map, jd->krmin_len);
+	kr_job_krmin_unmap(ctx, jd);
 	jd->used = false;
 }
 
@@ -223,7 +227,7 @@ int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease)
 			goto out;
 		}
 		/* the view goes first: the keeper resets the QP under it */
-		job_dci_drop(ctx, jd);
+		kr_job_dci_drop(ctx, jd);
 	}
 	req = (struct kr_msg_lease){.kind = lease->kind, .index = lease->index, .gen = lease->gen};
 	kr_msg_init(&req.hdr, KR_MSG_RELEASE, sizeof(req), 0);

@@ -2,18 +2,20 @@
 /*
  * kmod-min, job side. A fenced keeper (pool_krmin.c) sends the zone head
  * only; the DCI rings' part of the zone is reserved here with no access, and
- * each leased DCI is claimed with its one-time token and mapped through
- * /dev/krmin at the address the keeper uses, so the descriptors' offsets and
- * the post and poll paths are the same as in trusted mode. Giving the DCI
- * back puts no-access pages over it again.
+ * so is a window of one page per DCI for their UAR pages. Each leased DCI is
+ * claimed with its one-time token and mapped through /dev/krmin: its rings
+ * at the address the keeper uses, so the descriptors' offsets and the post
+ * and poll paths are the same as in trusted mode, and its own UAR page (the
+ * slot's page after the rings) at its place in the UAR window, which it
+ * rings. Giving the DCI back puts no-access pages over both again.
  *
  * When the module takes a mapping away (the keeper died, or revoked a slot
  * this job still touched) the next access raises SIGBUS. The handler below
- * answers a SIGBUS inside the window by putting private zero pages over the
- * whole window and marking the context dead: the faulting post or poll then
- * finishes on the zero pages and every later one returns -ENOTCONN. A SIGBUS
- * anywhere else goes to the handler that was there before, or kills the
- * process as it would have.
+ * answers a SIGBUS inside either window by putting private zero pages over
+ * both and marking the context dead: the faulting post or poll then
+ * finishes on the zero pages (a doorbell rings nothing) and every later one
+ * returns -ENOTCONN. A SIGBUS anywhere else goes to the handler that was
+ * there before, or kills the process as it would have.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,16 +34,25 @@
 static struct kr_ctx *volatile sigbus_ctx;
 static struct sigaction sigbus_prev;
 
+static bool krmin_zero(uintptr_t lo, uintptr_t hi)
+{
+	return mmap((void *)lo, hi - lo, PROT_READ | PROT_WRITE, KRMIN_MAP_NOPROT | MAP_FIXED, -1,
+		    0) != MAP_FAILED;
+}
+
 static void krmin_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	struct kr_ctx *ctx = sigbus_ctx;
 	uintptr_t a = (uintptr_t)si->si_addr;
 
-	if (ctx && a >= ctx->rings_lo && a < ctx->rings_hi &&
-	    mmap((void *)ctx->rings_lo, ctx->rings_hi - ctx->rings_lo, PROT_READ | PROT_WRITE,
-		 KRMIN_MAP_NOPROT | MAP_FIXED, -1, 0) != MAP_FAILED) {
-		__atomic_store_n(&ctx->dead, true, __ATOMIC_RELAXED);
-		return; /* the access runs again, on zero pages */
+	if (ctx && ((a >= ctx->rings_lo && a < ctx->rings_hi) ||
+		    (a >= ctx->uars_lo && a < ctx->uars_hi))) {
+		bool ok = krmin_zero(ctx->rings_lo, ctx->rings_hi);
+
+		if (krmin_zero(ctx->uars_lo, ctx->uars_hi) && ok) {
+			__atomic_store_n(&ctx->dead, true, __ATOMIC_RELAXED);
+			return; /* the access runs again, on zero pages */
+		}
 	}
 	if (sigbus_prev.sa_flags & SA_SIGINFO && sigbus_prev.sa_sigaction) {
 		sigbus_prev.sa_sigaction(sig, si, uc);
@@ -55,18 +66,20 @@ static void krmin_sigbus(int sig, siginfo_t *si, void *uc)
 	raise(sig);
 }
 
+#define KRMIN_UARS_LEN ((uint64_t)KR_POOL_MAX_DCIS * KR_KRMIN_PAGE)
+
 /*
  * kr_job_krmin_open() - fenced attach: reserve the rings' part of the zone
- * ([zone + head_len, zone + zone_len), no access) and open /dev/krmin. 0, or
- * -EADDRINUSE, -ENODEV (the keeper is fenced but this process cannot open
- * the device), -errno.
+ * ([zone + head_len, zone + zone_len), no access) and the UAR window, and
+ * open /dev/krmin. 0, or -EADDRINUSE, -ENODEV (the keeper is fenced but this
+ * process cannot open the device), -errno.
  */
 int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len)
 {
 	struct sigaction sa = {.sa_sigaction = krmin_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER};
 	uintptr_t lo = (uintptr_t)ctx->zone + head_len;
 	uint64_t len = ctx->zone_len - head_len;
-	void *p;
+	void *p, *u;
 	int rc;
 
 	if (head_len >= ctx->zone_len || (lo | len) & (KR_KRMIN_PAGE - 1))
@@ -78,17 +91,24 @@ int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len)
 			munmap(p, len);
 		return rc == -EEXIST ? -EADDRINUSE : rc;
 	}
-	ctx->krmin_fd = open(KR_KRMIN_PATH, O_RDWR | O_CLOEXEC);
+	u = mmap(NULL, KRMIN_UARS_LEN, PROT_NONE, KRMIN_MAP_NOPROT, -1, 0);
+	ctx->krmin_fd = u == MAP_FAILED ? -1 : open(KR_KRMIN_PATH, O_RDWR | O_CLOEXEC);
 	if (ctx->krmin_fd < 0) {
 		rc = -errno;
-		KR_ERR("pool",
-		       "the keeper maps DCIs through %s, which this process cannot open: %s",
-		       KR_KRMIN_PATH, strerror(-rc));
+		if (u != MAP_FAILED) {
+			KR_ERR(
+			    "pool",
+			    "the keeper maps DCIs through %s, which this process cannot open: %s",
+			    KR_KRMIN_PATH, strerror(-rc));
+			munmap(u, KRMIN_UARS_LEN);
+		}
 		munmap(p, len);
 		return rc == -ENOENT ? -ENODEV : rc;
 	}
 	ctx->rings_lo = lo;
 	ctx->rings_hi = lo + len;
+	ctx->uars_lo = (uintptr_t)u;
+	ctx->uars_hi = (uintptr_t)u + KRMIN_UARS_LEN;
 	sigemptyset(&sa.sa_mask);
 	sigbus_ctx = ctx;
 	sigaction(SIGBUS, &sa, &sigbus_prev);
@@ -103,9 +123,10 @@ void kr_job_krmin_close(struct kr_ctx *ctx)
 	sigaction(SIGBUS, &sigbus_prev, NULL);
 	sigbus_ctx = NULL;
 	munmap((void *)ctx->rings_lo, ctx->rings_hi - ctx->rings_lo);
+	munmap((void *)ctx->uars_lo, ctx->uars_hi - ctx->uars_lo);
 	close(ctx->krmin_fd);
 	ctx->krmin_fd = -1;
-	ctx->rings_lo = ctx->rings_hi = 0;
+	ctx->rings_lo = ctx->rings_hi = ctx->uars_lo = ctx->uars_hi = 0;
 }
 
 /* Is [off, off + len) of the zone inside [base, base + maplen)? */
@@ -124,30 +145,40 @@ static void krmin_give_up(struct kr_ctx *ctx, uint32_t slot)
 	ioctl(ctx->krmin_fd, KRMIN_IOC_SLOT_RELEASE, &id);
 }
 
+static void krmin_noaccess(void *base, uint64_t len)
+{
+	mmap(base, len, PROT_NONE, KRMIN_MAP_NOPROT | MAP_FIXED, -1, 0);
+}
+
 /*
- * kr_job_krmin_map() - claim token and map its slot where d's rings are: from
- * the page of the SQ buffer, as long as the module says the slot is, which
- * must hold the SQ, both doorbell records and the CQ and stay inside the
- * window. base and len: the mapping (for kr_job_krmin_unmap). 0, -EACCES (the
- * token is not ours or was revoked), -EPROTO (a slot that does not fit),
- * -errno.
+ * kr_job_krmin_map() - claim token and map its slot, DCI index's: its block
+ * of the zone (ctx->dci_block bytes from its SQ's page, where the keeper has
+ * it), which must hold d's SQ, CQ and both doorbell records, inside the
+ * rings window; then the slot's next page, the
+ * DCI's own UAR page, at page index of the UAR window, wrapped for ringing
+ * into jd->uar. jd->krmin_map/len: the rings' mapping. 0, -EACCES (the token
+ * is not ours or was revoked), -EPROTO (a slot that does not fit, or no UAR
+ * page), -errno.
  */
-int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, const struct kr_zone_dci *d, void **base,
-		     uint64_t *len)
+int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
+		     const struct kr_zone_dci *d, struct kr_job_dci *jd)
 {
 	struct krmin_slot_claim c = {
 	    .size = sizeof(c), .version = KRMIN_UAPI_VERSION, .token = token};
 	uint64_t sq_len = (uint64_t)d->sq_wqebb_cnt * 64u;
 	uint64_t cq_len = (uint64_t)d->ncqe * sizeof(struct mlx5_cqe64);
 	uintptr_t b = ((uintptr_t)ctx->zone + d->sq_off) & ~(uintptr_t)(KR_KRMIN_PAGE - 1);
-	uint64_t n;
-	void *p;
+	uint64_t n = ctx->dci_block;
+	void *p, *u;
+	int rc;
 
+	if (index >= KR_POOL_MAX_DCIS)
+		return -EPROTO;
 	if (ioctl(ctx->krmin_fd, KRMIN_IOC_SLOT_CLAIM, &c))
 		return -errno;
-	n = c.ring_len + c.dbr_len;
 	if (c.tenant != ctx->tenant || d->sq_off > ctx->zone_len || b < ctx->rings_lo ||
-	    n > ctx->rings_hi - b || !krmin_inside(ctx, b, n, d->sq_off, sq_len) ||
+	    n > ctx->rings_hi - b || c.ring_len + c.dbr_len < n ||
+	    !krmin_inside(ctx, b, n, d->sq_off, sq_len) ||
 	    !krmin_inside(ctx, b, n, d->dbrec_off, 8) ||
 	    !krmin_inside(ctx, b, n, d->cqe_off, cq_len) ||
 	    !krmin_inside(ctx, b, n, d->cq_dbrec_off, 8)) {
@@ -157,20 +188,40 @@ int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, const struct kr_zone_dc
 	p = mmap((void *)b, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
 		 (off_t)c.mmap_offset);
 	if (p == MAP_FAILED) {
-		int rc = -errno;
-
+		rc = -errno;
 		krmin_give_up(ctx, c.slot);
 		return rc;
 	}
-	*base = p;
-	*len = n;
+	u = mmap((void *)(ctx->uars_lo + (uintptr_t)index * KR_KRMIN_PAGE), KR_KRMIN_PAGE,
+		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
+		 (off_t)(c.mmap_offset + n));
+	rc = u == MAP_FAILED
+		 ? -EPROTO /* a slot without the page */
+		 : kr_devx_uar_wrap(ctx->dev, d->uar_page, u, ctx->uar_reg_off, &jd->uar);
+	if (rc) {
+		if (u != MAP_FAILED)
+			krmin_noaccess(u, KR_KRMIN_PAGE);
+		krmin_noaccess(p, n);
+		krmin_give_up(ctx, c.slot);
+		return rc;
+	}
+	jd->krmin_map = p;
+	jd->krmin_len = n;
+	jd->krmin_slot = c.slot;
 	return 0;
 }
 
 /* The DCI goes back: no-access pages where its slot was mapped. */
-void kr_job_krmin_unmap(struct kr_ctx *ctx, void *base, uint64_t len)
+void kr_job_krmin_unmap(struct kr_ctx *ctx, struct kr_job_dci *jd)
 {
-	if (ctx->krmin_fd < 0 || !base)
+	if (ctx->krmin_fd < 0)
 		return;
-	mmap(base, len, PROT_NONE, KRMIN_MAP_NOPROT | MAP_FIXED, -1, 0);
+	if (jd->uar) {
+		krmin_noaccess(jd->uar->base_addr, KR_KRMIN_PAGE);
+		kr_devx_uar_unimport(jd->uar);
+		jd->uar = NULL;
+	}
+	if (jd->krmin_map)
+		krmin_noaccess(jd->krmin_map, jd->krmin_len);
+	jd->krmin_map = NULL;
 }

@@ -98,20 +98,6 @@ static int keeper_open_device(struct kr_keeper *k)
 		return rc;
 	}
 	/*
-	 * Without kmod-min a job maps its tenant's queues directly and could write
-	 * another job's; on hardware it would even hold the command fd. The sim
-	 * says so; a ConnectX needs the operator's --trusted.
-	 */
-	if (!k->ctx->is_sim && !k->cfg.trusted) {
-		KR_ERR("pool",
-		       "%s: jobs can ring doorbells only through the keeper's command fd until "
-		       "kmod-min maps one UAR page per tenant; start with --trusted to hand it to "
-		       "them (any job can then issue firmware commands as the keeper)",
-		       name);
-		return -EPERM;
-	}
-	k->ctx->share_cmd_fd = k->cfg.trusted;
-	/*
 	 * Jobs and peers address the port open chose, or the one --gid-index names:
 	 * a GID that cannot be routed is fatal now. k->ctx->port never changes after.
 	 */
@@ -163,8 +149,12 @@ static int keeper_events(struct kr_keeper *k)
 }
 
 /*
- * kmod-min, or trusted mode said once. On hardware the module cannot map a
- * tenant's UAR page yet, so jobs hold the command fd either way (--trusted).
+ * kmod-min, or trusted mode said once. Without the module a job maps its
+ * tenant's queues directly and could write another job's; on a ConnectX it
+ * would even hold the command fd, to map its UAR page: that takes the
+ * operator's --trusted. With the module a job holds no descriptor of the
+ * device; each DCI's own UAR page comes with its slot, and --trusted
+ * changes nothing.
  */
 static int keeper_open_krmin(struct kr_keeper *k)
 {
@@ -172,13 +162,24 @@ static int keeper_open_krmin(struct kr_keeper *k)
 
 	if (rc)
 		return rc;
-	if (k->krmin_fd < 0)
-		KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
-			k->ctx->is_sim ? " (no kmod-min: /dev/krmin missing)"
-				       : " and issue firmware commands as the keeper");
-	else if (!k->ctx->is_sim)
-		KR_WARN("pool", "trusted mode: kmod-min fences the queues, but jobs hold the "
-				"command fd (the module cannot map UAR pages yet)");
+	if (k->krmin_fd >= 0) {
+		if (k->cfg.trusted)
+			KR_INFO("pool",
+				"--trusted: not needed with kmod-min, jobs get no command fd");
+		return 0;
+	}
+	if (!k->ctx->is_sim && !k->cfg.trusted) {
+		KR_ERR("pool",
+		       "%s: without kmod-min jobs can ring doorbells only through the keeper's "
+		       "command fd; load krmin.ko, or start with --trusted to hand it to them "
+		       "(any job can then issue firmware commands as the keeper)",
+		       k->ctx->name);
+		return -EPERM;
+	}
+	k->ctx->share_cmd_fd = !k->ctx->is_sim;
+	KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
+		k->ctx->is_sim ? " (no kmod-min: /dev/krmin missing)"
+			       : " and issue firmware commands as the keeper");
 	return 0;
 }
 

@@ -2,11 +2,14 @@
 /*
  * kmod-min, keeper side: when /dev/krmin exists the keeper becomes its keeper
  * and jobs no longer map their tenant's DCI rings. Each DCI is one kmod-min
- * slot (its QP buffer: SQ ring and doorbell record; then its CQ buffer: CQEs
- * and doorbell record; both page aligned in the zone, back to back), pinned
- * once when the DCI is built. A lease grants the slot and hands the job a
- * one-time token only its process can claim; the job claims it and maps
- * exactly that slot, at the zone address the keeper uses (pool_job_krmin.c).
+ * slot: its QP buffer (SQ ring and doorbell record), its CQ buffer (CQEs and
+ * doorbell record; both page aligned in the zone, back to back) and the UAR
+ * page the DCI was created on, its own (pool_dci.c), registered once when
+ * the DCI is built. A lease grants the slot and hands the job a one-time
+ * token only its process can claim; the job claims it and maps exactly that
+ * slot: the rings at the zone address the keeper uses, the UAR page beside
+ * (pool_job_krmin.c). So a job rings only the DCIs it holds, and on a
+ * ConnectX it needs no descriptor of the device at all.
  * Release and reclaim revoke the slot before the DCI is reset, so its old
  * holder's mapping is gone (SIGBUS) before anyone else gets it.
  *
@@ -98,27 +101,64 @@ void kr_keeper_krmin_close(struct kr_keeper *k)
 	k->krmin_qp = NULL;
 }
 
-/*
- * kr_keeper_krmin_reg() - DCI q's rings as a slot of its tenant: qbuf/qlen
- * (SQ, doorbell record) then cqbuf/cqlen (CQ, doorbell record), both page
- * aligned. 0 (nothing to do in trusted mode) or the ioctl's -errno.
- */
-int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf, uint64_t qlen,
-			void *cqbuf, uint64_t cqlen)
+static int krmin_slot_call(int fd, unsigned long req, uint32_t slot)
 {
+	struct krmin_slot_id id = {.size = sizeof(id), .version = KRMIN_UAPI_VERSION, .slot = slot};
+
+	return ioctl(fd, req, &id) ? -errno : 0;
+}
+
+/*
+ * A ConnectX's UAR page is device memory, which the module does not pin: it
+ * takes its frame from the keeper's own mapping of it (SLOT_ADD_IO) and maps
+ * it after the rings. The slot goes again if that fails.
+ */
+static int krmin_add_uar(struct kr_keeper *k, uint32_t slot, const struct kr_devx_uar *uar)
+{
+	struct krmin_slot_io io = {.size = sizeof(io),
+				   .version = KRMIN_UAPI_VERSION,
+				   .slot = slot,
+				   .io_addr = (uintptr_t)uar->base_addr,
+				   .io_len = KR_KRMIN_PAGE};
+	int rc;
+
+	if (!ioctl(k->krmin_fd, KRMIN_IOC_SLOT_ADD_IO, &io))
+		return 0;
+	rc = -errno;
+	krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, slot);
+	return rc;
+}
+
+/*
+ * kr_keeper_krmin_reg() - DCI q as a slot of its tenant: its block of the
+ * zone, [block, block + len) (QP buffer, then the CQ buffer at cq_off, page
+ * aligned), and its own UAR page q->uar, which its holder sees right after
+ * the block. The sim's UAR page is memory, pinned as the slot's second
+ * range behind the whole block; a ConnectX's is device memory, added after
+ * the QP (first range) and the CQ (second). 0 (nothing to do in trusted
+ * mode), -EINVAL (no page of its own), or the ioctl's -errno.
+ */
+int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *block,
+			uint64_t cq_off, uint64_t len)
+{
+	bool io = !k->ctx->is_sim;
 	struct krmin_slot_reg reg = {.size = sizeof(reg),
 				     .version = KRMIN_UAPI_VERSION,
-				     .ring_addr = (uintptr_t)qbuf,
-				     .ring_len = qlen,
-				     .dbr_addr = (uintptr_t)cqbuf,
-				     .dbr_len = cqlen,
+				     .ring_addr = (uintptr_t)block,
+				     .ring_len = io ? cq_off : len,
+				     .dbr_addr =
+					 io ? (uintptr_t)(block + cq_off)
+					    : (uintptr_t)(q->uar ? q->uar->base_addr : NULL),
+				     .dbr_len = io ? len - cq_off : KR_KRMIN_PAGE,
 				     .tenant = q->tenant};
+	int rc;
 
 	if (k->krmin_fd < 0)
 		return 0;
+	if (!q->uar)
+		return -EINVAL;
 	if (ioctl(k->krmin_fd, KRMIN_IOC_SLOT_REG, &reg)) {
-		int rc = -errno;
-
+		rc = -errno;
 		KR_ERR("pool", "tenant %u DCI %u: kmod-min slot: %s", q->tenant, q->index,
 		       strerror(-rc));
 		return rc;
@@ -127,16 +167,15 @@ int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, void *qbuf,
 		KR_ERR("pool", "kmod-min answered slot %u of %u", reg.slot, KRMIN_MAX_SLOTS);
 		return -EPROTO;
 	}
+	rc = io ? krmin_add_uar(k, reg.slot, q->uar) : 0;
+	if (rc) {
+		KR_ERR("pool", "tenant %u DCI %u: kmod-min cannot map its UAR page %u: %s",
+		       q->tenant, q->index, q->uar->page_id, strerror(-rc));
+		return rc;
+	}
 	q->krmin_slot_plus1 = reg.slot + 1;
 	__atomic_store_n(&k->krmin_qp[reg.slot], q, __ATOMIC_RELEASE);
 	return 0;
-}
-
-static int krmin_slot_call(int fd, unsigned long req, uint32_t slot)
-{
-	struct krmin_slot_id id = {.size = sizeof(id), .version = KRMIN_UAPI_VERSION, .slot = slot};
-
-	return ioctl(fd, req, &id) ? -errno : 0;
 }
 
 /* Unpin q's slot (before its memory is destroyed or renewed). */

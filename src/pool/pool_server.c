@@ -306,10 +306,16 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	job = kr_seg_job(s, c->job_plus1 - 1);
 	t = &k->tenant[job->tenant];
 	h = &t->heap[(c->job_plus1 - 1) % k->cfg.jobs];
-	/* the tenant's UAR page: the only part of the device a job reaches */
-	fds[(*nfds)++] = t->uar_fd;
-	rep->uar_fd_index = 0;
-	rep->uar_ref = t->uar_ref;
+	/* the tenant's UAR page, the only part of the device a job reaches; or
+	 * nothing, fenced on a ConnectX: each DCI's page comes with its slot */
+	rep->uar_fd_index = KR_ATTACH_NO_FD;
+	if (kr_keeper_sends_uar(k)) {
+		fds[(*nfds)++] = t->uar_fd;
+		rep->uar_fd_index = 0;
+		rep->uar_ref = t->uar_ref;
+	}
+	if (k->krmin_fd >= 0)
+		rep->uar_ref.reg_off = k->dci_reg_off;
 	rep->seg_va = (uintptr_t)s;
 	rep->seg_len = kr_pool_pages_len(s->size);
 	rc = kr_keeper_ro_regions(s, rep->seg_len, KR_REGION_SEG, rep, fds, nfds);
@@ -327,6 +333,9 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rc = kr_keeper_shm_regions(&t->zhead_shm, KR_REGION_ZONE, false, rep, fds, nfds);
 	/* fenced: the rings only through /dev/krmin, one leased DCI at a time */
 	rep->fenced = k->krmin_fd >= 0;
+	if (rep->fenced)
+		rep->dci_block =
+		    (uint32_t)(kr_pool_zone_dci_qp_off(1) - kr_pool_zone_dci_qp_off(0));
 	if (!rc && !rep->fenced)
 		rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, true, rep, fds, nfds);
 	if (!rc)

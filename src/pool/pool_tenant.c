@@ -192,7 +192,7 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 
 	step_lock(lock);
 	rc = target_base_build(k, t);
-	if (!rc) {
+	if (!rc && kr_keeper_sends_uar(k)) {
 		rc = kr_devx_uar_export(t->uar, &t->uar_fd, &t->uar_ref);
 		if (rc)
 			KR_ERR("pool",

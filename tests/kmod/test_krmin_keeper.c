@@ -6,7 +6,9 @@
  *
  *  1. fenced: `krctl status` says kmod; job A (uid 65534) and job B (uid
  *     65533, another launch, so another tenant) WRITE and READ through
- *     vQPs, every byte checked. B cannot map any slot but its own, cannot
+ *     vQPs, every byte checked. Each DCI A holds rings a UAR page of its
+ *     own, mapped from its slot right after its rings (nothing beyond it),
+ *     and two DCIs never share one. B cannot map any slot but its own, cannot
  *     claim random tokens or a token A leaks to it; A2 (A's launch, same
  *     tenant) cannot map A's slot and faults writing where A's rings are
  *     in its own address space. A's bytes stay right throughout.
@@ -286,6 +288,43 @@ static int get(int fd, void *v, size_t n)
 	return read(fd, v, n) == (ssize_t)n ? 0 : -1;
 }
 
+/* A's DCI jd rings its own page, mapped from its slot, and nothing after it. */
+static int own_uar_ok(const struct kr_ctx *ctx, const struct kr_job_dci *jd)
+{
+	const struct kr_zone_dci *d = kr_zone_dci_at(ctx->zone, jd->lease.index);
+	uintptr_t u = jd->uar ? (uintptr_t)jd->uar->base_addr : 0;
+	void *past;
+
+	if (!jd->uar || jd->qp.uar != jd->uar || jd->cq.uar != jd->uar ||
+	    jd->uar->page_id != d->uar_page || u < ctx->uars_lo || u >= ctx->uars_hi)
+		return -1;
+	/* the slot ends with the page: nothing of it maps past */
+	past = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ctx->krmin_fd,
+		    (off_t)(krmin_mmap_offset(jd->krmin_slot) + ctx->dci_block + 4096));
+	if (past != MAP_FAILED) {
+		munmap(past, 4096);
+		return -1;
+	}
+	return errno == EINVAL ? 0 : -1;
+}
+
+/* A second DCI lease rings a page of its own too, not jd's. 0 or an exit code. */
+static int second_dci_own_page(struct kr_ctx *ctx, const struct kr_job_dci *jd)
+{
+	const struct kr_job_dci *j2 = NULL;
+	struct kr_lease l2;
+
+	if (kr_lease_alloc(ctx, KR_LEASE_DCI, &l2))
+		return 37;
+	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++)
+		if (ctx->dci[i].used && ctx->dci[i].lease.index == l2.index)
+			j2 = &ctx->dci[i];
+	if (!j2 || own_uar_ok(ctx, j2) || j2->uar->page_id == jd->uar->page_id ||
+	    j2->uar->base_addr == jd->uar->base_addr)
+		return 38;
+	return kr_lease_free(ctx, &l2) ? 39 : 0;
+}
+
 /* What job A tells the others: where its rings are, the token it leaks. */
 struct a_report {
 	uint64_t ring_va;
@@ -316,6 +355,11 @@ static int job_a(int in, int out)
 	jd = first_dci(t.ctx);
 	if (!jd)
 		return 31;
+	if (own_uar_ok(t.ctx, jd))
+		return 36;
+	rc = second_dci_own_page(t.ctx, jd);
+	if (rc)
+		return rc;
 	r.ring_va = (uintptr_t)jd->qp.sq_buf;
 	r.slot_count = (uint32_t)mappable_slots(t.ctx->krmin_fd);
 	/* a grant it does not claim: the token B will be handed */
@@ -430,7 +474,9 @@ static void phase_fenced(void)
 	CHECK_OK(put(PA.to_child[1], "g", 1));
 	CHECK_EQ(wait_status(b), 0);
 	CHECK_EQ(wait_status(a), 0);
-	printf("keeper: two uids, fenced: traffic exact; other slots, tokens and rings refused\n");
+	printf(
+	    "keeper: two uids, fenced: traffic exact; each DCI rings a UAR page of its own; other "
+	    "slots, tokens and rings refused\n");
 }
 
 /*

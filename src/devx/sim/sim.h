@@ -34,8 +34,8 @@
 #include "sim_fault.h"
 
 #define SIM_MAGIC 0x6b72736du /* "krsm" */
-#define SIM_VERSION 4u /* 2: UAR pages left the segment (sim_bell); 3: QP path rmac;
-			  * 4: a UAR page per QP possible (1024) */
+/* 2: UAR pages left the segment (sim_bell); 3: QP path rmac; 4: 1024 UAR pages */
+#define SIM_VERSION 4u
 
 #define SIM_MAX_PD 256
 #define SIM_MAX_UAR 1024 /* one per QP: a fenced keeper gives each DCI its own */
