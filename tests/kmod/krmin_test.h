@@ -7,6 +7,7 @@
 #ifndef KRMIN_TEST_H
 #define KRMIN_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,6 +26,66 @@
 
 #define KT_DEV	"/dev/" KRMIN_DEV_NAME
 #define KT_PAGE 4096UL
+
+/* Reads a sysfs file's first line into buf. */
+static inline int kt_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The ivshmem device (1af4:1110) qemu gives the guest (run_qemu_tests.sh):
+ * its BAR 2 mapped through sysfs, first two pages, the stand-in for a
+ * ConnectX UAR page (VM_IO | VM_PFNMAP, uncached). Skips the test without it.
+ */
+static inline volatile uint8_t *kt_ivshmem_bar(void)
+{
+	char path[300], v[32], d[32];
+	struct dirent *e;
+	DIR *dir = opendir("/sys/bus/pci/devices");
+	void *p = NULL;
+
+	if (!dir)
+		KR_FAIL("no /sys/bus/pci/devices");
+	while ((e = readdir(dir)) && !p) {
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
+		if (kt_read_line(path, v, sizeof(v)))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", e->d_name);
+		if (kt_read_line(path, d, sizeof(d)) || strncmp(v, "0x1af4", 6) ||
+		    strncmp(d, "0x1110", 6))
+			continue;
+		/* memory decoding on: no driver has enabled the device */
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/enable", e->d_name);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, "1", 1) != 1)
+			KR_FAIL("enable %s: %s", e->d_name, strerror(errno));
+		close(fd);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource2", e->d_name);
+		fd = open(path, O_RDWR | O_SYNC);
+		if (fd < 0)
+			KR_FAIL("open %s: %s", path, strerror(errno));
+		p = mmap(NULL, 2 * KT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			KR_FAIL("mmap %s: %s", path, strerror(errno));
+		close(fd); /* the mapping holds the file */
+	}
+	closedir(dir);
+	if (!p)
+		KR_SKIP("no ivshmem device (qemu -device ivshmem-plain)");
+	return p;
+}
 
 static inline int kt_open(void)
 {

@@ -15,7 +15,6 @@
  * after the keeper's file is released the job's touch of the device page
  * raises SIGBUS. Runs inside the qemu guest (tests/kmod/run_qemu_tests.sh).
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -34,62 +33,6 @@ static int add_io(int fd, uint32_t slot, const void *addr, uint64_t len, uint32_
 				   .io_len = len};
 
 	return kt_ioctl(fd, KRMIN_IOC_SLOT_ADD_IO, &io);
-}
-
-/* Reads a sysfs file's first line into buf. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	return ok ? 0 : -1;
-}
-
-/* The ivshmem device (1af4:1110): its BAR 2 mapped, first two pages. */
-static volatile uint8_t *ivshmem_bar(void)
-{
-	char path[300], v[32], d[32];
-	struct dirent *e;
-	DIR *dir = opendir("/sys/bus/pci/devices");
-	void *p = NULL;
-
-	if (!dir)
-		KR_FAIL("no /sys/bus/pci/devices");
-	while ((e = readdir(dir)) && !p) {
-		int fd;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
-		if (read_line(path, v, sizeof(v)))
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", e->d_name);
-		if (read_line(path, d, sizeof(d)) || strncmp(v, "0x1af4", 6) ||
-		    strncmp(d, "0x1110", 6))
-			continue;
-		/* memory decoding on: no driver has enabled the device */
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/enable", e->d_name);
-		fd = open(path, O_WRONLY);
-		if (fd < 0 || write(fd, "1", 1) != 1)
-			KR_FAIL("enable %s: %s", e->d_name, strerror(errno));
-		close(fd);
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource2", e->d_name);
-		fd = open(path, O_RDWR | O_SYNC);
-		if (fd < 0)
-			KR_FAIL("open %s: %s", path, strerror(errno));
-		p = mmap(NULL, 2 * KT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			KR_FAIL("mmap %s: %s", path, strerror(errno));
-		close(fd); /* the mapping holds the file */
-	}
-	closedir(dir);
-	if (!p)
-		KR_SKIP("no ivshmem device (qemu -device ivshmem-plain)");
-	return p;
 }
 
 /*
@@ -177,7 +120,7 @@ static int wait_code(pid_t pid)
 
 int main(void)
 {
-	volatile uint8_t *bar = ivshmem_bar();
+	volatile uint8_t *bar = kt_ivshmem_bar();
 	uint8_t *ram = kt_mem(2 * RAM_LEN), *anon = kt_mem(KT_PAGE);
 	int other = kt_open(), go;
 	uint32_t s, s2;
