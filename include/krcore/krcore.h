@@ -105,8 +105,9 @@ struct kr_attach_opts {
  * and this process cannot open /dev/krmin), ENOMEM,
  * ENOTCONN or EPIPE (the keeper went away during the attach).
  *
- * With kmod-min (krpoold(8)) the job maps each DCI it leases through
- * /dev/krmin, and the library installs a SIGBUS handler for that window: a
+ * With kmod-min (krpoold(8)) the job maps each DCI it leases, rings and its
+ * own UAR page, through /dev/krmin, and the library installs a SIGBUS
+ * handler for those pages: a
  * keeper that dies takes the mappings with it, and the next post or poll
  * returns -ENOTCONN instead of the process dying. A SIGBUS elsewhere goes to
  * the handler installed before kr_attach(); kr_detach() restores it.
