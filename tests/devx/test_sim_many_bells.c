@@ -7,8 +7,9 @@
  * map it (sim_uar_wrap). The ring moves the DCI's page's ring count and
  * wakes the sleeping engine through the exported page's seq word (counted
  * here, one per ring), and the WRITE lands. Exports stop at SIM_MAX_WAKE
- * pages with -ENOSPC; the same page exported twice takes no second place; a
- * wrap of a page that is not the one it names is refused.
+ * pages with -ENOSPC until a page exported before is freed; the same page
+ * exported twice takes no second place; a wrap of a page that is not the
+ * one it names is refused.
  */
 #include <stdint.h>
 #include <string.h>
@@ -140,6 +141,12 @@ int main(void)
 		}
 	}
 	CHECK_EQ(atomic_load(&sim_dev_of(A.ctx)->nwake), SIM_MAX_WAKE);
+	/* a freed page (its tenant gone) gives its place to the next export */
+	A.ctx->ops->free_uar(page[1]);
+	page[1] = NULL;
+	CHECK_OK(kr_devx_uar_export(page[NPAGES - 2], &fd2, &ref));
+	CHECK_EQ(atomic_load(&sim_dev_of(A.ctx)->nwake), SIM_MAX_WAKE);
+	CHECK_ERR(kr_devx_uar_export(page[NPAGES - 3], &fd2, &ref), -ENOSPC);
 
 	kr_devx_uar_unimport(dci.uar);
 	dci.uar = fenced;
@@ -147,7 +154,8 @@ int main(void)
 	kr_fx_dct_destroy(&dct, &srq);
 	kr_devx_close(view);
 	for (uint32_t i = 0; i < NPAGES; i++)
-		A.ctx->ops->free_uar(page[i]);
+		if (page[i])
+			A.ctx->ops->free_uar(page[i]);
 	kr_fx_host_close(&B);
 	kr_fx_host_close(&A);
 	KR_PASS("sim_many_bells");

@@ -255,7 +255,8 @@ struct sim_dev {
 	struct sim_bell *bell[SIM_MAX_UAR];
 	int bell_fd[SIM_MAX_UAR];
 	/* opener: the pages exported to other processes, whose seq words the
-	 * engine sleeps on (index + 1; entries written before nwake grows) */
+	 * engine sleeps on (index + 1; entries written before nwake grows; a
+	 * freed page's entry is taken by the next export once the list is full) */
 	uint32_t wake_page[SIM_MAX_WAKE];
 	_Atomic uint32_t nwake;
 	/* job view: the page its doorbells wake the engine through */

@@ -140,33 +140,52 @@ void sim_bell_release(struct sim_dev *dev)
 	}
 }
 
+/* sh->lock held: where page i + 1 goes in the wake list (nwake: a new place),
+ * or SIM_MAX_WAKE when it is full of pages still allocated. */
+static uint32_t sim_wake_place(struct sim_dev *dev, uint32_t i, uint32_t n)
+{
+	uint32_t w;
+
+	for (w = 0; w < n; w++)
+		if (dev->wake_page[w] == i + 1)
+			return w;
+	if (n < SIM_MAX_WAKE)
+		return n;
+	/* a page freed since it was exported (its tenant went) gives its place */
+	for (w = 0; w < n; w++) {
+		const struct sim_uar *u = &dev->sh->uar[dev->wake_page[w] - 1];
+
+		if (!u->in_use && !u->refcnt)
+			break;
+	}
+	return w;
+}
+
 /*
  * sim_uar_export() - the memfd of uar's page, for another process; the
  * engine sleeps on the page's seq word from now on. Returns the fd (owned
- * by the host), -EINVAL, or -ENOSPC (SIM_MAX_WAKE pages exported already).
+ * by the host), -EINVAL, or -ENOSPC (SIM_MAX_WAKE allocated pages exported
+ * already).
  */
 int sim_uar_export(struct kr_devx_uar *uar)
 {
 	struct sim_dev *dev = sim_dev_of(uar->ctx);
-	uint32_t i = uar->page_id - 1, n;
+	uint32_t i = uar->page_id - 1, n, w;
 	int rc;
 
 	if (!dev->eng || i >= SIM_MAX_UAR || !dev->bell[i])
 		return -EINVAL;
 	sim_lock(dev);
 	n = atomic_load(&dev->nwake);
-	rc = dev->bell_fd[i];
-	for (uint32_t w = 0; w < n; w++)
-		if (dev->wake_page[w] == i + 1)
-			goto out;
-	if (n == SIM_MAX_WAKE) {
-		rc = -ENOSPC;
-		goto out;
+	w = sim_wake_place(dev, i, n);
+	rc = w < SIM_MAX_WAKE ? dev->bell_fd[i] : -ENOSPC;
+	if (w < SIM_MAX_WAKE && dev->wake_page[w] != i + 1) {
+		/* the engine reads the list without the lock: entry, then count */
+		__atomic_store_n(&dev->wake_page[w], i + 1, __ATOMIC_RELEASE);
+		if (w == n)
+			atomic_store(&dev->nwake, n + 1);
+		sim_engine_kick(dev->sh); /* a sleeping engine re-arms with the page */
 	}
-	dev->wake_page[n] = i + 1;
-	atomic_store(&dev->nwake, n + 1); /* after the entry: the engine reads without the lock */
-	sim_engine_kick(dev->sh);	  /* a sleeping engine re-arms with the page */
-out:
 	sim_unlock(dev);
 	return rc;
 }

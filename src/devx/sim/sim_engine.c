@@ -247,7 +247,7 @@ static void sim_engine_arm(struct sim_engine *eng)
 	eng->wait[0].val = atomic_load(&eng->sh->db_seq);
 	eng->wait[0].flags = FUTEX_32;
 	for (uint32_t w = 0; w < nwake && w < SIM_MAX_WAKE; w++) {
-		uint32_t i = dev->wake_page[w] - 1;
+		uint32_t i = __atomic_load_n(&dev->wake_page[w], __ATOMIC_ACQUIRE) - 1;
 		struct sim_bell *b = i < SIM_MAX_UAR ? dev->bell[i] : NULL;
 
 		if (!b)
