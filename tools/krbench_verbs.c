@@ -66,7 +66,7 @@ static int vb_open(const struct kb_cluster *c, int host, const char *name, struc
 		return rc;
 	rc = kr_devx_pd_alloc(d->ctx, &d->pd);
 	if (!rc)
-		rc = d->ctx->ops->alloc_uar(d->ctx, &d->uar);
+		rc = d->ctx->ops->alloc_uar(d->ctx, 0, &d->uar);
 	if (rc)
 		return rc;
 	d->buf = aligned_alloc(4096, 4096);

@@ -82,6 +82,19 @@ struct kr_devx_uar {
 	void *base_addr;  /* start of the UAR page */
 	void *priv;
 	int shared_fd;	  /* hw, --trusted: the command fd handed to jobs (kr_devx_uar_export), or -1 */
+	/* BlueFlame (a write-combining page, one writer): bytes of each of the
+	 * register's two buffers, which doorbells and WQE copies alternate
+	 * between (bf_off: the next one's offset from reg_addr); 0: doorbells
+	 * at reg_addr only */
+	uint32_t bf_size;
+	uint32_t bf_off;
+};
+
+/* ops->alloc_uar flags */
+enum kr_devx_uar_flags {
+	/* a BlueFlame page if the device has them (else a doorbell page): for
+	 * a UAR whose QPs one thread posts to, as nothing serialises its writers */
+	KR_DEVX_UAR_BLUEFLAME = 1u << 0,
 };
 
 /* A firmware object created through obj_create (PD, CQ, QP, RMP, DCT, MKEY). */
@@ -106,10 +119,15 @@ struct kr_devx_cmd_err {
  * are sorted; backends define one static const instance each.
  */
 struct kr_devx_ops {
-	int (*alloc_uar)(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
+	int (*alloc_uar)(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar);
 	void (*close)(struct kr_devx_ctx *ctx);
-	/* 8-byte doorbell write at uar->reg_addr; val is already big-endian bytes. */
+	/* 8-byte doorbell write at uar->reg_addr (+ bf_off, which it then flips);
+	 * val is already big-endian bytes. */
 	void (*doorbell)(struct kr_devx_uar *uar, uint64_t val);
+	/* BlueFlame: the whole WQE (len bytes, a multiple of 64, at most
+	 * uar->bf_size) written to the register's next buffer instead; only
+	 * for a UAR with bf_size (hw). */
+	void (*bf_copy)(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
 	void (*free_uar)(struct kr_devx_uar *uar);
 	int (*general_cmd)(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
 			   size_t outlen);
@@ -151,6 +169,7 @@ struct kr_devx_caps {
 	uint8_t cqe_version;  /* 1: CQEs carry user_index (what the poller dispatches on) */
 	uint8_t qp_ts_format; /* KR_TS_CAP_*: RoCE capability page (0 without RoCE) */
 	bool basic_cyclic_rcv_wqe; /* receive WQEs of a cyclic RMP without a next segment */
+	uint16_t bf_reg_size;	   /* BlueFlame register bytes (1 << log_bf_reg_size), 0: none */
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
 	uint16_t max_wqe_sz_sq_dc;
@@ -727,13 +746,15 @@ int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx
  * kr_devx_uar_wrap() - UAR page_id of the device behind view ctx, as mapped
  * at page by kmod-min (a fenced DCI's own page; the keeper keeps the page
  * allocated while the slot exists), rung at page + reg_off (the ref's
- * reg_off from the keeper; the sim has its register at a fixed place).
- * Returns 0, -EINVAL (a reg_off outside the page or unaligned; sim: the
- * page does not say it is page_id), -ENOMEM. Free with
+ * reg_off from the keeper; the sim has its register at a fixed place);
+ * bf_size: the page's BlueFlame buffers (hw; 0: doorbells only). Returns
+ * 0, -EINVAL (a reg_off outside the page or unaligned, BlueFlame buffers
+ * that do not fit; sim: the page does not say it is page_id, or any
+ * bf_size), -ENOMEM. Free with
  * kr_devx_uar_unimport(); the caller unmaps the page after.
  */
 int kr_devx_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
-		     struct kr_devx_uar **uar);
+		     uint32_t bf_size, struct kr_devx_uar **uar);
 void kr_devx_uar_unimport(struct kr_devx_uar *uar);
 /* The doorbell register's offset in uar's page. */
 static inline uint32_t kr_devx_uar_reg_off(const struct kr_devx_uar *uar)
@@ -747,9 +768,9 @@ int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *re
 		      struct kr_devx_ctx **ctx);
 int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
 int kr_devx_hw_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
-			struct kr_devx_uar **uar);
+			uint32_t bf_size, struct kr_devx_uar **uar);
 /* devx_view.c: a job's view answers -EPERM to all but doorbells (ops members, in order). */
-int kr_devx_view_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
+int kr_devx_view_no_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar);
 void kr_devx_view_free_uar(struct kr_devx_uar *uar);
 int kr_devx_view_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
 			size_t outlen);
@@ -766,18 +787,19 @@ int kr_devx_view_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, u
 			     struct kr_devx_umem **umem);
 int kr_devx_view_no_umem_dereg(struct kr_devx_umem *umem);
 /* The ops table of a job's view: its own doorbell and close, -EPERM for the rest. */
-#define KR_DEVX_VIEW_OPS(doorbell_fn, close_fn)                                                    \
+#define KR_DEVX_VIEW_OPS(doorbell_fn, bf_copy_fn, close_fn)                                        \
 	{                                                                                          \
 		.alloc_uar = kr_devx_view_no_uar, .close = (close_fn), .doorbell = (doorbell_fn),  \
-		.free_uar = kr_devx_view_free_uar, .general_cmd = kr_devx_view_no_cmd,             \
-		.obj_create = kr_devx_view_no_create, .obj_destroy = kr_devx_view_no_destroy,      \
-		.obj_modify = kr_devx_view_no_obj_cmd, .obj_query = kr_devx_view_no_obj_cmd,       \
-		.query_eqn = kr_devx_view_no_eqn, .query_gid_entry = kr_devx_view_no_gid,          \
-		.query_lid = kr_devx_view_no_lid, .umem_dereg = kr_devx_view_no_umem_dereg,        \
-		.umem_reg = kr_devx_view_no_umem_reg,                                              \
+		.bf_copy = (bf_copy_fn), .free_uar = kr_devx_view_free_uar,                        \
+		.general_cmd = kr_devx_view_no_cmd, .obj_create = kr_devx_view_no_create,          \
+		.obj_destroy = kr_devx_view_no_destroy, .obj_modify = kr_devx_view_no_obj_cmd,     \
+		.obj_query = kr_devx_view_no_obj_cmd, .query_eqn = kr_devx_view_no_eqn,            \
+		.query_gid_entry = kr_devx_view_no_gid, .query_lid = kr_devx_view_no_lid,          \
+		.umem_dereg = kr_devx_view_no_umem_dereg, .umem_reg = kr_devx_view_no_umem_reg,    \
 	}
 /* devx_hw.c: one 8-byte doorbell store, flushed (the keeper's and a job's view). */
 void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val);
+void kr_devx_hw_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
 /* devx_hw.c: the command fd of an hw context the keeper opened. */
 int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx);
 /*

@@ -63,6 +63,10 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 	caps->vhca_id = KR_PRM_GET(cmd_hca_cap, cap, vhca_id);
 	caps->dct = KR_PRM_GET(cmd_hca_cap, cap, dct);
 	caps->basic_cyclic_rcv_wqe = KR_PRM_GET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe);
+	/* two buffers of half of it per UAR register, as the kernel's bfregs */
+	v = KR_PRM_GET(cmd_hca_cap, cap, log_bf_reg_size);
+	caps->bf_reg_size =
+	    KR_PRM_GET(cmd_hca_cap, cap, bf) && v >= 7 && v <= 11 ? (uint16_t)(1u << v) : 0;
 	caps->roce = KR_PRM_GET(cmd_hca_cap, cap, roce);
 	caps->atomic = KR_PRM_GET(cmd_hca_cap, cap, atomic);
 	caps->rc = KR_PRM_GET(cmd_hca_cap, cap, rc);

@@ -66,16 +66,27 @@ static uint32_t kr_hw_ibv_access(uint32_t access)
 	return ibv;
 }
 
-static int kr_hw_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
+/*
+ * A UAR page of the keeper's context. KR_DEVX_UAR_BLUEFLAME on a device with
+ * BlueFlame (cap.bf): a write-combining page whose register has two buffers
+ * of bf_reg_size / 2 bytes, as rdma-core's bfregs; if the device has none
+ * left, a non-cached page (doorbells only), as rdma-core falls back.
+ */
+static int kr_hw_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar)
 {
-	struct mlx5dv_devx_uar *dv;
+	struct mlx5dv_devx_uar *dv = NULL;
 	struct kr_devx_uar *u;
 
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	/* Non-cached UAR: doorbells only, no BlueFlame WQE copies. */
-	dv = mlx5dv_devx_alloc_uar(kr_hw_ibctx(ctx), MLX5DV_UAR_ALLOC_TYPE_NC);
+	if ((flags & KR_DEVX_UAR_BLUEFLAME) && ctx->caps.bf_reg_size) {
+		dv = mlx5dv_devx_alloc_uar(kr_hw_ibctx(ctx), MLX5DV_UAR_ALLOC_TYPE_BF);
+		if (dv)
+			u->bf_size = ctx->caps.bf_reg_size / 2u;
+	}
+	if (!dv)
+		dv = mlx5dv_devx_alloc_uar(kr_hw_ibctx(ctx), MLX5DV_UAR_ALLOC_TYPE_NC);
 	if (!dv) {
 		int rc = kr_hw_errno(ENOMEM);
 
@@ -108,9 +119,30 @@ int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx)
 
 void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val)
 {
+	if (uar->bf_size) /* a write-combining page: the record goes out first */
+		kr_wc_start();
 	/* One 8-byte store: the HCA must never see half a doorbell. */
-	*(volatile uint64_t *)uar->reg_addr = val;
+	*(volatile uint64_t *)((uint8_t *)uar->reg_addr + uar->bf_off) = val;
 	kr_flush_after_doorbell();
+	uar->bf_off ^= uar->bf_size;
+}
+
+/*
+ * BlueFlame: the WQE itself goes to the register's next buffer in 8-byte
+ * stores, which the write-combining page merges into 64-byte writes; the
+ * HCA takes it from there instead of reading the send queue. Flushed before
+ * the buffers flip, as rdma-core's post_send does.
+ */
+void kr_devx_hw_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
+{
+	volatile uint64_t *dst = (volatile uint64_t *)((uint8_t *)uar->reg_addr + uar->bf_off);
+	const uint64_t *src = wqe;
+
+	kr_wc_start();
+	for (uint32_t i = 0; i < len / 8u; i++)
+		dst[i] = src[i];
+	kr_flush_after_doorbell();
+	uar->bf_off ^= uar->bf_size;
 }
 
 static void kr_hw_free_uar(struct kr_devx_uar *uar)
@@ -244,6 +276,7 @@ static const struct kr_devx_ops kr_hw_ops = {
     .alloc_uar = kr_hw_alloc_uar,
     .close = kr_hw_close,
     .doorbell = kr_devx_hw_doorbell,
+    .bf_copy = kr_devx_hw_bf_copy,
     .free_uar = kr_hw_free_uar,
     .general_cmd = kr_hw_general_cmd,
     .obj_create = kr_hw_obj_create,

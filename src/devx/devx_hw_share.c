@@ -69,7 +69,8 @@ static void view_close(struct kr_devx_ctx *ctx)
 	free(v);
 }
 
-static const struct kr_devx_ops kr_hw_view_ops = KR_DEVX_VIEW_OPS(kr_devx_hw_doorbell, view_close);
+static const struct kr_devx_ops kr_hw_view_ops =
+    KR_DEVX_VIEW_OPS(kr_devx_hw_doorbell, kr_devx_hw_bf_copy, view_close);
 
 int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 		      struct kr_devx_ctx **ctx)
@@ -109,15 +110,24 @@ static int hw_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uin
 	return 0;
 }
 
-/* kmod-min mapped the page (device memory, the keeper's caching); ring it. */
+/*
+ * kmod-min mapped the page (device memory, with the caching of the keeper's
+ * mapping: write-combining for a BlueFlame page); ring it. Both BlueFlame
+ * buffers (reg_off, reg_off + bf_size) must lie in the page.
+ */
 int kr_devx_hw_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
-			struct kr_devx_uar **uar)
+			uint32_t bf_size, struct kr_devx_uar **uar)
 {
 	struct kr_hw_view *v = ctx->priv;
+	int rc;
 
-	if (!hw_reg_off_ok(reg_off, v->page_len))
+	if (!hw_reg_off_ok(reg_off, v->page_len) || (bf_size & 63) ||
+	    (uint64_t)reg_off + 2ull * bf_size > v->page_len)
 		return -EINVAL;
-	return hw_uar_new(ctx, page_id, page, reg_off, uar);
+	rc = hw_uar_new(ctx, page_id, page, reg_off, uar);
+	if (!rc)
+		(*uar)->bf_size = bf_size;
+	return rc;
 }
 
 int kr_devx_hw_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar)

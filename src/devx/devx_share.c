@@ -51,13 +51,14 @@ int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx
 }
 
 int kr_devx_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
-		     struct kr_devx_uar **uar)
+		     uint32_t bf_size, struct kr_devx_uar **uar)
 {
 	if (!ctx || !page || !uar || ((uintptr_t)page & 4095))
 		return -EINVAL;
 	if (!ctx->is_sim)
-		return kr_devx_hw_uar_wrap(ctx, page_id, page, reg_off, uar);
-	return sim_uar_wrap(ctx, page_id, page, uar);
+		return kr_devx_hw_uar_wrap(ctx, page_id, page, reg_off, bf_size, uar);
+	/* the sim has no BlueFlame pages (cap.bf 0) */
+	return bf_size ? -EINVAL : sim_uar_wrap(ctx, page_id, page, uar);
 }
 
 void kr_devx_uar_unimport(struct kr_devx_uar *uar)

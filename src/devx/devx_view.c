@@ -35,8 +35,9 @@ int kr_devx_view_no_destroy(struct kr_devx_obj *obj)
 	return -EPERM;
 }
 
-int kr_devx_view_no_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar)
+int kr_devx_view_no_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar)
 {
+	(void)flags;
 	(void)ctx, (void)uar;
 	return -EPERM;
 }

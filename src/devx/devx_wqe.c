@@ -318,23 +318,43 @@ int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
 }
 
 /*
+ * BlueFlame takes one WQE that fits a buffer (rdma-core: nreq == 1, size <=
+ * buf_size / 16), posted since the last ring and not wrapping around the
+ * ring's end: then the WQEBBs since the last ring are exactly it.
+ */
+static inline bool kr_bf_fits(const struct kr_devx_qp *qp, uint32_t n)
+{
+	uint32_t last =
+	    (uint32_t)(((const uint8_t *)qp->sq_last_ctrl - qp->sq_buf) >> KR_WQEBB_SHIFT);
+
+	return (n << KR_WQEBB_SHIFT) <= qp->uar->bf_size &&
+	       (qp->sq_db_pi & (qp->sq_wqebb_cnt - 1)) == last && last + n <= qp->sq_wqebb_cnt;
+}
+
+/*
  * kr_devx_qp_ring() - publish the WQEs posted since the last ring: the send
  * doorbell record, then one UAR doorbell carrying the last ctrl segment's
- * first 8 bytes. No-op when nothing was posted.
+ * first 8 bytes, or, on a BlueFlame page, a single small WQE copied whole to
+ * the register. No-op when nothing was posted.
  */
 void kr_devx_qp_ring(struct kr_devx_qp *qp)
 {
+	uint32_t n = qp->sq_pi - qp->sq_db_pi;
 	uint64_t val;
 
-	if (qp->sq_pi == qp->sq_db_pi)
+	if (!n)
 		return;
 	/* the WQE bytes are in memory before the record that publishes them */
 	kr_wmb_before_dbrec();
 	qp->dbrec[MLX5_SND_DBR] = htobe32(qp->sq_pi & 0xffff);
 	/* the record is in memory before the UAR write: the HCA reads it then */
 	kr_wmb_before_doorbell();
-	memcpy(&val, qp->sq_last_ctrl, sizeof(val));
-	qp->ctx->ops->doorbell(qp->uar, val);
+	if (qp->uar->bf_size && kr_bf_fits(qp, n)) {
+		qp->ctx->ops->bf_copy(qp->uar, qp->sq_last_ctrl, n << KR_WQEBB_SHIFT);
+	} else {
+		memcpy(&val, qp->sq_last_ctrl, sizeof(val));
+		qp->ctx->ops->doorbell(qp->uar, val);
+	}
 	qp->sq_db_pi = qp->sq_pi;
 }
 

@@ -307,9 +307,11 @@ struct kr_keeper {
 	 * which DCI each of its slots is (atomic: the worker registers) */
 	int krmin_fd;
 	struct kr_keeper_qp **krmin_qp; /* [KRMIN_MAX_SLOTS] */
-	/* fenced: the doorbell register's offset in a DCI's UAR page, the same
-	 * on every page (set by the first DCI built; jobs get it at attach) */
+	/* fenced: the doorbell register's offset in a DCI's UAR page and its
+	 * BlueFlame buffers' size, the same on every page (set by the first DCI
+	 * built; jobs get them at attach) */
 	uint32_t dci_reg_off;
+	uint32_t dci_bf_size;
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
@@ -637,6 +639,7 @@ struct kr_ctx {
 	uintptr_t rings_lo, rings_hi;
 	uintptr_t uars_lo, uars_hi;
 	uint32_t uar_reg_off;
+	uint32_t uar_bf_size;
 	uint32_t dci_block; /* a DCI's rings in its slot, from its SQ's page */
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */

@@ -413,7 +413,9 @@ struct kr_msg_attach_reply {
 	uint8_t region_role[KR_ATTACH_MAX_REGIONS];
 	/* DCI leases granted with the attach (KR_POOL_READY_DCIS when free ones exist) */
 	uint32_t nready;
-	uint32_t rsvd2;
+	/* fenced: the BlueFlame buffers of every DCI's own UAR page (hw: bytes
+	 * of each; 0: doorbells only) */
+	uint32_t dci_bf_size;
 	struct kr_msg_ready {
 		uint32_t index, gen, qpn, rsvd;
 		uint64_t token; /* fenced: the kmod-min grant to claim, else 0 */

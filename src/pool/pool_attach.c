@@ -158,6 +158,10 @@ static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds,
 	if (rep->fenced > 1 || (!rep->fenced && rep->dci_block) ||
 	    (rep->fenced && (rep->uar_ref.reg_off > KR_KRMIN_PAGE - 8 || rep->uar_ref.reg_off & 7 ||
 			     !rep->dci_block || rep->dci_block & (KR_KRMIN_PAGE - 1))) ||
+	    /* BlueFlame only on a fenced ConnectX's own DCI pages, both buffers in the page */
+	    (rep->dci_bf_size &&
+	     (!rep->fenced || rep->dev_is_sim || rep->dci_bf_size & 63 ||
+	      rep->uar_ref.reg_off + 2ull * rep->dci_bf_size > KR_KRMIN_PAGE)) ||
 	    reply_range(rep, KR_REGION_ZONE, rep->zone_va,
 			rep->fenced ? zone_head_len(rep) : rep->zone_len) ||
 	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len)
@@ -268,6 +272,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->job = rep->job;
 	ctx->job_gen = rep->job_gen;
 	ctx->uar_reg_off = rep->uar_ref.reg_off;
+	ctx->uar_bf_size = rep->dci_bf_size;
 	ctx->dci_block = rep->dci_block;
 	for (uint32_t i = 0; i < rep->nready; i++) {
 		ctx->ready[i] = (struct kr_lease){.kind = KR_LEASE_DCI,

@@ -113,30 +113,36 @@ static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 
 /*
  * Fenced: a UAR page of the DCI's own, so that its holder, mapping it
- * through kmod-min, rings no other QP; the tenant's page otherwise. Every
- * page must have its register where the first had it: jobs learn the offset
- * once, at attach. 0, the allocation's error, or -EPROTO.
+ * through kmod-min, rings no other QP; the tenant's page otherwise. One
+ * thread posts to a leased DCI, so the page may be BlueFlame (hw). Every
+ * page must have its register where the first had it, and the same
+ * BlueFlame buffers: jobs learn them once, at attach. 0, the allocation's
+ * error, or -EPROTO.
  */
 static int dci_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
-	uint32_t off;
+	uint32_t off, bf;
 	int rc;
 
 	if (k->krmin_fd < 0)
 		return 0;
-	rc = k->ctx->ops->alloc_uar(k->ctx, &q->uar);
+	rc = k->ctx->ops->alloc_uar(k->ctx, KR_DEVX_UAR_BLUEFLAME, &q->uar);
 	if (rc) {
 		KR_ERR("pool", "tenant %u DCI %u: no UAR page of its own: %s", q->tenant, q->index,
 		       strerror(-rc));
 		return rc;
 	}
 	off = kr_devx_uar_reg_off(q->uar);
-	if (!k->dci_reg_off)
+	bf = q->uar->bf_size;
+	if (!k->dci_reg_off) {
 		k->dci_reg_off = off;
-	if (off == k->dci_reg_off)
+		k->dci_bf_size = bf;
+	}
+	if (off == k->dci_reg_off && bf == k->dci_bf_size)
 		return 0;
-	KR_ERR("pool", "UAR page %u has its doorbell at 0x%x, the others at 0x%x", q->uar->page_id,
-	       off, k->dci_reg_off);
+	KR_ERR("pool",
+	       "UAR page %u has its doorbell at 0x%x (BlueFlame %u), the others at 0x%x (%u)",
+	       q->uar->page_id, off, bf, k->dci_reg_off, k->dci_bf_size);
 	k->ctx->ops->free_uar(q->uar);
 	q->uar = NULL;
 	return -EPROTO;

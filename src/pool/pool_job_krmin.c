@@ -195,9 +195,9 @@ int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
 	u = mmap((void *)(ctx->uars_lo + (uintptr_t)index * KR_KRMIN_PAGE), KR_KRMIN_PAGE,
 		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
 		 (off_t)(c.mmap_offset + n));
-	rc = u == MAP_FAILED
-		 ? -EPROTO /* a slot without the page */
-		 : kr_devx_uar_wrap(ctx->dev, d->uar_page, u, ctx->uar_reg_off, &jd->uar);
+	rc = u == MAP_FAILED ? -EPROTO /* a slot without the page */
+			     : kr_devx_uar_wrap(ctx->dev, d->uar_page, u, ctx->uar_reg_off,
+						ctx->uar_bf_size, &jd->uar);
 	if (rc) {
 		if (u != MAP_FAILED)
 			krmin_noaccess(u, KR_KRMIN_PAGE);

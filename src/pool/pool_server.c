@@ -314,8 +314,10 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 		rep->uar_fd_index = 0;
 		rep->uar_ref = t->uar_ref;
 	}
-	if (k->krmin_fd >= 0)
+	if (k->krmin_fd >= 0) {
 		rep->uar_ref.reg_off = k->dci_reg_off;
+		rep->dci_bf_size = k->dci_bf_size;
+	}
 	rep->seg_va = (uintptr_t)s;
 	rep->seg_len = kr_pool_pages_len(s->size);
 	rc = kr_keeper_ro_regions(s, rep->seg_len, KR_REGION_SEG, rep, fds, nfds);

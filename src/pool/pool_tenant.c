@@ -142,7 +142,7 @@ static int target_base_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	if (rc)
 		return rc;
 	t->pd_ok = true;
-	rc = k->ctx->ops->alloc_uar(k->ctx, &t->uar);
+	rc = k->ctx->ops->alloc_uar(k->ctx, 0, &t->uar);
 	if (rc)
 		return rc;
 	return tenant_srq_build(k, t);

@@ -98,7 +98,7 @@ int kr_fx_host_open(struct kr_fx_host *h, const char *devname, size_t mem_len)
 	rc = kr_devx_pd_alloc(h->ctx, &h->pd);
 	if (rc)
 		goto err_close;
-	rc = h->ctx->ops->alloc_uar(h->ctx, &h->uar);
+	rc = h->ctx->ops->alloc_uar(h->ctx, 0, &h->uar);
 	if (rc)
 		goto err_free_pd;
 	rc = fx_cq_create(h, &h->scq);

@@ -61,11 +61,11 @@ int main(void)
 	CHECK_ERR(kr_devx_uar_import(view, 17, &uar), -EPERM);
 	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(p != MAP_FAILED);
-	CHECK_ERR(kr_devx_uar_wrap(view, 17, (uint8_t *)p + 8, 0x800, &uar), -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, (uint32_t)page - 4, &uar), -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, (uint32_t)page, &uar), -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, 0x804, &uar), -EINVAL);
-	CHECK_OK(kr_devx_uar_wrap(view, 17, p, 0x800, &uar));
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, (uint8_t *)p + 8, 0x800, 0, &uar), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, (uint32_t)page - 4, 0, &uar), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, (uint32_t)page, 0, &uar), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, 17, p, 0x804, 0, &uar), -EINVAL);
+	CHECK_OK(kr_devx_uar_wrap(view, 17, p, 0x800, 0, &uar));
 	CHECK_EQ(uar->page_id, 17);
 	CHECK_EQ(kr_devx_uar_reg_off(uar), 0x800);
 	view->ops->doorbell(uar, 0x8877665544332211ull);

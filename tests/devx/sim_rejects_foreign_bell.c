@@ -37,7 +37,7 @@ int main(void)
 
 	CHECK_OK(kr_fx_host_open(&A, "sim:bell_a", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&B, "sim:bell_b", MEM_LEN));
-	CHECK_OK(A.ctx->ops->alloc_uar(A.ctx, &other)); /* page Q: another tenant's */
+	CHECK_OK(A.ctx->ops->alloc_uar(A.ctx, 0, &other)); /* page Q: another tenant's */
 	CHECK(other->page_id != A.uar->page_id);
 	kr_fx_conn_default(&conn);
 	CHECK_OK(kr_fx_dci_create(&A, &dci, &conn)); /* on page P, A.uar */

@@ -952,7 +952,7 @@ int main(void)
 	CHECK(E.mem);
 	memset(E.mem, 0, UMEM_BYTES);
 	CHECK_OK(E.ctx->ops->umem_reg(E.ctx, E.mem, UMEM_BYTES, 0, &E.umem));
-	CHECK_OK(E.ctx->ops->alloc_uar(E.ctx, &E.uar));
+	CHECK_OK(E.ctx->ops->alloc_uar(E.ctx, 0, &E.uar));
 	CHECK(E.uar->reg_addr == (uint8_t *)E.uar->base_addr + SIM_UAR_DB_OFFSET);
 	memset(in, 0, sizeof(in));
 	KR_PRM_SET(alloc_pd_in, in, opcode, KR_CMD_OP_ALLOC_PD);

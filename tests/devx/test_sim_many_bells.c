@@ -69,7 +69,7 @@ int main(void)
 	CHECK_OK(kr_fx_host_open(&A, "sim:many_a", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&B, "sim:many_b", MEM_LEN));
 	for (uint32_t i = 0; i < NPAGES; i++)
-		CHECK_OK(A.ctx->ops->alloc_uar(A.ctx, &page[i]));
+		CHECK_OK(A.ctx->ops->alloc_uar(A.ctx, 0, &page[i]));
 	tenant = page[0];
 	fenced = page[NPAGES - 1];
 	CHECK(fenced->page_id > SIM_MAX_WAKE);
@@ -91,10 +91,13 @@ int main(void)
 	CHECK_OK(kr_fx_dct_create(&B, &srq, &dct, KEY));
 
 	/* the job rings the DCI's page as kmod-min maps it; a wrong name is refused */
-	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id + 1, fenced->base_addr, 0, &bad), -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, tenant->base_addr, 0, &bad), -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, 0, fenced->base_addr, 0, &bad), -EINVAL);
-	CHECK_OK(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, 0, &dci.uar));
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id + 1, fenced->base_addr, 0, 0, &bad),
+		  -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, tenant->base_addr, 0, 0, &bad), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, 0, fenced->base_addr, 0, 0, &bad), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, 0, 256, &bad),
+		  -EINVAL);
+	CHECK_OK(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, 0, 0, &dci.uar));
 
 	word = (volatile uint64_t *)((uint8_t *)B.mem + WORD);
 	*word = 7;

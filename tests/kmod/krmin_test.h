@@ -42,10 +42,12 @@ static inline int kt_read_line(const char *path, char *buf, size_t len)
 
 /*
  * The ivshmem device (1af4:1110) qemu gives the guest (run_qemu_tests.sh):
- * its BAR 2 mapped through sysfs, first two pages, the stand-in for a
- * ConnectX UAR page (VM_IO | VM_PFNMAP, uncached). Skips the test without it.
+ * its BAR 2 mapped through sysfs file res ("resource2": uncached;
+ * "resource2_wc": write-combining, as a BlueFlame page), first two pages,
+ * the stand-in for a ConnectX UAR page (VM_IO | VM_PFNMAP). Skips the test
+ * without it.
  */
-static inline volatile uint8_t *kt_ivshmem_bar(void)
+static inline volatile uint8_t *kt_ivshmem_bar(const char *res)
 {
 	char path[300], v[32], d[32];
 	struct dirent *e;
@@ -72,7 +74,7 @@ static inline volatile uint8_t *kt_ivshmem_bar(void)
 		if (fd < 0 || write(fd, "1", 1) != 1)
 			KR_FAIL("enable %s: %s", e->d_name, strerror(errno));
 		close(fd);
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource2", e->d_name);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", e->d_name, res);
 		fd = open(path, O_RDWR | O_SYNC);
 		if (fd < 0)
 			KR_FAIL("open %s: %s", path, strerror(errno));

@@ -10,8 +10,10 @@
  * it writes to the rings is the keeper's memory, and a doorbell rung through
  * a job's view of the device that holds no fd (kr_devx_uar_wrap, the hw
  * doorbell) lands in the BAR at the register offset. Nothing maps past the
- * page; once the keeper unregisters the slot the job's page raises SIGBUS;
- * a UAR page that is RAM is refused and leaves no slot behind.
+ * page; once the keeper unregisters the slot the job's page raises SIGBUS.
+ * A BlueFlame page (the BAR mapped write-combining, resource2_wc) takes the
+ * job's WQE copies in its two buffers in turn. A UAR page that is RAM is
+ * refused and leaves no slot behind.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #define QP_LEN	(2 * KT_PAGE)
 #define BLK_LEN (3 * KT_PAGE) /* QP buffer, then one page of CQ */
 #define DB_VAL	0x0123456789abcdefull
+#define BF_SIZE 256u
 
 static long module_stat(const char *name)
 {
@@ -38,6 +41,60 @@ static long module_stat(const char *name)
 			v = x;
 	fclose(f);
 	return v;
+}
+
+/*
+ * A BlueFlame page: the keeper's mapping of the BAR is write-combining
+ * (resource2_wc), the module maps it so for the job, and the job's WQE
+ * copies land in the register's two buffers in turn (read back through
+ * the uncached mapping uc).
+ */
+static void bf_slot(struct kr_keeper *k, volatile uint8_t *uc, uint8_t *block)
+{
+	struct kr_devx_uar_ref ref = {.reg_off = REG_OFF};
+	struct kr_keeper_qp q = {.tenant = 1, .index = 2};
+	struct kr_devx_uar uar, *ju;
+	struct krmin_slot_claim c;
+	struct kr_devx_ctx *view;
+	volatile uint8_t *wc = kt_ivshmem_bar("resource2_wc");
+	uint8_t wqe[128], got[128];
+	uint64_t token;
+	void *u;
+	int fd;
+
+	for (uint32_t i = 0; i < sizeof(wqe); i++)
+		wqe[i] = (uint8_t)(0x30 + i);
+	uar = (struct kr_devx_uar){.ctx = k->ctx,
+				   .page_id = 8,
+				   .base_addr = (void *)wc,
+				   .reg_addr = (uint8_t *)wc + REG_OFF,
+				   .shared_fd = -1,
+				   .bf_size = BF_SIZE};
+	q.uar = &uar;
+	CHECK_OK(kr_keeper_krmin_reg(k, &q, block, QP_LEN, BLK_LEN));
+	CHECK_OK(kr_keeper_krmin_grant(k, &q, getpid(), &token));
+	fd = kt_open();
+	CHECK_OK(kt_claim(fd, token, &c));
+	u = mmap(NULL, KT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)(c.mmap_offset + BLK_LEN));
+	CHECK(u != MAP_FAILED);
+	CHECK_OK(kr_devx_import("mlx5_stand_in", -1, false, &ref, &view));
+	CHECK_OK(kr_devx_uar_wrap(view, 8, u, REG_OFF, BF_SIZE, &ju));
+	memset((void *)(uc + REG_OFF), 0, 2 * BF_SIZE);
+	view->ops->bf_copy(ju, wqe, 128); /* buffer 0 */
+	memcpy(got, (const void *)(uc + REG_OFF), 128);
+	CHECK(memcmp(got, wqe, 128) == 0);
+	view->ops->bf_copy(ju, wqe + 64, 64); /* buffer 1 */
+	memcpy(got, (const void *)(uc + REG_OFF + BF_SIZE), 64);
+	CHECK(memcmp(got, wqe + 64, 64) == 0);
+	CHECK_EQ(ju->bf_off, 0);
+	kr_devx_uar_unimport(ju);
+	kr_devx_close(view);
+	kr_keeper_krmin_unreg(k, &q);
+	munmap(u, KT_PAGE);
+	close(fd);
+	printf("dci_uar: a BlueFlame page (write-combining BAR): WQE copies reach the register's "
+	       "buffers in turn through the module's mapping\n");
 }
 
 int main(void)
@@ -59,7 +116,7 @@ int main(void)
 		KR_SKIP("needs root (CAP_IPC_LOCK to be the module's keeper)");
 	if (access(KT_DEV, F_OK))
 		KR_SKIP("no %s: runs in the kmod suite's qemu guest", KT_DEV);
-	bar = kt_ivshmem_bar();
+	bar = kt_ivshmem_bar("resource2");
 	memset(&k, 0, sizeof(k));
 	k.cfg.require_kmod = true;
 	CHECK_OK(kr_keeper_krmin_open(&k));
@@ -106,7 +163,7 @@ int main(void)
 
 	/* a job's view without any fd rings it: the store reaches the BAR */
 	CHECK_OK(kr_devx_import(hw.name, -1, false, &ref, &view));
-	CHECK_OK(kr_devx_uar_wrap(view, 7, u, REG_OFF, &ju));
+	CHECK_OK(kr_devx_uar_wrap(view, 7, u, REG_OFF, 0, &ju));
 	view->ops->doorbell(ju, DB_VAL);
 	memcpy(&got, (const void *)(bar + REG_OFF), 8);
 	CHECK_EQ(got, DB_VAL);
@@ -121,6 +178,8 @@ int main(void)
 	munmap(u, KT_PAGE);
 	munmap(rings, BLK_LEN);
 	close(fd);
+
+	bf_slot(&k, bar, block);
 
 	/* a UAR page in RAM is not device memory: refused, no slot left */
 	ram = mmap(NULL, KT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -120,7 +120,7 @@ static int wait_code(pid_t pid)
 
 int main(void)
 {
-	volatile uint8_t *bar = kt_ivshmem_bar();
+	volatile uint8_t *bar = kt_ivshmem_bar("resource2");
 	uint8_t *ram = kt_mem(2 * RAM_LEN), *anon = kt_mem(KT_PAGE);
 	int other = kt_open(), go;
 	uint32_t s, s2;

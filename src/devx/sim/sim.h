@@ -601,7 +601,7 @@ void sim_cost_charge_locked(struct sim_dev *dev, enum sim_cost_cmd c);
 /* ---- sim_bell.c: UAR pages and the job's doorbell-only view ---- */
 
 /* ops->alloc_uar / ops->free_uar of an opened host. */
-int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
+int sim_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar);
 void sim_free_uar(struct kr_devx_uar *uar);
 /* Unmap and close every UAR page of dev (at close, the engine stopped). */
 void sim_bell_release(struct sim_dev *dev);

@@ -83,7 +83,7 @@ static void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint3
 	uar->shared_fd = -1; /* the sim hands out the page's own memfd */
 }
 
-int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uarp)
+int sim_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uarp)
 {
 	struct sim_dev *dev = sim_dev_of(ctx);
 	struct sim_shared *sh = dev->sh;
@@ -91,6 +91,7 @@ int sim_alloc_uar(struct kr_devx_ctx *ctx, struct kr_devx_uar **uarp)
 	struct sim_bell *b;
 	uint32_t i;
 
+	(void)flags; /* no BlueFlame on the sim (cap.bf 0): every page rings doorbells */
 	uar = calloc(1, sizeof(*uar));
 	if (!uar)
 		return -ENOMEM;
@@ -228,7 +229,7 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 	free(dev);
 }
 
-static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(sim_doorbell, sim_job_close);
+static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(sim_doorbell, NULL, sim_job_close);
 
 /*
  * sim_attach_fd() - map the UAR page in fd (taken over on success) as a

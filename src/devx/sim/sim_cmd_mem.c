@@ -44,6 +44,8 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	KR_PRM_SET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, roce, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, atomic, 1);
+	/* no BlueFlame (cap.bf 0, as on a device without write-combining): a UAR
+	 * asked for with KR_DEVX_UAR_BLUEFLAME is a doorbell page */
 	KR_PRM_SET(cmd_hca_cap, cap, rc, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_pd, SIM_LOG_MAX_PD);
 	KR_PRM_SET(cmd_hca_cap, cap, max_wqe_sz_sq, SIM_MAX_WQE_SZ_SQ);
