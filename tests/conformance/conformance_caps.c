@@ -8,6 +8,8 @@
  *    without it is refused at open instead of misrouting completions.
  *  - no DC (cap.dct 0): refused.
  *  - basic_cyclic_rcv_wqe: what krcore's SRQs need (conformance_srq).
+ *  - BlueFlame: cap.bf and a register of 1 << log_bf_reg_size bytes
+ *    (128 B .. 2 KiB, two buffers of half), else none.
  *  - the RoCE page (capability type 4) is read only on a RoCE device, for
  *    qp_ts_format (conformance_ts_format); without RoCE it reads as 0.
  * The capability page comes from a recording device that answers the
@@ -21,7 +23,7 @@
 #include "kr_test.h"
 
 static struct {
-	uint32_t gid_table_size, cqe_version, dct, roce, qp_ts;
+	uint32_t gid_table_size, cqe_version, dct, roce, qp_ts, bf, log_bf;
 	int roce_queries;
 } g_cap;
 
@@ -43,6 +45,8 @@ static void answer(struct conf_dev *d, const void *in, void *out, size_t outlen)
 	KR_PRM_SET(cmd_hca_cap, cap, dct, g_cap.dct);
 	KR_PRM_SET(cmd_hca_cap, cap, roce, g_cap.roce);
 	KR_PRM_SET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe, 1);
+	KR_PRM_SET(cmd_hca_cap, cap, bf, g_cap.bf);
+	KR_PRM_SET(cmd_hca_cap, cap, log_bf_reg_size, g_cap.log_bf);
 }
 
 int main(void)
@@ -61,6 +65,18 @@ int main(void)
 	}
 	CHECK_EQ(g_cap.roce_queries, 0); /* an InfiniBand device has no RoCE page */
 	CHECK(caps.basic_cyclic_rcv_wqe);
+	CHECK_EQ(caps.bf_reg_size, 0); /* cap.bf 0 */
+	g_cap.bf = 1;
+	g_cap.log_bf = 9;
+	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));
+	CHECK_EQ(caps.bf_reg_size, 512);
+	g_cap.log_bf = 31; /* nothing a UAR page holds */
+	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));
+	CHECK_EQ(caps.bf_reg_size, 0);
+	g_cap.bf = 0;
+	g_cap.log_bf = 9;
+	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));
+	CHECK_EQ(caps.bf_reg_size, 0);
 	g_cap.roce = 1;
 	g_cap.qp_ts = KR_TS_CAP_REAL_TIME;
 	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));
