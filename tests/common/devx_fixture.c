@@ -452,3 +452,18 @@ struct kr_devx_sge kr_fx_sge(struct kr_fx_host *h, size_t off, uint32_t len)
 
 	return sge;
 }
+
+struct kr_devx_wr kr_fx_dc_write(const struct kr_fx_host *target, const struct kr_devx_sge *sge,
+				 const struct kr_devx_dc_av *av, uint64_t raddr, uint64_t wr_id)
+{
+	struct kr_devx_wr wr = {.wr_id = wr_id,
+				.opcode = KR_WR_RDMA_WRITE,
+				.flags = KR_WR_SIGNALED,
+				.sge = sge,
+				.num_sge = 1,
+				.remote_addr = raddr,
+				.rkey = target->mr.rkey,
+				.av = av};
+
+	return wr;
+}

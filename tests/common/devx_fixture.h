@@ -75,5 +75,8 @@ int kr_fx_poll_none(struct kr_devx_cq *cq, int timeout_ms);
 
 /* An SGE over [off, off+len) of h's registered buffer. */
 struct kr_devx_sge kr_fx_sge(struct kr_fx_host *h, size_t off, uint32_t len);
+/* A signaled DC WRITE of *sge through *av to raddr in target's registered buffer. */
+struct kr_devx_wr kr_fx_dc_write(const struct kr_fx_host *target, const struct kr_devx_sge *sge,
+				 const struct kr_devx_dc_av *av, uint64_t raddr, uint64_t wr_id);
 
 #endif /* KR_DEVX_FIXTURE_H */

@@ -48,15 +48,7 @@ int main(void)
 
 	sge = kr_fx_sge(&A, 0, 8);
 	kr_fx_dc_av(&A, &B, &dct, &av);
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 0;
-	wr.opcode = KR_WR_RDMA_WRITE;
-	wr.flags = KR_WR_SIGNALED;
-	wr.sge = &sge;
-	wr.num_sge = 1;
-	wr.remote_addr = (uintptr_t)word;
-	wr.rkey = B.mr.rkey;
-	wr.av = &av;
+	wr = kr_fx_dc_write(&B, &sge, &av, (uintptr_t)word, 0);
 	/* first a WRITE rung as it should be: the DCI's send queue is running */
 	*word = 0;
 	CHECK_EQ(kr_fx_post_wait(&A, &dci, &wr, 10000), KR_WC_SUCCESS);

@@ -104,15 +104,7 @@ int main(void)
 	*(uint64_t *)A.mem = 0x5a5a5a5a5a5a5a5aull;
 	sge = kr_fx_sge(&A, 0, 8);
 	kr_fx_dc_av(&A, &B, &dct, &av);
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 11;
-	wr.opcode = KR_WR_RDMA_WRITE;
-	wr.flags = KR_WR_SIGNALED;
-	wr.sge = &sge;
-	wr.num_sge = 1;
-	wr.remote_addr = (uintptr_t)word;
-	wr.rkey = B.mr.rkey;
-	wr.av = &av;
+	wr = kr_fx_dc_write(&B, &sge, &av, (uintptr_t)word, 11);
 
 	tb = tenant->base_addr;
 	db = fenced->base_addr;
