@@ -655,6 +655,16 @@ struct kr_ctx {
  */
 #define KR_POOL_STALE_NS (40ull * 1000 * 1000)
 
+/*
+ * pool_attach_reply.c: kr_attach_reply_check() - 0 if the keeper's attach
+ * reply (nfds descriptors came with it; observer: a status-only attach) is
+ * one a job may map, its negative status as sent, or -EPROTO.
+ * kr_attach_zone_head_len() - a fenced reply's zone regions: the bytes of
+ * the zone head they cover (read-only, short of the zone), else 0.
+ */
+int kr_attach_reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds, bool observer);
+uint64_t kr_attach_zone_head_len(const struct kr_msg_attach_reply *rep);
+
 /* pool_job_krmin.c: a fenced keeper's DCIs, mapped one lease at a time (see there) */
 int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len);
 void kr_job_krmin_close(struct kr_ctx *ctx);

@@ -68,13 +68,6 @@ static void ctx_unmap(struct kr_ctx *ctx)
 	ctx->nregions = 0;
 }
 
-static bool region_ok(const struct kr_msg_region *r, unsigned int nfds)
-{
-	return r->fd_index < nfds && r->len == KR_POOL_PAGE && !(r->va & (KR_POOL_PAGE - 1)) &&
-	       !(r->off & (KR_POOL_PAGE - 1)) &&
-	       (r->prot == PROT_READ || r->prot == (PROT_READ | PROT_WRITE));
-}
-
 /* Map every region at its address; the mapped ones are recorded in ctx. */
 static int ctx_map_fixed(struct kr_ctx *ctx, const struct kr_msg_attach_reply *rep, const int *fds)
 {
@@ -97,75 +90,6 @@ static int ctx_map_fixed(struct kr_ctx *ctx, const struct kr_msg_attach_reply *r
 		}
 		ctx->region[ctx->nregions++] = *r;
 	}
-	return 0;
-}
-
-/* The range of role's regions: lowest va, total length, all contiguous. */
-static int reply_range(const struct kr_msg_attach_reply *rep, uint8_t role, uint64_t va,
-		       uint64_t len)
-{
-	uint64_t got = 0;
-
-	for (uint32_t i = 0; i < rep->nregions; i++) {
-		const struct kr_msg_region *r = &rep->region[i];
-
-		if (rep->region_role[i] != role)
-			continue;
-		if (r->va < va || r->va - va + r->len > len)
-			return -EPROTO;
-		got += r->len;
-	}
-	return got == len ? 0 : -EPROTO;
-}
-
-/* Fenced: the zone regions are its head only, read-only; bytes they cover. */
-static uint64_t zone_head_len(const struct kr_msg_attach_reply *rep)
-{
-	uint64_t n = 0;
-
-	for (uint32_t i = 0; i < rep->nregions; i++) {
-		if (rep->region_role[i] != KR_REGION_ZONE)
-			continue;
-		if (rep->region[i].prot != PROT_READ)
-			return 0; /* fails the range check */
-		n += rep->region[i].len;
-	}
-	return n < rep->zone_len ? n : 0;
-}
-
-static int reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds, bool observer)
-{
-	if (rep->status)
-		return rep->status < 0 && rep->status > -4096 ? rep->status : -EPROTO;
-	if (observer) /* status only: nothing to map */
-		return rep->nfds || nfds || rep->nregions || rep->seg_len < sizeof(struct kr_pool_seg) ||
-			       rep->seg_len > KR_OBSERVE_MAX_SEG
-			   ? -EPROTO
-			   : 0;
-	/* no UAR descriptor only from a fenced ConnectX keeper (pool_server.c) */
-	if (rep->nfds != nfds || !nfds || rep->nregions > KR_ATTACH_MAX_REGIONS ||
-	    rep->nready > KR_ATTACH_READY_MAX ||
-	    (rep->uar_fd_index >= nfds &&
-	     (rep->uar_fd_index != KR_ATTACH_NO_FD || !rep->fenced || rep->dev_is_sim)) ||
-	    !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))
-		return -EPROTO;
-	for (uint32_t i = 0; i < rep->nregions; i++)
-		if (!region_ok(&rep->region[i], nfds) ||
-		    rep->region[i].fd_index == rep->uar_fd_index)
-			return -EPROTO;
-	if (reply_range(rep, KR_REGION_SEG, rep->seg_va, rep->seg_len))
-		return -EPROTO;
-	if (rep->fenced > 1 || (!rep->fenced && rep->dci_block) ||
-	    (rep->fenced && (rep->uar_ref.reg_off > KR_KRMIN_PAGE - 8 || rep->uar_ref.reg_off & 7 ||
-			     !rep->dci_block || rep->dci_block & (KR_KRMIN_PAGE - 1))) ||
-	    /* BlueFlame only on a fenced ConnectX's own DCI pages, both buffers in the page */
-	    (rep->dci_bf_size &&
-	     (!rep->fenced || rep->dev_is_sim || rep->dci_bf_size & 63 ||
-	      rep->uar_ref.reg_off + 2ull * rep->dci_bf_size > KR_KRMIN_PAGE)) ||
-	    reply_range(rep, KR_REGION_ZONE, rep->zone_va,
-			rep->fenced ? zone_head_len(rep) : rep->zone_len) ||
-	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len)
-		return -EPROTO;
 	return 0;
 }
 
@@ -197,7 +121,7 @@ static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
 		close_fds(fds, *nfds, -1);
 		return -EPROTO;
 	}
-	rc = reply_check(rep, *nfds, flags & KR_ATTACH_F_OBSERVE);
+	rc = kr_attach_reply_check(rep, *nfds, flags & KR_ATTACH_F_OBSERVE);
 	if (rc)
 		close_fds(fds, *nfds, -1);
 	return rc;
@@ -293,7 +217,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (!rc && ctx->zone->dc_key != ctx->launch.dc_key)
 		rc = -EPROTO;
 	if (!rc && rep->fenced) /* the rings only through /dev/krmin, a lease at a time */
-		rc = kr_job_krmin_open(ctx, zone_head_len(rep));
+		rc = kr_job_krmin_open(ctx, kr_attach_zone_head_len(rep));
 	if (rc)
 		goto err_unmap;
 
