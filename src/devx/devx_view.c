@@ -37,8 +37,7 @@ int kr_devx_view_no_destroy(struct kr_devx_obj *obj)
 
 int kr_devx_view_no_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar)
 {
-	(void)flags;
-	(void)ctx, (void)uar;
+	(void)ctx, (void)flags, (void)uar;
 	return -EPERM;
 }
 

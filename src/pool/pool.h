@@ -37,10 +37,12 @@
 #ifndef KR_POOL_H
 #define KR_POOL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include "devx.h"
@@ -430,6 +432,13 @@ static inline bool kr_keeper_sends_uar(const struct kr_keeper *k)
 /* pool_krmin.c: kmod-min fences the DCI rings (see there); no-ops without it */
 #define KR_KRMIN_PATH "/dev/" KRMIN_DEV_NAME
 #define KR_KRMIN_PAGE 4096u /* the zone's page: the module must map in these */
+/* An ioctl of /dev/krmin that names one slot (UNREG, REVOKE, RELEASE). 0 or -errno. */
+static inline int kr_krmin_slot_call(int fd, unsigned long req, uint32_t slot)
+{
+	struct krmin_slot_id id = {.size = sizeof(id), .version = KRMIN_UAPI_VERSION, .slot = slot};
+
+	return ioctl(fd, req, &id) ? -errno : 0;
+}
 int kr_keeper_krmin_open(struct kr_keeper *k);
 void kr_keeper_krmin_close(struct kr_keeper *k);
 int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *block,

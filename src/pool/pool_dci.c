@@ -53,10 +53,17 @@ static void keeper_qp_uar_free(struct kr_keeper *k, struct kr_keeper_qp *q)
 	q->uar = NULL;
 }
 
+/* The page q rings: its own (fenced DCI), else its tenant's. */
+static struct kr_devx_uar *keeper_qp_uar(const struct kr_keeper_tenant *t,
+					 const struct kr_keeper_qp *q)
+{
+	return q->uar ? q->uar : t->uar;
+}
+
 static int keeper_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q,
 			    enum kr_devx_qp_type type, uint8_t *qbuf, uint8_t *cqbuf)
 {
-	struct kr_devx_uar *uar = q->uar ? q->uar : t->uar;
+	struct kr_devx_uar *uar = keeper_qp_uar(t, q);
 	struct kr_devx_cq_attr ca = {.ncqe = KR_POOL_DCI_CQE, .uar = uar};
 	struct kr_devx_qp_attr qa;
 	int rc;
@@ -101,7 +108,7 @@ static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 	d->qpn = q->qp.qpn;
 	d->user_index = q->qp.user_index;
 	d->cqn = q->cq.cqn;
-	d->uar_page = (q->uar ? q->uar : t->uar)->page_id;
+	d->uar_page = keeper_qp_uar(t, q)->page_id;
 	d->sq_wqebb_cnt = q->qp.sq_wqebb_cnt;
 	d->ncqe = q->cq.ncqe;
 	d->sq_off = (uintptr_t)q->qp.sq_buf - base;
@@ -143,8 +150,7 @@ static int dci_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 	KR_ERR("pool",
 	       "UAR page %u has its doorbell at 0x%x (BlueFlame %u), the others at 0x%x (%u)",
 	       q->uar->page_id, off, bf, k->dci_reg_off, k->dci_bf_size);
-	k->ctx->ops->free_uar(q->uar);
-	q->uar = NULL;
+	keeper_qp_uar_free(k, q);
 	return -EPROTO;
 }
 

@@ -140,9 +140,7 @@ static bool krmin_inside(const struct kr_ctx *ctx, uintptr_t base, uint64_t mapl
 
 static void krmin_give_up(struct kr_ctx *ctx, uint32_t slot)
 {
-	struct krmin_slot_id id = {.size = sizeof(id), .version = KRMIN_UAPI_VERSION, .slot = slot};
-
-	ioctl(ctx->krmin_fd, KRMIN_IOC_SLOT_RELEASE, &id);
+	kr_krmin_slot_call(ctx->krmin_fd, KRMIN_IOC_SLOT_RELEASE, slot);
 }
 
 static void krmin_noaccess(void *base, uint64_t len)

@@ -101,13 +101,6 @@ void kr_keeper_krmin_close(struct kr_keeper *k)
 	k->krmin_qp = NULL;
 }
 
-static int krmin_slot_call(int fd, unsigned long req, uint32_t slot)
-{
-	struct krmin_slot_id id = {.size = sizeof(id), .version = KRMIN_UAPI_VERSION, .slot = slot};
-
-	return ioctl(fd, req, &id) ? -errno : 0;
-}
-
 /*
  * A ConnectX's UAR page is device memory, which the module does not pin: it
  * takes its frame from the keeper's own mapping of it (SLOT_ADD_IO) and maps
@@ -125,7 +118,7 @@ static int krmin_add_uar(struct kr_keeper *k, uint32_t slot, const struct kr_dev
 	if (!ioctl(k->krmin_fd, KRMIN_IOC_SLOT_ADD_IO, &io))
 		return 0;
 	rc = -errno;
-	krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, slot);
+	kr_krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, slot);
 	return rc;
 }
 
@@ -146,9 +139,6 @@ int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *bl
 				     .version = KRMIN_UAPI_VERSION,
 				     .ring_addr = (uintptr_t)block,
 				     .ring_len = io ? cq_off : len,
-				     .dbr_addr =
-					 io ? (uintptr_t)(block + cq_off)
-					    : (uintptr_t)(q->uar ? q->uar->base_addr : NULL),
 				     .dbr_len = io ? len - cq_off : KR_KRMIN_PAGE,
 				     .tenant = q->tenant};
 	int rc;
@@ -157,6 +147,7 @@ int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *bl
 		return 0;
 	if (!q->uar)
 		return -EINVAL;
+	reg.dbr_addr = io ? (uintptr_t)(block + cq_off) : (uintptr_t)q->uar->base_addr;
 	if (ioctl(k->krmin_fd, KRMIN_IOC_SLOT_REG, &reg)) {
 		rc = -errno;
 		KR_ERR("pool", "tenant %u DCI %u: kmod-min slot: %s", q->tenant, q->index,
@@ -187,7 +178,7 @@ void kr_keeper_krmin_unreg(struct kr_keeper *k, struct kr_keeper_qp *q)
 	if (k->krmin_fd < 0 || !q->krmin_slot_plus1)
 		return;
 	__atomic_store_n(&k->krmin_qp[slot], NULL, __ATOMIC_RELEASE);
-	rc = krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, slot);
+	rc = kr_krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, slot);
 	if (rc)
 		KR_ERR("pool", "kmod-min slot %u: unregister: %s", slot, strerror(-rc));
 	q->krmin_slot_plus1 = 0;
@@ -200,7 +191,7 @@ void kr_keeper_krmin_revoke(struct kr_keeper *k, struct kr_keeper_qp *q)
 
 	if (k->krmin_fd < 0 || !q->krmin_slot_plus1)
 		return;
-	rc = krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_REVOKE, q->krmin_slot_plus1 - 1);
+	rc = kr_krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_REVOKE, q->krmin_slot_plus1 - 1);
 	if (rc)
 		KR_ERR("pool", "kmod-min slot %u: revoke: %s", q->krmin_slot_plus1 - 1,
 		       strerror(-rc));

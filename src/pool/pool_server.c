@@ -314,10 +314,6 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 		rep->uar_fd_index = 0;
 		rep->uar_ref = t->uar_ref;
 	}
-	if (k->krmin_fd >= 0) {
-		rep->uar_ref.reg_off = k->dci_reg_off;
-		rep->dci_bf_size = k->dci_bf_size;
-	}
 	rep->seg_va = (uintptr_t)s;
 	rep->seg_len = kr_pool_pages_len(s->size);
 	rc = kr_keeper_ro_regions(s, rep->seg_len, KR_REGION_SEG, rep, fds, nfds);
@@ -333,11 +329,15 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->heap_lkey = h->mr.lkey;
 	rep->heap_rkey = h->mr.rkey;
 	rc = kr_keeper_shm_regions(&t->zhead_shm, KR_REGION_ZONE, false, rep, fds, nfds);
-	/* fenced: the rings only through /dev/krmin, one leased DCI at a time */
+	/* fenced: the rings only through /dev/krmin, one leased DCI at a time,
+	 * each with its own UAR page: where its register and buffers are */
 	rep->fenced = k->krmin_fd >= 0;
-	if (rep->fenced)
+	if (rep->fenced) {
 		rep->dci_block =
 		    (uint32_t)(kr_pool_zone_dci_qp_off(1) - kr_pool_zone_dci_qp_off(0));
+		rep->uar_ref.reg_off = k->dci_reg_off;
+		rep->dci_bf_size = k->dci_bf_size;
+	}
 	if (!rc && !rep->fenced)
 		rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, true, rep, fds, nfds);
 	if (!rc)

@@ -272,20 +272,27 @@ int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
 	return 0;
 }
 
+/* A view's UAR over page b. 0 or -ENOMEM. */
+static int sim_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, struct sim_bell *b,
+		       struct kr_devx_uar **uarp)
+{
+	struct kr_devx_uar *uar = calloc(1, sizeof(*uar));
+
+	if (!uar)
+		return -ENOMEM;
+	sim_uar_fill(uar, ctx, page_id, b);
+	*uarp = uar;
+	return 0;
+}
+
 /* sim_uar_import() - UAR page_id mapped in this process, for doorbells. */
 int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
 {
 	struct sim_dev *dev = sim_dev_of(ctx);
-	struct kr_devx_uar *uar;
 
 	if (!page_id || page_id > SIM_MAX_UAR || !uarp || !dev->bell[page_id - 1])
 		return -EINVAL;
-	uar = calloc(1, sizeof(*uar));
-	if (!uar)
-		return -ENOMEM;
-	sim_uar_fill(uar, ctx, page_id, dev->bell[page_id - 1]);
-	*uarp = uar;
-	return 0;
+	return sim_uar_new(ctx, page_id, dev->bell[page_id - 1], uarp);
 }
 
 /*
@@ -296,16 +303,10 @@ int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar
 int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, struct kr_devx_uar **uarp)
 {
 	struct sim_bell *b = page;
-	struct kr_devx_uar *uar;
 
 	if (!page_id || page_id > SIM_MAX_UAR || !page || !uarp ||
 	    __atomic_load_n(&b->magic, __ATOMIC_RELAXED) != SIM_BELL_MAGIC ||
 	    __atomic_load_n(&b->page_id, __ATOMIC_RELAXED) != page_id)
 		return -EINVAL;
-	uar = calloc(1, sizeof(*uar));
-	if (!uar)
-		return -ENOMEM;
-	sim_uar_fill(uar, ctx, page_id, b);
-	*uarp = uar;
-	return 0;
+	return sim_uar_new(ctx, page_id, b, uarp);
 }

@@ -234,9 +234,10 @@ static bool sim_engine_inq_empty(struct sim_engine *eng)
 /*
  * Before an idle pass: the values the engine would sleep against, the
  * host's word first, then each exported UAR page's (pages are never
- * unmapped while the engine runs, and the exported list only grows). A busy
- * engine skips it: it sleeps only after idle passes, and the one before the
- * sleep armed.
+ * unmapped while the engine runs; the exported list's count only grows, and
+ * an export that adds or replaces an entry kicks the engine to arm again). A
+ * busy engine skips it: it sleeps only after idle passes, and the one before
+ * the sleep armed.
  */
 static void sim_engine_arm(struct sim_engine *eng)
 {
