@@ -97,7 +97,9 @@ struct krmin_dev {
 extern struct krmin_dev krmin_dev;
 
 /* krmin_slot.c: helpers the ioctls share */
-int krmin_check_hdr(u32 size, u32 version, size_t want);
+int krmin_copy_req(void *req, size_t len, const void __user *uarg);
+/* A page-aligned user range of 1 .. max bytes, below TASK_SIZE. */
+bool krmin_range_ok(u64 addr, u64 len, u64 max);
 bool krmin_is_keeper_locked(const struct krmin_file *kf);
 struct krmin_slot *krmin_slot_get_locked(u32 id);
 

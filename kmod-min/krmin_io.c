@@ -62,14 +62,11 @@ long krmin_slot_add_io(struct krmin_file *kf, void __user *uarg)
 	pgprot_t prot;
 	long ret;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
+	ret = krmin_copy_req(&req, sizeof(req), uarg);
 	if (ret)
 		return ret;
-	if (req.reserved || req.slot >= KRMIN_MAX_SLOTS || !req.io_len ||
-	    req.io_len > KRMIN_SLOT_IO_MAX_BYTES || !PAGE_ALIGNED(req.io_addr) ||
-	    !PAGE_ALIGNED(req.io_len) || req.io_addr + req.io_len < req.io_addr)
+	if (req.reserved || req.slot >= KRMIN_MAX_SLOTS ||
+	    !krmin_range_ok(req.io_addr, req.io_len, KRMIN_SLOT_IO_MAX_BYTES))
 		return -EINVAL;
 	if (READ_ONCE(kf->role) != KRMIN_ROLE_KEEPER)
 		return -EPERM;

@@ -20,11 +20,19 @@
 #define KRMIN_READ_BATCH 32
 
 /* Every ioctl struct opens with size and version; rejects anything else. */
-int krmin_check_hdr(u32 size, u32 version, size_t want)
+/*
+ * Every ioctl's argument opens with its size and the UAPI version: copy it
+ * in and check both. 0, -EFAULT, -EINVAL (size), -EPROTO (version).
+ */
+int krmin_copy_req(void *req, size_t len, const void __user *uarg)
 {
-	if (size != want)
+	const u32 *hdr = req;
+
+	if (copy_from_user(req, uarg, len))
+		return -EFAULT;
+	if (hdr[0] != len)
 		return -EINVAL;
-	if (version != KRMIN_UAPI_VERSION)
+	if (hdr[1] != KRMIN_UAPI_VERSION)
 		return -EPROTO;
 	return 0;
 }
@@ -101,9 +109,7 @@ long krmin_keeper_reg(struct krmin_file *kf, void __user *uarg)
 	struct krmin_keeper_reg req;
 	long ret;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
+	ret = krmin_copy_req(&req, sizeof(req), uarg);
 	if (ret)
 		return ret;
 	if (!krmin_may_keep())
@@ -146,9 +152,10 @@ static int krmin_pin(u64 addr, unsigned long nr, struct page **pages)
 	return 0;
 }
 
-static bool krmin_range_ok(u64 addr, u64 len)
+/* krmin_range_ok() - see krmin.h. */
+bool krmin_range_ok(u64 addr, u64 len, u64 max)
 {
-	if (!len || len > KRMIN_SLOT_MAX_BYTES)
+	if (!len || len > max)
 		return false;
 	if (!PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len))
 		return false;
@@ -179,13 +186,11 @@ long krmin_slot_reg(struct krmin_file *kf, void __user *uarg)
 	long ret;
 	u32 id;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
+	ret = krmin_copy_req(&req, sizeof(req), uarg);
 	if (ret)
 		return ret;
-	if (!krmin_range_ok(req.ring_addr, req.ring_len) ||
-	    !krmin_range_ok(req.dbr_addr, req.dbr_len))
+	if (!krmin_range_ok(req.ring_addr, req.ring_len, KRMIN_SLOT_MAX_BYTES) ||
+	    !krmin_range_ok(req.dbr_addr, req.dbr_len, KRMIN_SLOT_MAX_BYTES))
 		return -EINVAL;
 	/* Cheap early answer; checked again under the lock. */
 	if (READ_ONCE(kf->role) != KRMIN_ROLE_KEEPER)
@@ -260,9 +265,7 @@ static int krmin_get_slot_id(void __user *uarg, u32 *id)
 	struct krmin_slot_id req;
 	int ret;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
+	ret = krmin_copy_req(&req, sizeof(req), uarg);
 	if (ret)
 		return ret;
 	if (req.reserved || req.slot >= KRMIN_MAX_SLOTS)
@@ -321,9 +324,7 @@ long krmin_slot_grant(struct krmin_file *kf, void __user *uarg)
 	long ret;
 	u64 token = 0;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
+	ret = krmin_copy_req(&req, sizeof(req), uarg);
 	if (ret)
 		return ret;
 	if (req.slot >= KRMIN_MAX_SLOTS || req.pid > INT_MAX)
@@ -413,9 +414,7 @@ long krmin_slot_claim(struct krmin_file *kf, void __user *uarg)
 	long ret = 0;
 	u64 token;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	ret = krmin_check_hdr(req.size, req.version, sizeof(req));
+	ret = krmin_copy_req(&req, sizeof(req), uarg);
 	if (ret)
 		return ret;
 	token = req.token;
