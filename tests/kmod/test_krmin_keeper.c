@@ -541,15 +541,24 @@ static void phase_second_keeper(void)
 
 /* ---- 2. SIGKILL mid-post ---- */
 
+/* Start t's traffic and tell the parent on out that it runs. */
+static int traffic_running(struct traffic *t, int out)
+{
+	int rc = traffic_start(t);
+
+	if (!rc)
+		put(out, "r", 1);
+	return rc;
+}
+
 static int job_loop(int in, int out)
 {
 	struct traffic t;
-	int rc = traffic_start(&t);
+	int rc = traffic_running(&t, out);
 
 	if (rc)
 		return rc;
 	(void)in;
-	put(out, "r", 1); /* running */
 	for (;;) {
 		rc = traffic_round(&t);
 		if (rc)
@@ -785,17 +794,16 @@ static int insmod(void)
 static int job_until_dead(int in, int out)
 {
 	struct traffic t;
-	int rc = traffic_start(&t);
+	int rc = traffic_running(&t, out);
 
 	if (rc)
 		return rc;
 	(void)in;
-	put(out, "r", 1);
 	for (;;) {
 		rc = traffic_round(&t);
 		if (rc == -ENOTCONN)
 			break;
-		if (rc && rc != -ETIMEDOUT && rc > 0) /* a completion in error, or bad bytes */
+		if (rc > 0) /* a completion in error, or bad bytes */
 			return 70;
 		if (rc == -ETIMEDOUT)
 			return 71;
