@@ -245,6 +245,14 @@ struct kr_vqp;
 struct kr_connect_opts {
 	uint32_t credits; /* send-queue share in 64-byte WQEBBs: 0 = 32 (8 vQPs per DCI) */
 	uint32_t flags;   /* reserved, must be 0 */
+	/*
+	 * Two-sided messages: the port a peer job bound with kr_bind() (1..65535);
+	 * 0 = none (one-sided operations only, kr_post_send() gives
+	 * -EDESTADDRREQ). reply_port: a port of this job the receiver may answer
+	 * on (kr_port_sender()), 0 = none.
+	 */
+	uint32_t port;
+	uint32_t reply_port;
 };
 
 /*
@@ -255,16 +263,26 @@ struct kr_connect_opts {
  * one from the keeper (kept in
  * thread-local storage for ctx and shared by all the thread's vQPs). With
  * its last vQP the thread lets the DCI go: kept by the process for its next
- * thread when nothing is in flight on it (at most 8), else given back. The peer's DCT comes from the node's
- * metadata (kr_dct_resolve: cache or MetaServer); KR_NODE_SELF is this
- * node's keeper. No firmware command and no handshake run here.
+ * thread when nothing is in flight on it (at most 8), else given back. The peer's DCT comes from
+ * the node's metadata (kr_dct_resolve: cache or MetaServer); KR_NODE_SELF is this node's keeper. No
+ * firmware command and no handshake run here.
  *
  * The vQP posts through the DCI of the thread that created it: use it from
- * that thread (or serialise). Disconnect every vQP before kr_detach(). A DCI switches DC targets only when idle (the
- * hardware rule), so one thread's vQPs to different peers serialise on its
- * DCI: each switch costs a round trip of the previous target's traffic.
+ * that thread (or serialise). Disconnect every vQP before kr_detach(). A DCI switches DC targets
+ * only when idle (the hardware rule), so one thread's vQPs to different peers serialise on its DCI:
+ * each switch costs a round trip of the previous target's traffic.
  *
- * Returns a vQP, or NULL with errno: EINVAL (NULL ctx, bad opts), ENOSPC
+ * With opts->port the vQP targets the receive endpoint of that port on the
+ * peer (its DC target: one-sided operations work there too) and takes a
+ * sender slot in the port's table (one CAS and one fetch-and-add on the
+ * receiver's memory, waited for here: a round trip). Its SENDs are then
+ * flow-controlled by the receiver's credits (kr_post_send()).
+ *
+ * Returns a vQP, or NULL with errno: EINVAL (NULL ctx, bad opts, a port
+ * above 65535), ECONNREFUSED (no job has that port bound on the peer),
+ * EOPNOTSUPP (a port on another node: not yet, only this node's ports
+ * resolve), EUSERS (the port's table has no free sender slot),
+ * ETIMEDOUT (the receiver did not answer the slot claim), ENOSPC
  * (the thread's DCI has fewer free credits than asked: disconnect a vQP or
  * connect from another thread; or no DCI free in the pool: retry), ENOENT
  * (no such node), EHOSTUNREACH/EAGAIN (metadata lookup failed, retry),
@@ -328,15 +346,110 @@ int kr_post_cas(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rk
 int kr_post_faa(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey, uint64_t add,
 		uint64_t wr_id, uint32_t flags);
 
+/* ---- two-sided messages: ports (src/virtqp/virtqp_port.c, virtqp_send.c) ---- */
+
+struct kr_port;
+struct kr_wc;
+
+/* Options of kr_bind(); NULL or 0 fields mean the defaults. */
+struct kr_bind_opts {
+	uint32_t senders; /* sender slots (vQPs connected at once): 0 = 16, at most 1024 */
+	uint32_t window;  /* buffers promised to one sender at a time: 0 = 16 */
+	uint32_t flags;	  /* reserved, must be 0 */
+};
+
+/* Bytes of krcore's header in front of every message (sender slot, order, imm). */
+#define KR_SEND_HDR_LEN 16u
+/* Largest KR_POST_INLINE SEND: the header travels inline too. */
+#define KR_SEND_MAX_INLINE (KR_POST_MAX_INLINE - KR_SEND_HDR_LEN)
+/* Receive buffers a port holds at once. */
+#define KR_PORT_MAX_RECV 256u
+
 /*
- * kr_post_send() / kr_post_recv() - two-sided messages. Not implemented yet:
- * the receive side (the peer keeper's DCT SRQ dispatching to the receiving
- * vQP) is missing. The arguments are checked as kr_post_write()'s, then
- * -EOPNOTSUPP; nothing is posted.
+ * kr_bind() - receive two-sided messages on port (1..65535) of this node:
+ * the keeper hands this job a warm receive endpoint (an SRQ and its CQ in
+ * the tenant's memory) and makes a DC target for it. Messages land in
+ * buffers the job posts with kr_post_recv() and complete through
+ * kr_poll_recv(): no keeper on the path. Senders connect with
+ * kr_connect_opts.port; each takes a slot in a table this call allocates in
+ * the job's heap, and may have at most window messages in flight, only
+ * against buffers this port has posted (no receiver-not-ready retries).
+ * Ports are per node: one binding of a port across all launches.
+ *
+ * Use a port from one thread at a time. kr_unbind() before kr_detach().
+ * Returns a port, or NULL with errno: EINVAL (NULL ctx, port 0 or above
+ * 65535, bad opts), EADDRINUSE (the port is bound on this node), ENOSPC (no
+ * free receive endpoint: krpoold --ports), EOPNOTSUPP (the keeper has none,
+ * or fences its jobs with kmod-min: not yet), ENOMEM (heap full),
+ * ENOTCONN/EPIPE (keeper gone).
+ */
+struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_opts *opts);
+
+/*
+ * kr_unbind() - stop receiving: the DC target goes at once (senders' later
+ * messages complete in error at the sender), posted buffers and completions
+ * not yet polled are dropped. Returns 0, -EINVAL (NULL), -ENOTCONN (keeper
+ * gone: local state is released anyway).
+ */
+int kr_unbind(struct kr_port *port);
+
+/*
+ * kr_post_recv() - post buf (kr_malloc memory, len >= 1) for one message of
+ * up to len bytes. Its completion comes from kr_poll_recv() with wr_id.
+ * Returns 0, -EINVAL (NULL, len 0 or above KR_POST_MAX_LEN, buf outside the
+ * job's heap), -EAGAIN (KR_PORT_MAX_RECV buffers posted already),
+ * -ENOTCONN (keeper gone).
+ */
+int kr_post_recv(struct kr_port *port, void *buf, uint32_t len, uint64_t wr_id);
+
+/*
+ * kr_poll_recv() - up to n received messages, in arrival order (per sender:
+ * in the order sent, each exactly once). A completion has opcode
+ * KR_WC_OP_RECV, the buffer's wr_id, byte_len (the message, without
+ * krcore's header), imm and KR_WC_F_IMM when sent with one, and src: the
+ * sender's slot (kr_port_sender()). A message longer than its buffer
+ * completes with KR_WC_LOC_LEN_ERR (the sender sees an error too); the port
+ * and other senders go on. Also admits and lets go senders and hands out
+ * credits for the buffers posted: a port nobody polls stops its senders
+ * (kr_post_send() -EAGAIN), it never drops their messages.
+ * Returns the number of completions (0..n), -EINVAL (NULL port or wc,
+ * n < 0), -ENOTCONN (keeper gone), -EIO (the CQ named a receive never posted).
+ */
+int kr_poll_recv(struct kr_port *port, struct kr_wc *wc, int n);
+
+/* Who sent on a slot of a port. */
+struct kr_port_sender {
+	uint32_t node;	     /* the sender's node id */
+	uint32_t reply_port; /* the port it asked answers on (kr_connect_opts), 0 = none */
+};
+
+/*
+ * kr_port_sender() - the sender holding slot src of port now (src from a
+ * receive completion). 0, -EINVAL (NULL argument, src out of range),
+ * -ENOENT (no sender holds the slot: it disconnected).
+ */
+int kr_port_sender(const struct kr_port *port, uint32_t src, struct kr_port_sender *out);
+
+/*
+ * kr_post_send() / kr_post_send_imm() - one message to the port vqp was
+ * connected to (kr_connect_opts.port), from local (kr_malloc memory, or any
+ * memory with KR_POST_INLINE up to KR_SEND_MAX_INLINE bytes); imm reaches
+ * the receiver's completion. Reliable and in order per vQP, completed at the
+ * sender once the receiver's NIC has placed it.
+ *
+ * Flow control: the receiver grants this vQP credits for buffers it posted
+ * (kr_bind_opts.window at most); a send without a credit returns -EAGAIN and
+ * posts nothing: poll (kr_poll) and retry. The vQP pulls new credits with
+ * an 8-byte READ of the receiver's table when half its window is used.
+ *
+ * Returns 0, or the errors of kr_post_write() (the local range rules, and
+ * -EAGAIN for the send queue), plus -EDESTADDRREQ (vqp was connected
+ * without a port).
  */
 int kr_post_send(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t wr_id,
 		 uint32_t flags);
-int kr_post_recv(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t wr_id);
+int kr_post_send_imm(struct kr_vqp *vqp, const void *local, uint32_t len, uint32_t imm,
+		     uint64_t wr_id, uint32_t flags);
 
 /* What a completion was for. */
 enum kr_wc_opcode {
@@ -362,7 +475,7 @@ struct kr_wc {
 	uint32_t byte_len;
 	uint32_t imm;
 	uint32_t flags;	  /* enum kr_wc_flags */
-	uint32_t rsvd;
+	uint32_t src;	  /* KR_WC_OP_RECV: the sender's slot on the port (kr_port_sender()) */
 };
 
 /*

@@ -61,6 +61,7 @@ struct kr_pool_cfg {
 	uint32_t rc_spares;    /* spare RC QPs per tenant, kept in INIT */
 	uint32_t jobs;	       /* attached jobs per tenant (each with its own heap) */
 	uint32_t vqps;	       /* vQP slots per tenant */
+	uint32_t ports;	       /* receive endpoints per tenant (pool_port.c) */
 	uint32_t heap_mb;      /* heap per job, MB (multiple of 2) */
 	uint32_t hugepages_mb; /* budget: the layout must fit, EAL --socket-limit */
 	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
@@ -143,6 +144,15 @@ uint64_t kr_pool_kzone_rc_bytes(void);
 /* Offset in the tenant zone of DCI i's QP buffer and CQ buffer. */
 uint64_t kr_pool_zone_dci_qp_off(uint32_t i);
 uint64_t kr_pool_zone_dci_cq_off(uint32_t i);
+/*
+ * Receive endpoints (pool_port.c): their descriptors in the head
+ * (struct kr_zone_ep[KR_POOL_MAX_PORTS]), endpoint e's CQ and SRQ after the
+ * DCI rings, and the SRQ's shape.
+ */
+uint64_t kr_pool_zone_ep_off(void);
+uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e);
+uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e);
+void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a);
 /* Offset in the tenant zone of the src/dct block (in the head, after the descriptors). */
 uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg);
 /* Number of free entries in a ring of the segment (read-only view). */
@@ -175,6 +185,26 @@ struct kr_keeper_qp {
 	/* fenced DCI: a UAR page of its own, in its slot, so its holder rings
 	 * nothing else; NULL: the tenant's page (t->uar) */
 	struct kr_devx_uar *uar;
+};
+
+/* A receive endpoint's state (pool_port.c). */
+enum kr_ep_state {
+	KR_EP_DIRTY = 0, /* no queues, or given back: the worker rebuilds them */
+	KR_EP_FREE,	 /* warm SRQ and CQ, no DCT */
+	KR_EP_BOUND,	 /* a DCT over them, a job's port */
+};
+
+/* Keeper's view of one receive endpoint. */
+struct kr_keeper_ep {
+	struct kr_devx_cq cq;
+	struct kr_devx_srq srq;
+	struct kr_devx_dct dct;
+	bool built; /* cq and srq */
+	bool dct_ok;
+	int state; /* enum kr_ep_state (atomic: the worker rebuilds DIRTY ones) */
+	uint32_t port;
+	uint32_t owner_job; /* job table index + 1 */
+	uint32_t gen;
 };
 
 /* Job-writable memory: a sealed hugetlb memfd mapped at addr (pool_shm.c). */
@@ -221,6 +251,7 @@ struct kr_keeper_tenant {
 	struct kr_keeper_qp *dci;    /* [cfg.dcis] */
 	struct kr_keeper_qp *rc;     /* [cfg.rc_spares] */
 	struct kr_keeper_heap *heap; /* [cfg.jobs] */
+	struct kr_keeper_ep *ep;     /* [cfg.ports] */
 	bool pd_ok, srq_ok, dct_ok;
 	/* the launch bound to the slot (pool_bind.c); keeper-private */
 	bool bound;
@@ -428,6 +459,29 @@ static inline bool kr_keeper_sends_uar(const struct kr_keeper *k)
 {
 	return k->ctx->is_sim || k->krmin_fd < 0;
 }
+
+/* pool_port.c: receive endpoints (see there) */
+/* Endpoint e's SRQ and CQ in the zone, FREE (cmd_lock held or at start). 0 or -errno. */
+int kr_keeper_ep_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t e);
+/* Destroy what endpoint e has (cmd_lock held or at teardown); it is DIRTY after. */
+void kr_keeper_ep_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t e);
+/* Worker: rebuild a DIRTY endpoint. 1 (rebuilt), 0 (not dirty), -errno. */
+int kr_keeper_ep_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t e);
+/*
+ * kr_keeper_port_bind() - KR_MSG_BIND from c: a FREE endpoint of c's tenant
+ * gets a DCT with the launch's key and serves req->port. 0 (rep: index,
+ * gen, qpn = DCT number), -EPERM (not attached), -EINVAL (port 0 or above
+ * 65535, nslots 0 or above 1024, a table none of c's MRs covers with remote
+ * read and atomic rights), -EADDRINUSE (the port is bound on this node),
+ * -ENOSPC (every endpoint is bound), -EOPNOTSUPP (--ports 0), the DCT's error.
+ */
+int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
+			const struct kr_msg_bind *req, struct kr_msg_reply *rep);
+/* KR_MSG_UNBIND: 0, -EPERM, -EINVAL (not c's binding of that port and gen). */
+int kr_keeper_port_unbind(struct kr_keeper *k, struct kr_keeper_conn *c,
+			  const struct kr_msg_bind *req);
+/* Unbind every port job holds (detach or death). Returns how many. */
+uint32_t kr_keeper_port_reclaim(struct kr_keeper *k, uint32_t job);
 
 /* pool_krmin.c: kmod-min fences the DCI rings (see there); no-ops without it */
 #define KR_KRMIN_PATH "/dev/" KRMIN_DEV_NAME
@@ -673,6 +727,26 @@ struct kr_ctx {
  */
 int kr_attach_reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds, bool observer);
 uint64_t kr_attach_zone_head_len(const struct kr_msg_attach_reply *rep);
+
+/* pool_job.c: ctx->lock held. One request/reply; a transport error kills the context. */
+int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep);
+
+/* pool_job_port.c: a job's calls and reads for receive endpoints (see there) */
+/*
+ * kr_pool_port_call() - KR_MSG_BIND or KR_MSG_UNBIND with req (type set
+ * here); rep gets the reply. 0 or the keeper's -errno (kr_keeper_port_bind).
+ */
+int kr_pool_port_call(struct kr_ctx *ctx, uint16_t type, struct kr_msg_bind *req,
+		      struct kr_msg_reply *rep);
+/*
+ * kr_pool_ep_read() - a consistent copy of endpoint index's descriptor.
+ * 0, -EINVAL (no such endpoint), -EAGAIN (the keeper kept rewriting it).
+ */
+int kr_pool_ep_read(const struct kr_ctx *ctx, uint32_t index, struct kr_zone_ep *out);
+/* kr_pool_port_find() - the endpoint bound to port in the tenant: 0 (*out, *index), -ECONNREFUSED.
+ */
+int kr_pool_port_find(const struct kr_ctx *ctx, uint32_t port, struct kr_zone_ep *out,
+		      uint32_t *index);
 
 /* pool_job_krmin.c: a fenced keeper's DCIs, mapped one lease at a time (see there) */
 int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len);

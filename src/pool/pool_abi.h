@@ -13,6 +13,7 @@
  *                    jobs map them from read-only file descriptions, so
  *                    nothing here is ever read back from a job.
  *   job-writable     the zone's DCI rings, CQs and doorbell records, the
+ *                    receive endpoints' SRQs and CQs (pool_port.c), the
  *                    job's heap and its UAR page: no structure of this file
  *                    lives there. What the keeper and the sim engine read
  *                    from it, each copied once and checked:
@@ -22,6 +23,11 @@
  *       send WQE (ctrl, segments)                    size, opcode, SGE count,
  *                    lengths and keys against the QP's PD before use; a bad
  *                    one moves that QP to error (sim_req.c, sim_mem.c)
+ *       SRQ doorbell record (16-bit receive counter) more than a ring ahead
+ *                    of the engine's consumer: that message is not
+ *                    delivered (sim_recv.c)
+ *       receive WQE (data segments)                  copied when taken; each
+ *                    segment's key and range checked at the scatter
  *       CQ consumer index (CQ doorbell record)       only compared: a CQE that
  *                    would overrun is dropped (sim_cqe.c)
  *       UAR page seq word                            only compared by the
@@ -51,6 +57,9 @@
 #define KR_POOL_MAX_VQPS       1024u /* per tenant */
 #define KR_POOL_MAX_HEAP_MB    64u
 #define KR_POOL_MAX_JOB_MRS    64u	  /* kr_reg_mr per job */
+#define KR_POOL_MAX_PORTS	16u	   /* receive endpoints per tenant (pool_port.c) */
+#define KR_POOL_PORT_WQE	256u	   /* receive buffers an endpoint's SRQ holds */
+#define KR_POOL_PORT_SGE	2u	   /* per receive: the message header, the buffer */
 #define KR_POOL_MAX_CONNS      4096u	  /* sockets the keeper serves at once */
 #define KR_POOL_PAGE	       (2u << 20) /* hugepage size the keeper uses */
 #define KR_POOL_HELLO_MS       2000u	  /* a connection must attach within this */
@@ -74,7 +83,7 @@
 
 #define KR_POOL_SEG_MAGIC  0x6b72706fu /* "krpo" */
 #define KR_POOL_ZONE_MAGIC 0x6b72747au /* "krtz" */
-#define KR_POOL_VERSION	   2u
+#define KR_POOL_VERSION	   3u	       /* 3: receive endpoints in the zone */
 
 enum kr_slot_state {
 	KR_SLOT_EMPTY = 0, /* no QP built (yet) */
@@ -273,9 +282,44 @@ struct kr_zone_hdr {
 	struct kr_devx_port port; /* the keeper's port: address, GID index, link layer */
 	uint64_t dci_off; /* struct kr_zone_dci[ndci] */
 	uint64_t dct_off; /* src/dct: struct kr_dct_zone (node id, cache, MetaServers); 0 = none */
+	uint64_t ep_off;  /* struct kr_zone_ep[nep]: receive endpoints, in the head */
+	uint32_t nep;
+	uint32_t rsvd;
 };
-_Static_assert(sizeof(struct kr_zone_hdr) == 80, "kr_zone_hdr layout");
+_Static_assert(sizeof(struct kr_zone_hdr) == 96, "kr_zone_hdr layout");
 _Static_assert(offsetof(struct kr_zone_hdr, port) == 32, "kr_zone_hdr.port");
+
+/*
+ * One receive endpoint of the tenant (pool_port.c): a DC target made when a
+ * job binds a port, over an SRQ and a CQ that stay warm in the zone's
+ * job-writable pages. Notes: keeper-written, jobs read (the zone head):
+ * seq is odd while the keeper rewrites the entry, then one more (a reader
+ * copies and re-checks it). The binder reads its queues here; every job of
+ * the launch reads a port's address (dctn, the binder's sender table).
+ * port 0: not bound. Queue offsets are from the zone start.
+ */
+struct kr_zone_ep {
+	uint32_t seq;
+	uint32_t port;	     /* 1..65535, 0 = free */
+	uint32_t dctn;	     /* the binding's DC target */
+	uint32_t gen;	     /* bumped at every bind */
+	uint32_t owner_job;  /* job table index + 1 */
+	uint32_t user_index; /* the DCT's: names it in its CQEs */
+	uint32_t srqn;
+	uint32_t cqn;
+	uint32_t srq_nwqe;
+	uint32_t srq_log_stride;
+	uint32_t ncqe;
+	uint32_t nslots; /* senders the binder's table holds */
+	uint64_t srq_off;
+	uint64_t srq_dbrec_off;
+	uint64_t cqe_off;
+	uint64_t cq_dbrec_off;
+	uint64_t table_va; /* the binder's sender table, in its heap (virtqp_port.c) */
+	uint32_t table_rkey;
+	uint32_t rsvd;
+};
+_Static_assert(sizeof(struct kr_zone_ep) == 96, "kr_zone_ep layout");
 
 /* Table accessors: the segment holds offsets, these make them addresses here. */
 static inline struct kr_pool_tenant *kr_seg_tenant(const struct kr_pool_seg *s, uint32_t t)
@@ -306,6 +350,10 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
 {
 	return (struct kr_zone_dci *)((uintptr_t)z + z->dci_off) + i;
 }
+static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z, uint32_t i)
+{
+	return (const struct kr_zone_ep *)((uintptr_t)z + z->ep_off) + i;
+}
 
 /* ================= the attach protocol (pool_proto.c) ================= */
 
@@ -315,8 +363,8 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 6: a fenced DCI rings its own UAR page, in its slot */
-#define KR_PROTO_VERSION      6u
+/* 7: receive endpoints (KR_MSG_BIND, KR_MSG_UNBIND) */
+#define KR_PROTO_VERSION      7u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
 #define KR_ATTACH_NO_FD	      0xffffffffu
@@ -330,6 +378,8 @@ enum kr_msg_type {
 	KR_MSG_DEREG_MR,
 	KR_MSG_STATUS, /* observer: a copy of the pool segment, a chunk at a time */
 	KR_MSG_CACHE,  /* job: what it learnt for the node cache, which only the keeper writes */
+	KR_MSG_BIND,   /* job: a receive endpoint for a port (pool_port.c) */
+	KR_MSG_UNBIND,
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -438,12 +488,28 @@ struct kr_msg_mr {
 	uint32_t id;	 /* dereg */
 };
 
+/*
+ * Bind: port, and the sender table the binder keeps in its heap under one of
+ * its MRs (remote read and atomic rights, nslots * 16 + 64 bytes). Unbind:
+ * port with the endpoint's index and gen from the bind's reply.
+ */
+struct kr_msg_bind {
+	struct kr_msg_hdr hdr;
+	uint32_t port;
+	uint32_t nslots;
+	uint64_t table_va;
+	uint32_t table_rkey;
+	uint32_t index; /* unbind */
+	uint32_t gen;	/* unbind */
+	uint32_t rsvd;
+};
+
 struct kr_msg_reply {
 	struct kr_msg_hdr hdr;
 	int32_t status;
-	uint32_t index; /* lease: slot index; reg_mr: mr id */
+	uint32_t index; /* lease: slot index; reg_mr: mr id; bind: endpoint */
 	uint32_t gen;
-	uint32_t qpn;
+	uint32_t qpn; /* bind: the DCT number */
 	uint32_t lkey;
 	uint32_t rkey;
 	uint64_t token; /* a fenced DCI lease: the kmod-min grant the job claims, else 0 */
@@ -489,6 +555,7 @@ _Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");
 _Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
 _Static_assert(sizeof(struct kr_msg_reply) == 48, "kr_msg_reply layout");
 _Static_assert(sizeof(struct kr_msg_cache) == 72, "kr_msg_cache layout");
+_Static_assert(sizeof(struct kr_msg_bind) == 48, "kr_msg_bind layout");
 _Static_assert(offsetof(struct kr_msg_attach_reply, region) == 200 &&
 		   sizeof(struct kr_msg_attach_reply) ==
 		       200 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 24 * KR_ATTACH_READY_MAX,

@@ -54,7 +54,9 @@ int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_
 {
 	if (mapped_len < sizeof(*z) || z->magic != KR_POOL_ZONE_MAGIC || z->tenant != tenant ||
 	    z->size > mapped_len || z->ndci > KR_POOL_MAX_DCIS || z->dci_off > z->size ||
-	    (uint64_t)z->ndci * sizeof(struct kr_zone_dci) > z->size - z->dci_off)
+	    (uint64_t)z->ndci * sizeof(struct kr_zone_dci) > z->size - z->dci_off ||
+	    z->nep > KR_POOL_MAX_PORTS || z->ep_off > z->size ||
+	    (uint64_t)z->nep * sizeof(struct kr_zone_ep) > z->size - z->ep_off)
 		return -EPROTO;
 	return 0;
 }

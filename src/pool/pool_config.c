@@ -23,6 +23,7 @@ void kr_pool_cfg_default(struct kr_pool_cfg *cfg)
 	cfg->rc_spares = 2;
 	cfg->jobs = 8;
 	cfg->vqps = 64;
+	cfg->ports = 4;
 	cfg->heap_mb = 4;
 	cfg->hugepages_mb = 256;
 	cfg->low_water = 2;
@@ -74,7 +75,7 @@ static bool cfg_bool(const char *val, bool *out)
 
 /*
  * kr_pool_cfg_set() - apply one key. Keys: device, socket, tenants, dcis,
- * rc-spares, jobs, vqps, heap-mb, hugepages, low-water, base-virtaddr,
+ * rc-spares, jobs, vqps, ports, heap-mb, hugepages, low-water, base-virtaddr,
  * foreground, verbose, tenant.<n>.uid. Returns 0 or -EINVAL with err set.
  */
 int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
@@ -180,6 +181,7 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 	    {"rc-spares", offsetof(struct kr_pool_cfg, rc_spares)},
 	    {"jobs", offsetof(struct kr_pool_cfg, jobs)},
 	    {"vqps", offsetof(struct kr_pool_cfg, vqps)},
+	    {"ports", offsetof(struct kr_pool_cfg, ports)},
 	    {"heap-mb", offsetof(struct kr_pool_cfg, heap_mb)},
 	    {"hugepages", offsetof(struct kr_pool_cfg, hugepages_mb)},
 	    {"low-water", offsetof(struct kr_pool_cfg, low_water)},
@@ -307,6 +309,9 @@ int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
 	if (cfg->vqps > KR_POOL_MAX_VQPS)
 		return cfg_err(err, errlen, "vqps: %u is above %u (per tenant)", cfg->vqps,
 			       KR_POOL_MAX_VQPS);
+	if (cfg->ports > KR_POOL_MAX_PORTS)
+		return cfg_err(err, errlen, "ports: %u is above %u (per tenant)", cfg->ports,
+			       KR_POOL_MAX_PORTS);
 	if (cfg->heap_mb < 2 || cfg->heap_mb > KR_POOL_MAX_HEAP_MB || cfg->heap_mb % 2)
 		return cfg_err(err, errlen, "heap-mb: %u is not an even number in 2..%u",
 			       cfg->heap_mb, KR_POOL_MAX_HEAP_MB);

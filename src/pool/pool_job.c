@@ -16,8 +16,8 @@
 #include "kr_log.h"
 #include "pool.h"
 
-/* ctx->lock held. One request/reply; a transport error kills the context. */
-static int job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep)
+/* kr_job_call() - see pool.h. */
+int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep)
 {
 	int rc;
 
@@ -186,7 +186,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 		rep.token = ctx->ready_token[ctx->nready];
 	} else {
 		kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
-		rc = job_call(ctx, &req, sizeof(req), &rep);
+		rc = kr_job_call(ctx, &req, sizeof(req), &rep);
 		if (rc)
 			goto out;
 		*lease = (struct kr_lease){
@@ -200,7 +200,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 			    .kind = kind, .index = rep.index, .gen = rep.gen};
 
 			kr_msg_init(&rel.hdr, KR_MSG_RELEASE, sizeof(rel), 0);
-			job_call(ctx, &rel, sizeof(rel), &rep);
+			kr_job_call(ctx, &rel, sizeof(rel), &rep);
 		}
 	}
 out:
@@ -231,7 +231,7 @@ int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease)
 	}
 	req = (struct kr_msg_lease){.kind = lease->kind, .index = lease->index, .gen = lease->gen};
 	kr_msg_init(&req.hdr, KR_MSG_RELEASE, sizeof(req), 0);
-	rc = job_call(ctx, &req, sizeof(req), &rep);
+	rc = kr_job_call(ctx, &req, sizeof(req), &rep);
 out:
 	pthread_mutex_unlock(&ctx->lock);
 	return rc;
@@ -362,7 +362,7 @@ struct kr_mr *kr_reg_mr(struct kr_ctx *ctx, void *addr, size_t len, uint32_t acc
 	req = (struct kr_msg_mr){.addr = a, .len = len, .access = access};
 	kr_msg_init(&req.hdr, KR_MSG_REG_MR, sizeof(req), 0);
 	pthread_mutex_lock(&ctx->lock);
-	rc = job_call(ctx, &req, sizeof(req), &rep);
+	rc = kr_job_call(ctx, &req, sizeof(req), &rep);
 	pthread_mutex_unlock(&ctx->lock);
 	if (rc) {
 		free(mr);
@@ -386,7 +386,7 @@ int kr_dereg_mr(struct kr_mr *mr)
 	req = (struct kr_msg_mr){.id = mr->id};
 	kr_msg_init(&req.hdr, KR_MSG_DEREG_MR, sizeof(req), 0);
 	pthread_mutex_lock(&mr->ctx->lock);
-	rc = job_call(mr->ctx, &req, sizeof(req), &rep);
+	rc = kr_job_call(mr->ctx, &req, sizeof(req), &rep);
 	pthread_mutex_unlock(&mr->ctx->lock);
 	free(mr);
 	return rc;

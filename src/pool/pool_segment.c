@@ -105,13 +105,21 @@ uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg)
 			KR_ZONE_ALIGN);
 }
 
+/* The receive endpoints' descriptors follow the node cache. */
+uint64_t kr_pool_zone_ep_off(void)
+{
+	return align_up(kr_pool_zone_dct_off(NULL) + kr_dct_zone_bytes(), KR_SEG_ALIGN);
+}
+
 /*
- * The zone head, which jobs may only read: header, descriptors, node cache.
- * Whole hugepages, so the rings after it are a mapping of their own.
+ * The zone head, which jobs may only read: header, descriptors, node cache,
+ * endpoint descriptors. Whole hugepages, so the rings after it are a mapping
+ * of their own.
  */
 uint64_t kr_pool_zone_head_len(void)
 {
-	return kr_pool_pages_len(kr_pool_zone_dct_off(NULL) + kr_dct_zone_bytes());
+	return kr_pool_pages_len(kr_pool_zone_ep_off() +
+				 (uint64_t)KR_POOL_MAX_PORTS * sizeof(struct kr_zone_ep));
 }
 
 static uint64_t zone_first_off(void)
@@ -157,9 +165,39 @@ uint64_t kr_pool_kzone_rc_bytes(void)
 }
 
 /* The zone holds the DCIs; spare RC QPs live in the keeper zone until leased. */
+/* A receive endpoint's SRQ as the keeper builds it (sizes only). */
+void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->nwqe = KR_POOL_PORT_WQE;
+	a->max_sge = KR_POOL_PORT_SGE;
+}
+
+/* One receive endpoint's block: its CQ (one CQE per receive buffer), then its SRQ. */
+static uint64_t ep_block_bytes(void)
+{
+	struct kr_devx_srq_attr a;
+
+	kr_pool_ep_srq_attr(&a);
+	return align_up(kr_devx_cq_buf_size(KR_POOL_PORT_WQE), KR_ZONE_ALIGN) +
+	       align_up(kr_devx_srq_buf_size(&a), KR_ZONE_ALIGN);
+}
+
+uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e)
+{
+	return zone_first_off() + (uint64_t)kr_pool_cfg_dci_slots(cfg) * qp_slot_bytes() +
+	       (uint64_t)e * ep_block_bytes();
+}
+
+uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e)
+{
+	return kr_pool_zone_ep_cq_off(cfg, e) +
+	       align_up(kr_devx_cq_buf_size(KR_POOL_PORT_WQE), KR_ZONE_ALIGN);
+}
+
 uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg)
 {
-	return zone_first_off() + (uint64_t)kr_pool_cfg_dci_slots(cfg) * qp_slot_bytes();
+	return kr_pool_zone_ep_cq_off(cfg, cfg->ports);
 }
 
 uint32_t kr_pool_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off)

@@ -383,6 +383,8 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 	struct kr_pool_job *job = kr_seg_job(k->seg, c->job_plus1 - 1);
 	uint32_t n;
 
+	/* its ports first: no message lands once its MRs are gone */
+	n = kr_keeper_port_reclaim(k, c->job_plus1 - 1);
 	for (uint32_t i = 0; i < KR_POOL_MAX_JOB_MRS; i++)
 		if (c->mrs[i].used) {
 			/* a firmware command: waits for a grow build in flight (rare) */
@@ -391,7 +393,7 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 			pthread_mutex_unlock(&k->cmd_lock);
 			c->mrs[i].used = false;
 		}
-	n = kr_keeper_lease_reclaim(k, c->job_plus1 - 1);
+	n += kr_keeper_lease_reclaim(k, c->job_plus1 - 1);
 	if (n && !k->reclaim_t0)
 		k->reclaim_t0 = kr_pool_now_ns();
 	job->state = KR_JOB_DIRTY;
@@ -544,6 +546,9 @@ static size_t req_size(uint16_t type)
 		return sizeof(struct kr_msg_status);
 	case KR_MSG_CACHE:
 		return sizeof(struct kr_msg_cache);
+	case KR_MSG_BIND:
+	case KR_MSG_UNBIND:
+		return sizeof(struct kr_msg_bind);
 	default:
 		return 0;
 	}
@@ -591,6 +596,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_mr mr;
 		struct kr_msg_status status;
 		struct kr_msg_cache cache;
+		struct kr_msg_bind bind;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
@@ -651,6 +657,12 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		break;
 	case KR_MSG_REG_MR:
 		rc = serve_reg_mr(k, c, &req.mr, &rep);
+		break;
+	case KR_MSG_BIND:
+		rc = kr_keeper_port_bind(k, c, &req.bind, &rep);
+		break;
+	case KR_MSG_UNBIND:
+		rc = kr_keeper_port_unbind(k, c, &req.bind);
 		break;
 	case KR_MSG_CACHE:
 		/* one-way: no reply; a bad report changes nothing */

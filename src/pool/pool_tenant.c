@@ -124,6 +124,8 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	z->dci_off = sizeof(*z);
 	z->port = k->ctx->port;
 	z->dct_off = kr_pool_zone_dct_off(&k->cfg);
+	z->ep_off = kr_pool_zone_ep_off();
+	z->nep = k->cfg.ports;
 	rc = kr_keeper_dct_init(k, t); /* src/dct: node id, node cache, static peers */
 	if (rc)
 		return rc;
@@ -217,6 +219,11 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 		rc = kr_keeper_heap_build(k, t, j);
 		step_unlock(lock);
 	}
+	for (uint32_t e = 0; !rc && e < cfg->ports; e++) {
+		step_lock(lock);
+		rc = kr_keeper_ep_build(k, t, e);
+		step_unlock(lock);
+	}
 	return rc;
 }
 
@@ -226,6 +233,8 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
  */
 static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
+	for (uint32_t e = 0; t->ep && e < k->cfg.ports; e++)
+		kr_keeper_ep_destroy(k, t, e);
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
 		kr_keeper_heap_destroy(&t->heap[j]);
 	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
@@ -298,7 +307,8 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->dci = calloc(kr_pool_cfg_dci_slots(cfg), sizeof(*t->dci));
 	t->rc = calloc(kr_pool_cfg_rc_slots(cfg) ? kr_pool_cfg_rc_slots(cfg) : 1, sizeof(*t->rc));
 	t->heap = calloc(cfg->jobs, sizeof(*t->heap));
-	if (!t->dci || !t->rc || !t->heap)
+	t->ep = calloc(cfg->ports ? cfg->ports : 1, sizeof(*t->ep));
+	if (!t->dci || !t->rc || !t->heap || !t->ep)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < cfg->jobs; j++) {
 		snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
@@ -390,9 +400,11 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	tenant_dev_destroy(k, t);
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
 		kr_keeper_shm_unmap(&t->heap[j].shm);
+	free(t->ep);
 	free(t->heap);
 	free(t->rc);
 	free(t->dci);
+	t->ep = NULL;
 	t->heap = NULL;
 	t->rc = NULL;
 	t->dci = NULL;

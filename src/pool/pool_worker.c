@@ -2,9 +2,10 @@
 /*
  * The keeper's worker thread: every firmware command that answers no
  * request. It resets DCIs and RC QPs that came back (DIRTY), rebuilds BROKEN
- * ones and grows tenants below their low-water mark (pool_grow.c), so that
- * a lease or an attach never waits behind a reset (~7 ms of firmware on a
- * ConnectX-4, and a job's exit can return dozens at once).
+ * ones and the queues of unbound receive endpoints (pool_port.c), and grows
+ * tenants below their low-water mark (pool_grow.c), so that a lease or an
+ * attach never waits behind a reset (~7 ms of firmware on a ConnectX-4, and
+ * a job's exit can return dozens at once).
  *
  * Who owns a slot:
  *   event loop   LEASED -> DIRTY (release, reclaim) and wakes the worker;
@@ -109,6 +110,14 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 		}
 		if (renew != KR_RENEW_NONE)
 			continue; /* the loop puts it back in service first */
+		for (uint32_t e = 0; e < k->cfg.ports; e++) {
+			int rc = kr_keeper_ep_restore(k, kt, e);
+
+			if (rc > 0)
+				done++;
+			else if (rc < 0)
+				*failed = true;
+		}
 		for (uint32_t kind = KR_SLOT_DCI; kind <= KR_SLOT_RC; kind++) {
 			bool dci = kind == KR_SLOT_DCI;
 			uint32_t n = dci ? k->seg->dcis : k->seg->rc_spares;

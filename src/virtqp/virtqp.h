@@ -8,6 +8,8 @@
  *                   completion dispatch, recovery through the keeper
  *   virtqp_conn.c   kr_connect/kr_disconnect/kr_vqp_query, kr_poll
  *   virtqp_post.c   the request checks and kr_post_*
+ *   virtqp_send.c   the sender side of ports: slot claim, kr_post_send, credits
+ *   virtqp_port.c   the receiver side: kr_bind, kr_post_recv, kr_poll_recv
  *
  * All process-local (nothing here is shared between processes): the shared
  * objects are the DCI's ring and CQ in the tenant zone, reached through
@@ -37,14 +39,42 @@
  */
 struct kr_vq_ent {
 	struct kr_vqp *vqp;
-	uint64_t wr_id;	 /* the user's */
+	uint64_t wr_id;	 /* the user's; KR_VQ_OP_INTERNAL: enum kr_vq_internal */
 	uint32_t wqebbs; /* credits it holds */
 	uint32_t len;
 	uint32_t wc_flags; /* enum kr_wc_flags to report (KR_WC_F_REPOSTED) */
-	uint32_t opcode;   /* enum kr_wc_opcode */
+	uint32_t opcode;   /* enum kr_wc_opcode, or KR_VQ_OP_INTERNAL */
+	uint32_t nsge;	   /* 1, or 2 for a SEND: header, then the payload */
 	struct kr_devx_wr wr;
-	struct kr_devx_sge sge;
+	struct kr_devx_sge sge[2];
 	uint8_t inl[KR_DEVX_MAX_INLINE]; /* inline payload, kept for a re-post */
+};
+
+/*
+ * A request the library posts for itself (a port's slot claim, release and
+ * credit pulls): completed into virtqp_send.c, never into the user's queue.
+ */
+#define KR_VQ_OP_INTERNAL 0x100u
+enum kr_vq_internal {
+	KR_VQ_CLAIM = 1, /* CAS on a slot's owner word: 0 -> our cookie */
+	KR_VQ_ANNOUNCE,	 /* FAA on the table's change counter */
+	KR_VQ_CREDIT,	 /* READ of our slot's granted word */
+	KR_VQ_RELEASE,	 /* CAS on our slot's owner word: our cookie -> 0 */
+};
+
+/* What kr_post_* asks for, before the checks (virtqp_post.c). */
+struct kr_vq_req {
+	enum kr_devx_wr_opcode op;
+	uint32_t wc_op; /* enum kr_wc_opcode, or KR_VQ_OP_INTERNAL */
+	const void *local;
+	uint32_t len;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t compare_add, swap;
+	uint32_t imm;
+	uint64_t wr_id;
+	uint32_t flags;
+	const void *head; /* SEND: KR_SEND_HDR_LEN bytes sent in front of local (heap memory) */
 };
 
 /* The DCI leased to one thread of one ctx. */
@@ -79,6 +109,68 @@ struct kr_vqp {
 	struct kr_wc *wcq;	   /* [credits]: completions waiting for kr_poll */
 	uint32_t *wc_cost;	   /* [credits]: WQEBBs each queued completion gives back */
 	uint32_t wc_head, wc_tail; /* free-running */
+	struct kr_vq_send *snd;	   /* connected to a port: the sender's state, else NULL */
+};
+
+/*
+ * ---- between jobs: a port's sender table and the message header ----
+ * The binder keeps the table in its heap (one MR with remote read and atomic
+ * rights, named in its endpoint descriptor). Little-endian (every supported
+ * host is). A sender claims slot i by CAS on owner (0 -> its cookie), then
+ * adds 1 to changes so the receiver looks; it lets go by CAS back to 0 (and
+ * adds 1 again). The receiver alone writes granted: (nonce << 32) | credits
+ * granted to the holder with that nonce so far; the sender pulls it by READ.
+ * Only the NIC's atomics touch owner and changes; only the receiver's CPU
+ * writes granted.
+ */
+struct kr_port_slot {
+	uint64_t owner;	  /* 0, or cookie: nonce (63:32), node (31:16), reply port (15:0) */
+	uint64_t granted; /* nonce (63:32), credits (31:0) */
+};
+struct kr_port_table {
+	uint64_t changes;
+	uint64_t rsvd[7];
+	struct kr_port_slot slot[];
+};
+_Static_assert(sizeof(struct kr_port_table) == 64, "kr_port_table header");
+_Static_assert(sizeof(struct kr_port_slot) == 16, "kr_port_slot layout");
+
+/* In front of every message (KR_SEND_HDR_LEN bytes); the receive WQE scatters it apart. */
+struct kr_msg_head {
+	uint16_t slot;
+	uint16_t flags; /* KR_MSG_HEAD_IMM: imm is the user's */
+	uint32_t nonce; /* the slot holder's */
+	uint32_t seq;	/* per slot holder: 0, 1, 2... */
+	uint32_t imm;
+};
+#define KR_MSG_HEAD_IMM 1u
+_Static_assert(sizeof(struct kr_msg_head) == KR_SEND_HDR_LEN, "kr_msg_head layout");
+
+static inline uint64_t kr_port_cookie(uint32_t nonce, uint32_t node, uint32_t reply_port)
+{
+	return (uint64_t)nonce << 32 | (uint64_t)(node & 0xffff) << 16 | (reply_port & 0xffff);
+}
+
+/* A port vQP's sender side (virtqp_send.c). */
+struct kr_vq_send {
+	uint32_t port;
+	uint32_t slot;
+	uint32_t nonce;
+	uint64_t cookie;
+	uint64_t table_va;
+	uint32_t rkey;
+	uint32_t sent;	  /* messages posted */
+	uint32_t granted; /* credits known so far */
+	uint32_t best;	  /* the most credits seen ahead at once: half of it left pulls more */
+	bool reading;	  /* a credit READ is in flight */
+	bool claimed;	  /* holds its slot */
+	uint32_t pending; /* internal requests in flight (connect and disconnect wait on them) */
+	int failed;	  /* the status an internal request failed with, else 0 */
+	uint64_t next_read_ns; /* no new credit last time: not before this */
+	uint64_t backoff_ns;
+	uint64_t *scratch;	   /* heap: [0] CAS result, [1] FAA result, [2] READ target */
+	struct kr_msg_head *heads; /* heap: [nheads], one per message in flight */
+	uint32_t nheads;
 };
 
 /* virtqp_conn.c */
@@ -117,7 +209,31 @@ struct kr_vq_dci *kr_vq_spare_get(struct kr_ctx *ctx);
 /* Keep at most n (capped at 8) from now on; 0 gives every DCI back at its thread's last disconnect. */
 void kr_vq_spare_max(uint32_t n);
 
-/* WQEBBs a request of this shape takes (mirrors devx_wqe.c's layout). */
-uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_t len);
+/* WQEBBs a request of this shape takes (mirrors devx_wqe.c's layout); nsge 1 or 2. */
+static inline uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_t len,
+				    uint32_t nsge)
+{
+	/* ctrl + DC address vector, in 16-byte units */
+	uint32_t ds = 1 + 3;
+
+	if (op != KR_WR_SEND && op != KR_WR_SEND_IMM)
+		ds += 1; /* raddr */
+	if (op == KR_WR_ATOMIC_CS || op == KR_WR_ATOMIC_FA)
+		ds += 1; /* atomic */
+	ds += inl ? (4 + len + 15) / 16 : nsge;
+	return (ds * 16 + 63) / 64;
+}
+
+/* virtqp_post.c: the checks and the post of one request (kr_post_* and internal ones). */
+int kr_vq_post_req(struct kr_vqp *v, const struct kr_vq_req *r);
+
+/* virtqp_send.c */
+/* kr_connect() with opts->port set. NULL + errno as kr_connect(). */
+struct kr_vqp *kr_vq_connect_port(struct kr_ctx *ctx, uint32_t peer,
+				  const struct kr_connect_opts *opts);
+/* An internal request of v completed with status (virtqp_dci.c's dispatch). */
+void kr_vq_send_internal(struct kr_vqp *v, const struct kr_vq_ent *e, int status);
+/* kr_disconnect() of a port vQP: let its slot go (waits for it, bounded), free the state. */
+void kr_vq_send_close(struct kr_vqp *v);
 
 #endif /* KR_VIRTQP_H */

@@ -3,7 +3,8 @@
  * kr_connect/kr_disconnect/kr_vqp_query and kr_poll: a vQP is a share of the
  * calling thread's DCI (credits), the peer's DC address vector and a queue of
  * completions waiting for the user. Connect resolves the peer and takes
- * credits; no firmware command, no handshake.
+ * credits; no firmware command, no handshake (a port's slot claim, in
+ * virtqp_send.c, is one round trip to the receiver).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,10 +36,13 @@ struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_con
 	struct kr_devx_dc_av av;
 	int rc;
 
-	if (!ctx || ctx->observer || (opts && opts->flags)) {
+	if (!ctx || ctx->observer ||
+	    (opts && (opts->flags || opts->port > 0xffff || opts->reply_port > 0xffff))) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (opts && opts->port)
+		return kr_vq_connect_port(ctx, peer, opts);
 	rc = kr_vq_peer_av(ctx, peer, &av);
 	if (rc) {
 		errno = -rc;
@@ -112,6 +116,8 @@ int kr_disconnect(struct kr_vqp *v)
 
 	if (!v)
 		return -EINVAL;
+	if (v->snd)
+		kr_vq_send_close(v); /* its slot on the port goes back first */
 	d = v->dci;
 	/* requests still in the ring keep their credits until their CQE */
 	for (uint64_t s = d->head; s != d->tail; s++) {

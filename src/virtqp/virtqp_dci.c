@@ -28,19 +28,6 @@
 /* The calling thread's DCI (one attach per process, so one per thread). */
 static __thread struct kr_vq_dci *kr_vq_tls;
 
-uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_t len)
-{
-	/* ctrl + DC address vector, in 16-byte units */
-	uint32_t ds = 1 + 3;
-
-	if (op != KR_WR_SEND && op != KR_WR_SEND_IMM)
-		ds += 1; /* raddr */
-	if (op == KR_WR_ATOMIC_CS || op == KR_WR_ATOMIC_FA)
-		ds += 1; /* atomic */
-	ds += inl ? (4 + len + 15) / 16 : 1;
-	return (ds * 16 + 63) / 64;
-}
-
 static int vq_dci_view(struct kr_vq_dci *d)
 {
 	int rc = kr_pool_dci_qp(d->ctx, &d->lease, &d->qp, &d->cq);
@@ -120,11 +107,11 @@ int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e)
 	int rc;
 
 	e->wr.wr_id = d->tail;
-	e->wr.sge = &e->sge;
-	e->wr.num_sge = 1;
+	e->wr.sge = e->sge;
+	e->wr.num_sge = e->nsge;
 	e->wr.av = &e->vqp->av;
 	if (e->wr.flags & KR_WR_INLINE)
-		e->sge.addr = (uintptr_t)e->inl;
+		e->sge[0].addr = (uintptr_t)e->inl;
 	rc = kr_devx_qp_post_send(d->qp, &e->wr);
 	if (rc)
 		return rc;
@@ -145,7 +132,7 @@ static void vq_deliver(struct kr_vqp *v, const struct kr_vq_ent *e, int status)
 	wc->byte_len = status == KR_WC_SUCCESS ? e->len : 0;
 	wc->imm = e->wr.imm;
 	wc->flags = e->wc_flags;
-	wc->rsvd = 0;
+	wc->src = 0;
 	v->wc_cost[i] = e->wqebbs;
 	v->wc_tail++;
 }
@@ -178,6 +165,11 @@ static int vq_complete(struct kr_vq_dci *d, const struct kr_devx_wc *wc)
 		if (v->node != KR_NODE_SELF &&
 		    (wc->status == KR_WC_REM_INV_REQ_ERR || wc->status == KR_WC_RETRY_EXC_ERR))
 			kr_dct_invalidate(d->ctx, v->node);
+	}
+	if (e->opcode == KR_VQ_OP_INTERNAL) { /* the library's own: no user completion */
+		v->used -= e->wqebbs;
+		kr_vq_send_internal(v, e, wc->status);
+		return 0;
 	}
 	vq_deliver(v, e, wc->status);
 	return 0;

@@ -15,19 +15,6 @@
 
 #include "virtqp.h"
 
-struct vq_req {
-	enum kr_devx_wr_opcode op;
-	uint32_t wc_op;
-	const void *local;
-	uint32_t len;
-	uint64_t raddr;
-	uint32_t rkey;
-	uint64_t compare_add, swap;
-	uint32_t imm;
-	uint64_t wr_id;
-	uint32_t flags;
-};
-
 static inline bool vq_is_atomic(enum kr_devx_wr_opcode op)
 {
 	return op == KR_WR_ATOMIC_CS || op == KR_WR_ATOMIC_FA;
@@ -41,9 +28,33 @@ static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t
 	return a >= h && len <= ctx->heap_len && a - h <= ctx->heap_len - len;
 }
 
-static int vq_post(struct kr_vqp *v, const struct vq_req *r)
+/* The ring entry's scatter list: [head,] local; inline: copied into the entry. */
+static inline void vq_ent_data(struct kr_vq_ent *e, const struct kr_vq_req *r, bool inl,
+			       uint32_t lkey)
+{
+	uint32_t hl = r->head ? KR_SEND_HDR_LEN : 0;
+
+	if (inl) {
+		if (hl)
+			memcpy(e->inl, r->head, hl);
+		memcpy(e->inl + hl, r->local, r->len);
+		e->sge[0] = (struct kr_devx_sge){.length = hl + r->len, .lkey = lkey};
+		e->nsge = 1;
+		return;
+	}
+	e->nsge = 0;
+	if (hl)
+		e->sge[e->nsge++] =
+		    (struct kr_devx_sge){.addr = (uintptr_t)r->head, .length = hl, .lkey = lkey};
+	e->sge[e->nsge++] =
+	    (struct kr_devx_sge){.addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
+}
+
+static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
+							 const struct kr_vq_req *r)
 {
 	bool inl = r->flags & KR_POST_INLINE;
+	uint32_t hl = r->head ? KR_SEND_HDR_LEN : 0;
 	struct kr_vq_dci *d;
 	struct kr_vq_ent *e;
 	struct kr_ctx *ctx;
@@ -58,19 +69,20 @@ static int vq_post(struct kr_vqp *v, const struct vq_req *r)
 	d = v->dci;
 	ctx = d->ctx;
 	if (inl) {
-		if (r->op == KR_WR_RDMA_READ || vq_is_atomic(r->op) || r->len > KR_POST_MAX_INLINE)
+		if (r->op == KR_WR_RDMA_READ || vq_is_atomic(r->op) ||
+		    r->len > KR_POST_MAX_INLINE - hl)
 			return -EINVAL;
 	} else if (!vq_local_ok(ctx, r->local, r->len)) {
 		return -EINVAL;
 	}
 	if (vq_is_atomic(r->op) && (((uintptr_t)r->local | r->raddr) & 7u))
 		return -EINVAL;
-	if (v->state != KR_VQP_RTS)
-		return -EIO;
+	if (v->state != KR_VQP_RTS && r->wc_op != KR_VQ_OP_INTERNAL)
+		return -EIO; /* the library still lets a port slot go from a failed vQP */
 	if (ctx->dead)
 		return -ENOTCONN;
 	/* 2. credits (and a DCI under recovery has none to give) */
-	cost = kr_vq_wqebbs(r->op, inl, r->len);
+	cost = kr_vq_wqebbs(r->op, inl, r->len + hl, inl || !hl ? 1 : 2);
 	if (d->broken || !d->leased || v->used + cost > v->credits)
 		return -EAGAIN;
 
@@ -80,7 +92,7 @@ static int vq_post(struct kr_vqp *v, const struct vq_req *r)
 	e->wr_id = r->wr_id;
 	e->wqebbs = cost;
 	e->len = r->len;
-	e->wc_flags = r->op == KR_WR_RDMA_WRITE_IMM ? KR_WC_F_IMM : 0;
+	e->wc_flags = r->op == KR_WR_RDMA_WRITE_IMM || r->op == KR_WR_SEND_IMM ? KR_WC_F_IMM : 0;
 	e->opcode = r->wc_op;
 	e->wr = (struct kr_devx_wr){
 	    .opcode = r->op,
@@ -92,10 +104,13 @@ static int vq_post(struct kr_vqp *v, const struct vq_req *r)
 	    .compare_add = r->compare_add,
 	    .swap = r->swap,
 	};
-	e->sge = (struct kr_devx_sge){
-	    .addr = (uintptr_t)r->local, .length = r->len, .lkey = ctx->heap_lkey};
-	if (inl)
-		memcpy(e->inl, r->local, r->len);
+	if (!r->head && !inl) { /* one-sided: the common case, kept short */
+		e->sge[0] = (struct kr_devx_sge){
+		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = ctx->heap_lkey};
+		e->nsge = 1;
+	} else {
+		vq_ent_data(e, r, inl, ctx->heap_lkey);
+	}
 	v->used += cost;
 	rc = kr_vq_dci_post(d, e);
 	if (rc)
@@ -103,17 +118,23 @@ static int vq_post(struct kr_vqp *v, const struct vq_req *r)
 	return rc;
 }
 
+/* kr_vq_post_req() - see virtqp.h: the same checks and post, out of line (SENDs, internal). */
+int kr_vq_post_req(struct kr_vqp *v, const struct kr_vq_req *r)
+{
+	return vq_post(v, r);
+}
+
 int kr_post_read(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t raddr, uint32_t rkey,
 		 uint64_t wr_id, uint32_t flags)
 {
-	struct vq_req r = {.op = KR_WR_RDMA_READ,
-			   .wc_op = KR_WC_OP_READ,
-			   .local = local,
-			   .len = len,
-			   .raddr = raddr,
-			   .rkey = rkey,
-			   .wr_id = wr_id,
-			   .flags = flags};
+	struct kr_vq_req r = {.op = KR_WR_RDMA_READ,
+			      .wc_op = KR_WC_OP_READ,
+			      .local = local,
+			      .len = len,
+			      .raddr = raddr,
+			      .rkey = rkey,
+			      .wr_id = wr_id,
+			      .flags = flags};
 
 	return vq_post(vqp, &r);
 }
@@ -121,14 +142,14 @@ int kr_post_read(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t raddr, 
 int kr_post_write(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t raddr,
 		  uint32_t rkey, uint64_t wr_id, uint32_t flags)
 {
-	struct vq_req r = {.op = KR_WR_RDMA_WRITE,
-			   .wc_op = KR_WC_OP_WRITE,
-			   .local = local,
-			   .len = len,
-			   .raddr = raddr,
-			   .rkey = rkey,
-			   .wr_id = wr_id,
-			   .flags = flags};
+	struct kr_vq_req r = {.op = KR_WR_RDMA_WRITE,
+			      .wc_op = KR_WC_OP_WRITE,
+			      .local = local,
+			      .len = len,
+			      .raddr = raddr,
+			      .rkey = rkey,
+			      .wr_id = wr_id,
+			      .flags = flags};
 
 	return vq_post(vqp, &r);
 }
@@ -136,15 +157,15 @@ int kr_post_write(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t 
 int kr_post_write_imm(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t raddr,
 		      uint32_t rkey, uint32_t imm, uint64_t wr_id, uint32_t flags)
 {
-	struct vq_req r = {.op = KR_WR_RDMA_WRITE_IMM,
-			   .wc_op = KR_WC_OP_WRITE_IMM,
-			   .local = local,
-			   .len = len,
-			   .raddr = raddr,
-			   .rkey = rkey,
-			   .imm = imm,
-			   .wr_id = wr_id,
-			   .flags = flags};
+	struct kr_vq_req r = {.op = KR_WR_RDMA_WRITE_IMM,
+			      .wc_op = KR_WC_OP_WRITE_IMM,
+			      .local = local,
+			      .len = len,
+			      .raddr = raddr,
+			      .rkey = rkey,
+			      .imm = imm,
+			      .wr_id = wr_id,
+			      .flags = flags};
 
 	return vq_post(vqp, &r);
 }
@@ -152,16 +173,16 @@ int kr_post_write_imm(struct kr_vqp *vqp, const void *local, uint32_t len, uint6
 int kr_post_cas(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey,
 		uint64_t compare, uint64_t swap, uint64_t wr_id, uint32_t flags)
 {
-	struct vq_req r = {.op = KR_WR_ATOMIC_CS,
-			   .wc_op = KR_WC_OP_CAS,
-			   .local = local,
-			   .len = 8,
-			   .raddr = raddr,
-			   .rkey = rkey,
-			   .compare_add = compare,
-			   .swap = swap,
-			   .wr_id = wr_id,
-			   .flags = flags};
+	struct kr_vq_req r = {.op = KR_WR_ATOMIC_CS,
+			      .wc_op = KR_WC_OP_CAS,
+			      .local = local,
+			      .len = 8,
+			      .raddr = raddr,
+			      .rkey = rkey,
+			      .compare_add = compare,
+			      .swap = swap,
+			      .wr_id = wr_id,
+			      .flags = flags};
 
 	return vq_post(vqp, &r);
 }
@@ -169,37 +190,15 @@ int kr_post_cas(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rk
 int kr_post_faa(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey, uint64_t add,
 		uint64_t wr_id, uint32_t flags)
 {
-	struct vq_req r = {.op = KR_WR_ATOMIC_FA,
-			   .wc_op = KR_WC_OP_FAA,
-			   .local = local,
-			   .len = 8,
-			   .raddr = raddr,
-			   .rkey = rkey,
-			   .compare_add = add,
-			   .wr_id = wr_id,
-			   .flags = flags};
+	struct kr_vq_req r = {.op = KR_WR_ATOMIC_FA,
+			      .wc_op = KR_WC_OP_FAA,
+			      .local = local,
+			      .len = 8,
+			      .raddr = raddr,
+			      .rkey = rkey,
+			      .compare_add = add,
+			      .wr_id = wr_id,
+			      .flags = flags};
 
 	return vq_post(vqp, &r);
-}
-
-int kr_post_send(struct kr_vqp *vqp, const void *local, uint32_t len, uint64_t wr_id,
-		 uint32_t flags)
-{
-	if (!vqp || !local || !len || len > KR_POST_MAX_LEN ||
-	    (flags & ~(uint32_t)(KR_POST_INLINE | KR_POST_FENCE)))
-		return -EINVAL;
-	if ((flags & KR_POST_INLINE) ? len > KR_POST_MAX_INLINE
-				     : !vq_local_ok(vqp->dci->ctx, local, len))
-		return -EINVAL;
-	(void)wr_id;
-	return -EOPNOTSUPP;
-}
-
-int kr_post_recv(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t wr_id)
-{
-	if (!vqp || !local || !len || len > KR_POST_MAX_LEN ||
-	    !vq_local_ok(vqp->dci->ctx, local, len))
-		return -EINVAL;
-	(void)wr_id;
-	return -EOPNOTSUPP;
 }

@@ -412,6 +412,43 @@ long long kp_krctl_json(const struct kp_keeper *k, const char *cmd, const char *
 	return idx < 0 ? sum : -1;
 }
 
+struct kp_child kp_spawn(void (*fn)(int out, int in, void *arg), void *arg)
+{
+	struct kp_child c;
+	int p[2], q[2];
+
+	CHECK_OK(pipe(p));
+	CHECK_OK(pipe(q));
+	c.pid = fork();
+	CHECK(c.pid >= 0);
+	if (c.pid == 0) {
+		close(p[0]);
+		close(q[1]);
+		fn(p[1], q[0], arg);
+		_exit(0);
+	}
+	close(p[1]);
+	close(q[0]);
+	c.to = q[1];
+	c.from = p[0];
+	return c;
+}
+
+int kp_child_run(struct kp_child *c, const void *orders, size_t olen, void *report, size_t rlen)
+{
+	int st;
+
+	if (olen && write(c->to, orders, olen) != (ssize_t)olen)
+		return -EIO;
+	if (read(c->from, report, rlen) != (ssize_t)rlen)
+		return -EIO;
+	close(c->to);
+	close(c->from);
+	if (waitpid(c->pid, &st, 0) != c->pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -EIO;
+	return 0;
+}
+
 pid_t kp_fork_rank(void (*fn)(int out, int in, void *arg), void *arg, void *report, size_t len,
 		   int *go)
 {

@@ -85,6 +85,20 @@ pid_t kp_fork_rank(void (*fn)(int out, int in, void *arg), void *arg, void *repo
 		   int *go);
 
 /*
+ * A child job that attaches at once (before its parent does: one attach per
+ * process, and a fork keeps the parent's) and then waits for orders: fn(out,
+ * in, arg) reads them from in and reports on out. kp_child_run() sends the
+ * orders (olen bytes, may be 0), reads a report of rlen bytes and reaps the
+ * child: 0, or -EIO (short read or write, or the child did not exit 0).
+ */
+struct kp_child {
+	pid_t pid;
+	int to, from;
+};
+struct kp_child kp_spawn(void (*fn)(int out, int in, void *arg), void *arg);
+int kp_child_run(struct kp_child *c, const void *orders, size_t olen, void *report, size_t rlen);
+
+/*
  * A rank that stays attached to k (in a child) until released: a node has a
  * record for a launch only while the launch has a rank there. kp_hold() is
  * in the tests' launch (KR_LAUNCH_KEY); kp_hold_as(k, true) in a launch of

@@ -68,7 +68,7 @@ static void raw_messages(const struct kp_keeper *k)
 	kr_msg_init(&a.hdr, 99, sizeof(a), 1);
 	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* unknown type */
 	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
-	a.hdr.version = 7;
+	a.hdr.version = KR_PROTO_VERSION + 1;
 	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* other protocol version */
 	kr_msg_init((struct kr_msg_hdr *)big, KR_MSG_ATTACH, sizeof(big), 1);
 	expect_refused(k, big, sizeof(big), -1, -EMSGSIZE); /* oversized */

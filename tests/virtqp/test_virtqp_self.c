@@ -104,9 +104,11 @@ static int malformed(struct kr_ctx *ctx, struct kr_vqp *v, uint8_t *src, uint8_t
 	CHECK_ERR(kr_post_cas(v, (uint64_t *)src, r + 4, rkey, 1, 2, 0, 0), -EINVAL);
 	CHECK_ERR(kr_post_faa(v, (uint64_t *)stack, r, rkey, 1, 0, 0), -EINVAL);
 	CHECK_ERR(kr_post_faa(v, (uint64_t *)src, r, rkey, 1, 0, KR_POST_INLINE), -EINVAL);
-	CHECK_ERR(kr_post_send(v, stack, 8, 0, 0), -EINVAL);
-	CHECK_ERR(kr_post_send(v, src, 8, 0, 0), -EOPNOTSUPP);
-	CHECK_ERR(kr_post_recv(v, src, 8, 0), -EOPNOTSUPP);
+	CHECK_ERR(kr_post_send(NULL, src, 8, 0, 0), -EINVAL);
+	CHECK_ERR(kr_post_send(v, src, 0, 0, 0), -EINVAL);
+	CHECK_ERR(kr_post_send(v, src, 8, 0, 0), -EDESTADDRREQ); /* connected without a port */
+	CHECK_ERR(kr_post_send_imm(v, src, 8, 7, 0, 0), -EDESTADDRREQ);
+	CHECK_ERR(kr_post_recv(NULL, src, 8, 0), -EINVAL);
 	CHECK_EQ(d->qp->sq_pi, pi);
 	CHECK_EQ(d->tail, tail);
 	{
@@ -136,7 +138,7 @@ static int credits(struct kr_ctx *ctx, struct kr_vqp *v1, uint8_t *src, uint8_t 
 	CHECK_EQ(a.credits, 4);
 	CHECK_EQ(a.peer, KR_NODE_SELF);
 	/* an 8-byte READ takes 2 WQEBBs (ctrl, DC address vector, raddr, data) */
-	CHECK_EQ(kr_vq_wqebbs(KR_WR_RDMA_READ, false, 8), 2);
+	CHECK_EQ(kr_vq_wqebbs(KR_WR_RDMA_READ, false, 8, 1), 2);
 	CHECK_OK(kr_post_read(v, src, 8, (uintptr_t)dst, rkey, 10, 0));
 	CHECK_OK(kr_post_read(v, src + 8, 8, (uintptr_t)dst, rkey, 11, 0));
 	pi = v->dci->qp->sq_pi;
