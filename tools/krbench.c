@@ -22,6 +22,9 @@
  * connecting to other nodes beside the verbs way (krbench_remote.c).
  *   krbench read --peer [-n ITERS] [--json] [--profile NAME]
  * READs to another node beside a UDP ping-pong (krbench_peer.c).
+ *   krbench send [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]
+ * two-sided messages to ports of this node, vQP vs raw DCI -> DCT
+ * (krbench_send.c).
  *   krbench all [-n ITERS] [--json] [FILE]
  * every bench, one JSON document (krbench_all.c).
  */
@@ -270,6 +273,30 @@ out_keeper:
 	return rc;
 }
 
+/* ---- krbench send (krbench_send.c) ---- */
+
+static int bench_send(int iters, bool json, const char *sock, const char *krpoold)
+{
+	struct kr_attach_opts o;
+	struct keeper k = {0};
+	struct kr_ctx *ctx;
+	int rc = 1;
+
+	if (keeper_use(&k, &sock, krpoold))
+		return 1;
+	o = (struct kr_attach_opts){.socket_path = sock};
+	ctx = kr_attach(&o);
+	if (!ctx) {
+		fprintf(stderr, "krbench: attach: %s\n", strerror(errno));
+	} else {
+		rc = kb_bench_send(ctx, iters, json);
+		kr_detach(ctx);
+	}
+	if (k.dir[0])
+		keeper_stop(&k);
+	return rc;
+}
+
 /* ---- krbench connect ---- */
 
 static int bench_connect(int iters, bool json, const char *sock, const char *krpoold)
@@ -365,6 +392,9 @@ static void usage(FILE *f)
 		   "  8-byte READ latency and rate, vQP vs raw DCI (default 10000 iterations)\n"
 		   "       krbench read --peer [-n ITERS] [--json] [--profile M]\n"
 		   "  the same to node 2 of two keepers started here, beside a UDP ping-pong\n"
+		   "       krbench send [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
+		   "  SEND ping-pong latency and message rate at 64 B and 4 KiB to ports of this\n"
+		   "  node, vQP vs raw DCI -> DCT in the same run (default 10000)\n"
 		   "       krbench all [-n ITERS] [--json] [FILE]\n"
 		   "  every bench above, each in its own process, one JSON document to FILE\n"
 		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
@@ -445,6 +475,13 @@ int main(int argc, char **argv)
 	if (optind == argc - 1 && !strcmp(argv[optind], "connect") && cycles >= 1 &&
 	    cycles <= 1000000)
 		return bench_connect(n_set ? cycles : 10000, json, sock, krpoold);
+	if (optind == argc - 1 && !strcmp(argv[optind], "send") && cycles >= 1 &&
+	    cycles <= 1000000 && peer) {
+		fprintf(stderr, "krbench: send --peer: ports of other nodes do not resolve yet\n");
+		return 77;
+	}
+	if (optind == argc - 1 && !strcmp(argv[optind], "send") && cycles >= 1 && cycles <= 1000000)
+		return bench_send(n_set ? cycles : 10000, json, sock, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 &&
 	    cycles <= 1000000 && peer)
 		return kb_bench_read_peer(n_set ? cycles : 10000, json, krpoold);

@@ -8,6 +8,7 @@
  *   krbench_remote.c   krbench connect --nodes: remote connects vs the verbs way
  *   krbench_read.c     the READ loops (vQP, raw DCI) of krbench read
  *   krbench_peer.c     krbench read --peer: to another node, beside a UDP ping-pong
+ *   krbench_send.c     krbench send: ports and vQPs vs a raw DCI -> DCT pair
  *   krbench_all.c      krbench all: every bench, one JSON document
  */
 #ifndef KRBENCH_H
@@ -163,6 +164,11 @@ int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t 
 /* ---- krbench_peer.c ---- */
 
 int kb_bench_read_peer(int iters, bool json, const char *krpoold);
+
+/* ---- krbench_send.c ---- */
+
+/* Ping-pong and rate at 64 B and 4 KiB, vQP vs raw, attached to ctx; the table or JSON. 0 or 1. */
+int kb_bench_send(struct kr_ctx *ctx, int iters, bool json);
 
 /* ---- krbench_all.c ---- */
 

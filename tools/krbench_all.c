@@ -22,6 +22,7 @@
 static const char *const kb_runs[][8] = {
     {"attach", NULL},
     {"read", NULL},
+    {"send", NULL},
     {"connect", NULL},
     {"connect", "--profile", "connectx4", NULL},
     {"read", "--peer", NULL},

@@ -32,54 +32,6 @@
 #define PORT_MAX_SENDERS     1024u
 #define PORT_POLL_BATCH	     16
 
-enum port_snd_state {
-	SND_FREE = 0,
-	SND_ACTIVE,
-	SND_GONE, /* released: reclaimed after the next full drain of the CQ */
-};
-
-struct port_snd {
-	uint64_t owner;
-	uint32_t nonce;
-	uint32_t granted; /* credits given to this holder */
-	uint32_t recv;	  /* its messages received */
-	uint32_t state;	  /* enum port_snd_state */
-};
-
-struct port_rx {
-	uint64_t wr_id;
-	void *buf;
-	uint32_t len;
-};
-
-struct kr_port {
-	struct kr_ctx *ctx;
-	uint32_t port;
-	uint32_t index; /* the endpoint */
-	uint32_t gen;
-	struct kr_devx_cq cq;
-	struct kr_devx_srq srq;
-	struct kr_devx_dct dct; /* names the endpoint in CQEs (user_index) */
-	bool rsc_set;
-	struct kr_port_table *table;
-	struct kr_mr *table_mr;
-	struct kr_msg_head *heads; /* [srq.nwqe], heap */
-	struct port_rx *rx;	   /* [srq.nwqe], by SRQ slot */
-	struct port_snd *snd;	   /* [nslots] */
-	uint32_t *active;	   /* [nslots]: slots admitted, in admission order */
-	uint32_t nactive;
-	uint32_t nslots;
-	uint32_t window;
-	uint32_t posted;   /* buffers in the SRQ */
-	uint32_t promised; /* credits granted and not used yet */
-	uint32_t gone;	   /* slots in SND_GONE */
-	uint64_t changes_seen;
-	bool rescan;
-	bool grant_due;
-	uint64_t misordered; /* a header whose sequence was not the next one (never expected) */
-	uint64_t strays;     /* messages of holders already gone, put back */
-};
-
 /* ---- the endpoint's queues, from its descriptor ---- */
 
 static bool ep_desc_ok(const struct kr_ctx *ctx, const struct kr_zone_ep *d)

@@ -16,7 +16,9 @@ rc=0
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 names = [(r["bench"], r.get("nodes"), r.get("profile")) for r in runs]
-assert len(runs) == 7, names
+assert len(runs) == 8, names
+send = next(r for r in runs if r["bench"] == "send")
+assert all(k in send for k in ("p50_us", "msg_rate", "raw_msg_rate", "rate_ratio")), send
 peer = next(r for r in runs if r["bench"] == "read_peer")
 assert peer["rtt_over_udp"] > 0 and peer["vqp"]["p50_us"] > 0, peer
 remote = next(r for r in runs if r["bench"] == "connect" and r.get("nodes") == 2)

@@ -21,7 +21,7 @@ flags=$(pkg-config --define-variable=prefix="$root$prefix" --cflags --libs --sta
 # A library built with sanitizers needs them in the program too.
 [ "$sanitize" = none ] || flags="$flags -fsanitize=$sanitize"
 
-for ex in hello_krcore serve_region; do
+for ex in hello_krcore serve_region echo_rpc; do
 	srcfile=$(find "$root" -path "*/examples/$ex.c")
 	[ -n "$srcfile" ] || { echo "FAIL: $ex.c not installed"; exit 1; }
 	cmp -s "$srcfile" "$src/examples/$ex.c" || { echo "FAIL: installed $ex.c differs"; exit 1; }
