@@ -126,8 +126,17 @@ static int sd_reap_sends(struct sd_way *w)
 	}
 }
 
-/* Messages received on side s, checked against *seq (advanced) and reposted: how many, or -errno.
- */
+/* One received message in buffer b: checked against *seq (advanced), the buffer posted again. */
+static int sd_take(struct sd_way *w, int s, uint32_t b, int status, uint32_t byte_len,
+		   uint64_t *seq)
+{
+	if (status != KR_WC_SUCCESS || byte_len != w->len ||
+	    !sd_check(w->buf[s] + (size_t)b * w->len, w->len, (*seq)++))
+		return -EIO;
+	return sd_post_recv(w, s, b) ? -EIO : 0;
+}
+
+/* Messages received on side s, each taken (sd_take): how many, or -errno. */
 static int sd_recv(struct sd_way *w, int s, uint64_t *seq)
 {
 	int n;
@@ -136,28 +145,19 @@ static int sd_recv(struct sd_way *w, int s, uint64_t *seq)
 		struct kr_wc wc[16];
 
 		n = kr_poll_recv(w->port[s], wc, 16);
-		for (int i = 0; i < n; i++) {
-			uint32_t b = (uint32_t)wc[i].wr_id;
-
-			if (wc[i].status != KR_WC_SUCCESS || wc[i].byte_len != w->len ||
-			    !sd_check(w->buf[s] + (size_t)b * w->len, w->len, (*seq)++) ||
-			    sd_post_recv(w, s, b))
+		for (int i = 0; i < n; i++)
+			if (sd_take(w, s, (uint32_t)wc[i].wr_id, (int)wc[i].status, wc[i].byte_len,
+				    seq))
 				return -EIO;
-		}
 		return n;
 	}
 	{
 		struct kr_devx_wc wc[16];
 
 		n = kr_devx_cq_poll(&w->port[s]->cq, wc, 16);
-		for (int i = 0; i < n; i++) {
-			uint32_t b = (uint32_t)wc[i].wr_id;
-
-			if (wc[i].status != KR_WC_SUCCESS || wc[i].byte_len != w->len ||
-			    !sd_check(w->buf[s] + (size_t)b * w->len, w->len, (*seq)++) ||
-			    sd_post_recv(w, s, b))
+		for (int i = 0; i < n; i++)
+			if (sd_take(w, s, (uint32_t)wc[i].wr_id, wc[i].status, wc[i].byte_len, seq))
 				return -EIO;
-		}
 		return n;
 	}
 }
