@@ -42,7 +42,7 @@ for n in 1 2 3 4; do
 	args=(--foreground --socket "$dir/node$n.sock" --device "sim:node$n@127.0.0.$((n + 1)):$port"
 		--node-id "$n" --tenants 1 --dcis 8 --jobs 4 --heap-mb 2 --hugepages 32)
 	if [ "$n" = 1 ]; then
-		args+=(--metaserver --meta-listen "$meta")
+		args+=(--metaserver --max-nodes 64 --meta-listen "$meta") # a table for this cluster's size
 	else
 		args+=(--metaserver-addr "$meta")
 	fi

@@ -123,10 +123,12 @@ static pid_t keeper_spawn(const struct kb_cluster *c, int node, const char *krpo
 			dup2(fd, STDERR_FILENO);
 		}
 	}
+	/* node 1's MetaServer table sized for this cluster, not for 16384 nodes */
 	execl(krpoold, krpoold, "--foreground", "--socket", c->sock[node - 1], "--device", dev,
 	      "--node-id", id, node == 1 ? "--meta-listen" : "--metaserver-addr", ms, "--tenants",
 	      "1", "--dcis", "8", "--jobs", "4", "--heap-mb", "2", "--hugepages",
-	      KR_STR(KB_KEEPER_PAGES), node == 1 ? "--metaserver" : (char *)NULL, (char *)NULL);
+	      KR_STR(KB_KEEPER_PAGES), "--max-nodes", "64",
+	      node == 1 ? "--metaserver" : (char *)NULL, (char *)NULL);
 	fprintf(stderr, "krbench: cannot run %s: %s\n", krpoold, strerror(errno));
 	_exit(127);
 }

@@ -278,10 +278,13 @@ struct kr_connect_opts {
  * receiver's memory, waited for here: a round trip). Its SENDs are then
  * flow-controlled by the receiver's credits (kr_post_send()).
  *
+ * A port of another node resolves with one READ of that node's MetaServer
+ * row (the same one that gives its DC target; port records are not cached).
+ *
  * Returns a vQP, or NULL with errno: EINVAL (NULL ctx, bad opts, a port
- * above 65535), ECONNREFUSED (no job has that port bound on the peer),
- * EOPNOTSUPP (a port on another node: not yet, only this node's ports
- * resolve), EUSERS (the port's table has no free sender slot),
+ * above 65535), ECONNREFUSED (no job of the launch has that port bound on
+ * the peer, or it is not published yet: retry), EUSERS (the port's table has
+ * no free sender slot),
  * ETIMEDOUT (the receiver did not answer the slot claim), ENOSPC
  * (the thread's DCI has fewer free credits than asked: disconnect a vQP or
  * connect from another thread; or no DCI free in the pool: retry), ENOENT

@@ -37,6 +37,17 @@ struct kr_dct_rec {
  */
 int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec);
 
+struct kr_dct_port_rec;
+/*
+ * kr_dct_resolve_port() - port of the caller's launch on node_id (not this
+ * node: its ports are in the zone), with the node's record: one READ of the
+ * node's MetaServer row, which holds both. 0, -ECONNREFUSED (the node is
+ * there, the port is not bound by our launch, or not yet published), and
+ * kr_dct_resolve()'s errors.
+ */
+int kr_dct_resolve_port(struct kr_ctx *ctx, uint32_t node_id, uint32_t port, struct kr_dct_rec *rec,
+			struct kr_dct_port_rec *prec);
+
 /* Drop node_id's cached record (a remote error showed it stale); the next resolve re-reads it. */
 void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
 
@@ -45,6 +56,7 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
 /*
  * Files, one role each:
  *   dct_rec.c      both: the record's wire form (version, CRC32C)
+ *   dct_port.c     both: a bound port's record in a MetaServer row
  *   dct_meta.c     both: MetaServer slot writer protocol, the reader's check
  *   dct_cache.c    both: the node cache in a tenant zone (seqlock entries, CLOCK)
  *   dct_resolve.c  job: kr_dct_resolve/kr_dct_invalidate, the one-READ lookup
@@ -93,6 +105,48 @@ int kr_dct_rec_encode(const struct kr_dct_rec *rec, uint32_t gen, uint32_t flags
 int kr_dct_rec_decode(const struct kr_dct_wire *w, struct kr_dct_rec *rec);
 
 /*
+ * A bound port (pool_port.c) as a MetaServer row publishes it, after the
+ * node's tenant slots: the port's DC target and the binder's sender table,
+ * for the launch tag. The node's address is its launch record's, in the
+ * same row: one READ gives both.
+ */
+struct kr_dct_port_rec {
+	uint32_t node_id;
+	uint32_t port;
+	uint32_t dctn;
+	uint32_t nslots;
+	uint64_t tag;
+	uint64_t table_va;
+	uint32_t table_rkey;
+	uint32_t gen;
+};
+
+#define KR_DCT_PORT_VERSION 0x81u /* bit 7: never a launch record's version */
+
+/* The port record in a slot's 48 bytes: CRC32C over the first 44, as struct kr_dct_wire. */
+struct kr_dct_port_wire {
+	uint8_t version;
+	uint8_t rsvd0;
+	uint16_t port;
+	uint32_t node_id;
+	uint32_t dctn;
+	uint32_t nslots;
+	uint64_t tag;
+	uint64_t table_va;
+	uint32_t table_rkey;
+	uint32_t gen;
+	uint32_t rsvd1;
+	uint32_t crc;
+};
+_Static_assert(sizeof(struct kr_dct_port_wire) == 48, "kr_dct_port_wire layout");
+_Static_assert(offsetof(struct kr_dct_port_wire, crc) == 44, "kr_dct_port_wire.crc");
+
+/* dct_port.c: encode (port 1..65535, dctn 24 bits, nslots 1..1024) or -EINVAL; decode as
+ * kr_dct_rec_decode (-EBADMSG also for a launch record). */
+int kr_dct_port_encode(const struct kr_dct_port_rec *rec, struct kr_dct_port_wire *w);
+int kr_dct_port_decode(const struct kr_dct_port_wire *w, struct kr_dct_port_rec *rec);
+
+/*
  * One MetaServer slot: one tenant slot of one node, 64 bytes. A node's slots
  * are one row (stride slots, the MetaServer's --tenants), read whole by one
  * RDMA READ; an empty slot (no launch) holds a version-0 record. Notes: written only by the MetaServer keeper (dct_meta.c):
@@ -114,8 +168,13 @@ _Static_assert(offsetof(struct kr_dct_slot, seq_end) == 56, "kr_dct_slot.seq_end
 
 /* dct_meta.c: the writer (one thread: the MetaServer keeper) and the reader's check. */
 void kr_dct_slot_write(struct kr_dct_slot *slot, const struct kr_dct_wire *w);
-/* Check a copy of a slot: 0 (rec filled), -EAGAIN (torn or in update), -ENOENT (empty). */
+/*
+ * Check a copy of a slot: 0 (rec filled), -EAGAIN (torn or in update),
+ * -ENOENT (empty), -ENOMSG (a port record: kr_dct_slot_check_port's).
+ */
 int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec);
+/* The same for a port slot: -ENOMSG for a launch record. */
+int kr_dct_slot_check_port(const struct kr_dct_slot *copy, struct kr_dct_port_rec *rec);
 
 /*
  * The node cache and the node's identity, in each tenant zone: the records
@@ -207,8 +266,9 @@ void kr_dct_cache_clear(void *zone, struct kr_dct_zone *dz);
  * Host byte order (little-endian clusters only).
  */
 #define KR_META_MSG_MAGIC   0x6b724d31u /* "krM1" */
-#define KR_META_MSG_VERSION 4u /* 4: the sender's MAC or LID */
+#define KR_META_MSG_VERSION 5u		/* 5: bound ports after the tenants */
 #define KR_META_MSG_TENANTS 64u
+#define KR_META_MSG_PORTS   16u		  /* ports a node publishes; a row's port slots at most */
 #define KR_META_BOX_MAGIC   0x6b724d42u	  /* "krMB" */
 #define KR_META_SKEW_NS	    5000000000ull /* sealed: sender's clock within 5 s of ours */
 
@@ -225,6 +285,18 @@ struct kr_meta_msg_tenant {
 };
 _Static_assert(sizeof(struct kr_meta_msg_tenant) == 16, "kr_meta_msg_tenant layout");
 
+/* REGISTER: a bound port of the node (the launch of tag holds it). */
+struct kr_meta_msg_port {
+	uint32_t port;
+	uint32_t dctn;
+	uint64_t tag;
+	uint64_t table_va;
+	uint32_t table_rkey;
+	uint16_t nslots;
+	uint16_t gen; /* the binding's, low bits: a rebind shows as a change */
+};
+_Static_assert(sizeof(struct kr_meta_msg_port) == 32, "kr_meta_msg_port layout");
+
 struct kr_meta_msg {
 	uint32_t magic;
 	uint16_t version;
@@ -240,10 +312,13 @@ struct kr_meta_msg {
 			   KR_META_SKEW_NS, and a registration not newer than its node's last */
 	uint64_t table_va; /* reply */
 	uint32_t table_rkey; /* reply */
-	uint32_t rsvd;
+	/* register: entries in p[]; reply: port slots per row, after ntenants tenant slots */
+	uint32_t nports;
 	struct kr_meta_msg_tenant t[KR_META_MSG_TENANTS];
+	struct kr_meta_msg_port p[KR_META_MSG_PORTS];
 };
-_Static_assert(sizeof(struct kr_meta_msg) == 80 + 16 * KR_META_MSG_TENANTS, "kr_meta_msg layout");
+_Static_assert(sizeof(struct kr_meta_msg) == 80 + 16 * KR_META_MSG_TENANTS + 32 * KR_META_MSG_PORTS,
+	       "kr_meta_msg layout");
 
 /* A sealed message: crypto_secretbox of the whole struct kr_meta_msg. */
 struct kr_meta_box {

@@ -40,8 +40,27 @@ int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec)
 		return -EAGAIN;
 	if (copy->seq == 0)
 		return -ENOENT;
+	if (copy->rec.version == KR_DCT_PORT_VERSION)
+		return -ENOMSG;
 	/* version 0 under a settled seq: written empty (no launch in the slot) */
 	rc = kr_dct_rec_decode(&copy->rec, rec);
+	return rc == -EBADMSG ? -EAGAIN : rc;
+}
+
+int kr_dct_slot_check_port(const struct kr_dct_slot *copy, struct kr_dct_port_rec *rec)
+{
+	struct kr_dct_port_wire w;
+	int rc;
+
+	if (copy->seq != copy->seq_end || (copy->seq & 1u))
+		return -EAGAIN;
+	if (copy->seq == 0)
+		return -ENOENT;
+	if (copy->rec.version == KR_DCT_REC_VERSION)
+		return -ENOMSG;
+	_Static_assert(sizeof(w) == sizeof(copy->rec), "a port record fills a slot's record");
+	memcpy(&w, &copy->rec, sizeof(w));
+	rc = kr_dct_port_decode(&w, rec);
 	return rc == -EBADMSG ? -EAGAIN : rc;
 }
 

@@ -98,7 +98,7 @@ static void meta_publish(struct kr_meta_reg *r)
 		const struct kr_meta_msg *m = &r->rep[r->order[i]];
 
 		if (!r->have[r->order[i]] || !m->table_rkey || !m->table_dctn || !m->ntenants ||
-		    m->ntenants > KR_META_MSG_TENANTS)
+		    m->ntenants > KR_META_MSG_TENANTS || m->nports > KR_META_MSG_PORTS)
 			continue;
 		list[nm++] = (struct kr_dct_meta_addr){.node_id = m->node_id,
 						       .dctn = m->table_dctn,
@@ -106,7 +106,7 @@ static void meta_publish(struct kr_meta_reg *r)
 						       .va = m->table_va,
 						       .rkey = m->table_rkey,
 						       .max_nodes = m->max_nodes,
-						       .stride = m->ntenants};
+						       .stride = m->ntenants + m->nports};
 		list[nm - 1].addr = m->addr;
 	}
 	/* a slot being renewed gets new zone pages under zone_lock */
@@ -198,8 +198,8 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 		changed |= !r->have[i] || r->rep[i].table_dctn != m.table_dctn ||
 			   r->rep[i].table_va != m.table_va ||
 			   r->rep[i].table_rkey != m.table_rkey ||
-			   r->rep[i].ntenants != m.ntenants || r->rep[i].node_id != m.node_id ||
-			   r->rep[i].max_nodes != m.max_nodes ||
+			   r->rep[i].ntenants != m.ntenants || r->rep[i].nports != m.nports ||
+			   r->rep[i].node_id != m.node_id || r->rep[i].max_nodes != m.max_nodes ||
 			   memcmp(&r->rep[i].addr, &m.addr, sizeof(m.addr));
 		r->rep[i] = m;
 		r->have[i] = true;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Job side: kr_dct_resolve() and kr_dct_invalidate(). The caller's own node
- * comes from its tenant zone (no syscall); another node from the node cache
- * in the zone (static peers, earlier lookups), else from a MetaServer.
+ * Job side: kr_dct_resolve(), kr_dct_resolve_port() and kr_dct_invalidate().
+ * The caller's own node comes from its tenant zone (no syscall); another
+ * node from the node cache in the zone (static peers, earlier lookups), else
+ * from a MetaServer; another node's port always from a MetaServer (the same
+ * READ brings the node's record).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -17,6 +19,7 @@
 #include "pool.h"
 
 #define KR_DCT_READ_TRIES 16u			 /* torn slot: READs per replica */
+#define KR_META_ROW_MAX	  (KR_META_MSG_TENANTS + KR_META_MSG_PORTS) /* slots a row may have */
 #define KR_DCT_READ_NS	  (200ull * 1000 * 1000) /* a replica that has not answered is down */
 
 /* The dct block of ctx's tenant zone, checked against the mapping; NULL when absent. */
@@ -55,7 +58,7 @@ static struct {
 	uint32_t job_gen;
 	bool leased;
 	struct kr_lease lease;
-	struct kr_dct_slot *buf; /* kr_malloc: in the heap MR, one row (KR_META_MSG_TENANTS) */
+	struct kr_dct_slot *buf; /* kr_malloc: in the heap MR, one row (KR_META_ROW_MAX) */
 	uint64_t wr_id;
 	struct kr_dct_look_stats stats;
 } g_look = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -203,7 +206,7 @@ static int look_prepare(struct kr_ctx *ctx)
 		g_look.buf = NULL;
 	}
 	if (!g_look.buf) {
-		g_look.buf = kr_malloc(ctx, KR_META_MSG_TENANTS * sizeof(*g_look.buf));
+		g_look.buf = kr_malloc(ctx, KR_META_ROW_MAX * sizeof(*g_look.buf));
 		if (!g_look.buf)
 			return -errno;
 	}
@@ -234,7 +237,7 @@ static int row_pick(struct kr_ctx *ctx, const struct kr_dct_slot *row, uint32_t 
 		rc = kr_dct_slot_check(&copy, rec);
 		if (rc == -EAGAIN)
 			torn = true;
-		if (rc)
+		if (rc) /* also -ENOMSG: a port slot */
 			continue;
 		if (rec->node_id != node_id || rec->tenant != t)
 			return -EHOSTUNREACH;
@@ -245,12 +248,37 @@ static int row_pick(struct kr_ctx *ctx, const struct kr_dct_slot *row, uint32_t 
 }
 
 /*
+ * Our launch's binding of port in the same row copy: 0 (prec), -ECONNREFUSED
+ * (not there: unbound, another launch's, or not published yet), -EAGAIN (a
+ * port slot torn).
+ */
+static int port_pick(struct kr_ctx *ctx, const struct kr_dct_slot *row, uint32_t stride,
+		     uint32_t node_id, uint32_t port, struct kr_dct_port_rec *prec)
+{
+	bool torn = false;
+
+	for (uint32_t t = 0; t < stride; t++) {
+		struct kr_dct_slot copy;
+		int rc;
+
+		memcpy(&copy, &row[t], sizeof(copy));
+		rc = kr_dct_slot_check_port(&copy, prec);
+		if (rc == -EAGAIN)
+			torn = true;
+		if (!rc && prec->node_id == node_id && prec->port == port &&
+		    prec->tag == ctx->launch.tag)
+			return 0;
+	}
+	return torn ? -EAGAIN : -ECONNREFUSED;
+}
+
+/*
  * g_look.lock held: one READ of node_id's row at MetaServer m. 0 (rec),
  * -ENOENT (empty, beyond the table, or not our launch), -EAGAIN (torn:
  * retry), -EHOSTUNREACH (error completion or no answer in time), -errno.
  */
 static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint32_t node_id,
-		     struct kr_dct_rec *rec)
+		     struct kr_dct_rec *rec, uint32_t port, struct kr_dct_port_rec *prec)
 {
 	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key};
 	struct kr_devx_sge sge = {.length = m->stride * (uint32_t)sizeof(*g_look.buf),
@@ -269,7 +297,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 	uint64_t t0;
 	int rc, n = 0;
 
-	if (node_id >= m->max_nodes || !m->stride || m->stride > KR_META_MSG_TENANTS)
+	if (node_id >= m->max_nodes || !m->stride || m->stride > KR_META_ROW_MAX)
 		return -ENOENT;
 	rc = look_prepare(ctx);
 	if (rc)
@@ -310,18 +338,24 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		return -EHOSTUNREACH;
 	}
 	rc = row_pick(ctx, g_look.buf, m->stride, node_id, rec);
+	if (!rc && port) /* with port: that port's slot too, from the same copy */
+		rc = port_pick(ctx, g_look.buf, m->stride, node_id, port, prec);
 	if (rc == -EAGAIN)
 		g_look.stats.torn++;
 	return rc;
 }
 
-/* Cache miss: the first MetaServer that answers, torn reads retried; then cached. */
+/*
+ * Cache miss: the first MetaServer that answers, torn reads retried; then
+ * cached. With port (not 0): that port's record too (never cached).
+ */
 static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t node_id,
-			    struct kr_dct_rec *rec)
+			    struct kr_dct_rec *rec, uint32_t port, struct kr_dct_port_rec *prec)
 {
 	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
 	uint32_t nmeta = kr_dct_meta_snapshot(dz, meta);
 	bool absent = false; /* a replica answered that it has no such node */
+	bool refused = false; /* a replica has the node but not the port */
 	int rc = -ENOENT;
 
 	if (!nmeta)
@@ -332,15 +366,19 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 
 		rc = -EAGAIN;
 		for (uint32_t try = 0; try < KR_DCT_READ_TRIES && rc == -EAGAIN; try++)
-			rc = look_read(ctx, &m, node_id, rec);
+			rc = look_read(ctx, &m, node_id, rec, port, prec);
 		if (rc == 0 || rc == -ENOTCONN || rc == -EPIPE)
 			break;
-		/* -ENOENT, -EHOSTUNREACH or still torn: the next replica (one
-		 * that restarted is empty until the keepers register again) */
+		/* -ENOENT, -ECONNREFUSED, -EHOSTUNREACH or still torn: the next
+		 * replica (one that restarted is empty until the keepers register
+		 * again, one may have the port a little later than another) */
 		absent |= rc == -ENOENT;
+		refused |= rc == -ECONNREFUSED;
 	}
 	pthread_mutex_unlock(&g_look.lock);
-	if (rc && rc != -ENOTCONN && rc != -EPIPE && absent)
+	if (rc && rc != -ENOTCONN && rc != -EPIPE && refused)
+		rc = -ECONNREFUSED;
+	else if (rc && rc != -ENOTCONN && rc != -EPIPE && absent)
 		rc = -ENOENT;
 	if (rc == -EPIPE)
 		rc = -ENOTCONN;
@@ -351,7 +389,7 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 		if (!kr_dct_rec_encode(rec, 0, 0, &w))
 			kr_pool_cache_report(ctx, KR_CACHE_PUT, 0, &w, sizeof(w));
 		fresh_put(node_id, rec);
-	} else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN)
+	} else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN && rc != -ECONNREFUSED)
 		rc = -EHOSTUNREACH;
 	return rc;
 }
@@ -385,7 +423,24 @@ int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
 		return 0;
 	}
 	__atomic_fetch_add(&g_look.stats.misses, 1, __ATOMIC_RELAXED);
-	return dct_meta_resolve(ctx, dz, node_id, rec);
+	return dct_meta_resolve(ctx, dz, node_id, rec, 0, NULL);
+}
+
+int kr_dct_resolve_port(struct kr_ctx *ctx, uint32_t node_id, uint32_t port, struct kr_dct_rec *rec,
+			struct kr_dct_port_rec *prec)
+{
+	struct kr_dct_zone *dz;
+
+	if (!ctx || !rec || !prec || ctx->observer || !ctx->zone || !port || port > 0xffff)
+		return -EINVAL;
+	if (__atomic_load_n(&ctx->dead, __ATOMIC_RELAXED))
+		return -ENOTCONN;
+	dz = job_dct_zone(ctx);
+	if (!dz || !node_id || node_id == 0xffffffffu || node_id == dz->node_id)
+		return -EINVAL; /* this node's ports are in the zone */
+	/* one READ: the node's row holds its address and its ports (nothing cached) */
+	__atomic_fetch_add(&g_look.stats.misses, 1, __ATOMIC_RELAXED);
+	return dct_meta_resolve(ctx, dz, node_id, rec, port, prec);
 }
 
 void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id)

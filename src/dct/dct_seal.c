@@ -136,7 +136,7 @@ bool kr_meta_open(const struct kr_meta_key *key, const struct kr_meta_box *in, s
 		return false;
 	}
 	if (m->magic != KR_META_MSG_MAGIC || m->version != KR_META_MSG_VERSION || m->type != type ||
-	    !m->node_id || m->ntenants > KR_META_MSG_TENANTS) {
+	    !m->node_id || m->ntenants > KR_META_MSG_TENANTS || m->nports > KR_META_MSG_PORTS) {
 		*why = KR_META_DROP_BAD;
 		return false;
 	}

@@ -5,7 +5,8 @@
  * registration with the replicas (--metaserver-addr) is dct_register.c.
  *
  * The table: one hugepage memzone, one row per node id of `tenants` slots
- * of 64 bytes (struct kr_dct_slot), so a node's launches are one READ. It
+ * of 64 bytes (struct kr_dct_slot) then `ports` port slots (the node's bound
+ * ports, dct_port.c), so a node's launches and ports are one READ. It
  * holds routing data only (launch tags, DCT numbers, GIDs), no key. It is
  * one MR with remote READ only, in a PD of its own with a DCT of its own
  * (the table target) whose DC key every keeper derives from the cluster
@@ -48,7 +49,8 @@ struct kr_dct_keeper {
 	const struct rte_memzone *mz;
 	uint8_t *table;
 	uint32_t max_nodes;
-	uint32_t ntenants; /* slots per row */
+	uint32_t ntenants;		/* tenant slots per row, */
+	uint32_t nports;		/* then port slots (the MetaServer keeper's --ports) */
 	struct kr_keeper_tenant target; /* the table's PD, UAR, SRQ and DCT (no jobs) */
 	struct kr_devx_mr mr;
 	bool mr_ok;
@@ -88,19 +90,61 @@ static uint32_t meta_nodes(const struct kr_pool_cfg *cfg)
 	return cfg->max_nodes ? cfg->max_nodes : KR_META_DEFAULT_NODES;
 }
 
+/* Slots per row: the tenants, then as many port slots as this keeper has endpoints per tenant. */
+static uint32_t meta_row_slots(const struct kr_pool_cfg *cfg)
+{
+	uint32_t ports = cfg->ports < KR_META_MSG_PORTS ? cfg->ports : KR_META_MSG_PORTS;
+
+	return cfg->tenants + ports;
+}
+
 uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
 {
 	if (!cfg->metaserver)
 		return 0;
 	/* the table, and one page for the memzone's header in front of it */
-	return kr_pool_pages_len((uint64_t)cfg->tenants * meta_nodes(cfg) *
+	return kr_pool_pages_len((uint64_t)meta_row_slots(cfg) * meta_nodes(cfg) *
 				 sizeof(struct kr_dct_slot)) +
 	       KR_POOL_PAGE + kr_pool_pages_len(kr_pool_kzone_size(cfg));
 }
 
 static struct kr_dct_slot *meta_slot(struct kr_dct_keeper *d, uint32_t node, uint32_t t)
 {
-	return (struct kr_dct_slot *)d->table + (size_t)node * d->ntenants + t;
+	return (struct kr_dct_slot *)d->table + (size_t)node * (d->ntenants + d->nports) + t;
+}
+
+/* The row's port slots from a REGISTER: each bound port, in order; empty after them. */
+static void meta_apply_ports(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
+{
+	for (uint32_t i = 0; i < d->nports; i++) {
+		struct kr_dct_slot *slot = meta_slot(d, m->node_id, d->ntenants + i);
+		struct kr_dct_port_wire pw;
+		struct kr_dct_wire w;
+
+		memset(&pw, 0, sizeof(pw));
+		if (i < m->nports) {
+			const struct kr_meta_msg_port *mp = &m->p[i];
+			struct kr_dct_port_rec pr = {.node_id = m->node_id,
+						     .port = mp->port,
+						     .dctn = mp->dctn,
+						     .nslots = mp->nslots,
+						     .tag = mp->tag,
+						     .table_va = mp->table_va,
+						     .table_rkey = mp->table_rkey,
+						     .gen = mp->gen};
+
+			if (kr_dct_port_encode(&pr, &pw))
+				memset(&pw, 0, sizeof(pw)); /* out of range: not published */
+		}
+		memcpy(&w, &pw, sizeof(w));
+		if (memcmp(&w, &slot->rec, sizeof(w)))
+			kr_dct_slot_write(slot, &w);
+	}
+	if (m->nports > d->nports)
+		KR_WARN_RATELIMITED("dct",
+				    "MetaServer: node %u has %u ports bound; the table has %u per "
+				    "node (--ports): not all published",
+				    m->node_id, m->nports, d->nports);
 }
 
 /*
@@ -110,7 +154,8 @@ static struct kr_dct_slot *meta_slot(struct kr_dct_keeper *d, uint32_t node, uin
  */
 static int meta_apply(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
 {
-	if (!m->node_id || m->node_id >= d->max_nodes || m->ntenants > KR_META_MSG_TENANTS)
+	if (!m->node_id || m->node_id >= d->max_nodes || m->ntenants > KR_META_MSG_TENANTS ||
+	    m->nports > KR_META_MSG_PORTS)
 		return -EINVAL;
 	for (uint32_t t = 0; t < d->ntenants; t++) {
 		struct kr_dct_slot *slot = meta_slot(d, m->node_id, t);
@@ -134,6 +179,7 @@ static int meta_apply(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
 					    "MetaServer: node %u serves a launch in tenant slot %u; "
 					    "the table has %u per node (--tenants): not published",
 					    m->node_id, t, d->ntenants);
+	meta_apply_ports(d, m);
 	return 0;
 }
 
@@ -148,6 +194,7 @@ static void meta_reply_fill(const struct kr_dct_keeper *d, const struct kr_keepe
 	r->node_id = k->cfg.node_id;
 	r->addr = k->ctx->port.addr;
 	r->ntenants = d->ntenants;
+	r->nports = d->nports;
 	r->max_nodes = d->max_nodes;
 	r->table_dctn = d->target.dct.dctn;
 	r->table_va = (uintptr_t)d->table;
@@ -241,6 +288,7 @@ void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m)
 
 		m->t[t].dctn = kt->bound && kt->dct_ok ? kt->dct.dctn : 0;
 		m->t[t].tag = kt->bound && kt->dct_ok ? kt->launch_tag : 0;
+		kr_keeper_port_publish(k, kt, m);
 	}
 	pthread_mutex_unlock(&k->cmd_lock);
 }
@@ -272,7 +320,8 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 
 	d->max_nodes = meta_nodes(&k->cfg);
 	d->ntenants = k->cfg.tenants;
-	len = (uint64_t)d->max_nodes * d->ntenants * sizeof(struct kr_dct_slot);
+	d->nports = meta_row_slots(&k->cfg) - k->cfg.tenants;
+	len = (uint64_t)d->max_nodes * (d->ntenants + d->nports) * sizeof(struct kr_dct_slot);
 	if (k->cfg.node_id >= d->max_nodes) {
 		KR_ERR("dct", "node id %u does not fit --max-nodes %u", k->cfg.node_id,
 		       d->max_nodes);
@@ -323,8 +372,9 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 	if (rc)
 		return rc;
 	d->th_ok = true;
-	KR_INFO("dct", "MetaServer: %u nodes x %u tenants (%lu KB), registrations on %s",
-		d->max_nodes, d->ntenants, (unsigned long)(len >> 10), k->cfg.meta_listen);
+	KR_INFO(
+	    "dct", "MetaServer: %u nodes x (%u tenants + %u ports) (%lu KB), registrations on %s",
+	    d->max_nodes, d->ntenants, d->nports, (unsigned long)(len >> 10), k->cfg.meta_listen);
 	return 0;
 }
 

@@ -202,9 +202,13 @@ struct kr_keeper_ep {
 	bool built; /* cq and srq */
 	bool dct_ok;
 	int state; /* enum kr_ep_state (atomic: the worker rebuilds DIRTY ones) */
+	/* the binding, written under cmd_lock (the MetaServer registration reads it) */
 	uint32_t port;
 	uint32_t owner_job; /* job table index + 1 */
 	uint32_t gen;
+	uint32_t nslots;
+	uint64_t table_va;
+	uint32_t table_rkey;
 };
 
 /* Job-writable memory: a sealed hugetlb memfd mapped at addr (pool_shm.c). */
@@ -482,6 +486,10 @@ int kr_keeper_port_unbind(struct kr_keeper *k, struct kr_keeper_conn *c,
 			  const struct kr_msg_bind *req);
 /* Unbind every port job holds (detach or death). Returns how many. */
 uint32_t kr_keeper_port_reclaim(struct kr_keeper *k, uint32_t job);
+struct kr_meta_msg;
+/* cmd_lock held: append t's bound ports to a MetaServer registration (src/dct). */
+void kr_keeper_port_publish(const struct kr_keeper *k, const struct kr_keeper_tenant *t,
+			    struct kr_meta_msg *m);
 
 /* pool_krmin.c: kmod-min fences the DCI rings (see there); no-ops without it */
 #define KR_KRMIN_PATH "/dev/" KRMIN_DEV_NAME

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dct/dct.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -210,19 +211,24 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	da.min_rnr_nak = 12;
 	da.hop_limit = 64;
 	da.gid_index = (uint8_t)k->ctx->port.gid_index;
-	pthread_mutex_lock(&k->cmd_lock); /* serialised with the worker's commands */
+	pthread_mutex_lock(&k->cmd_lock); /* the worker's commands; the registration reads */
 	rc = kr_devx_dct_create(k->ctx, &da, &ep->dct);
+	if (!rc) {
+		ep->dct_ok = true;
+		ep->port = req->port;
+		ep->owner_job = job + 1;
+		ep->gen++;
+		ep->nslots = req->nslots;
+		ep->table_va = req->table_va;
+		ep->table_rkey = req->table_rkey;
+		__atomic_store_n(&ep->state, KR_EP_BOUND, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&k->cmd_lock);
 	if (rc) {
 		KR_ERR("pool", "tenant %u: no DC target for port %u: %s", t->idx, req->port,
 		       strerror(-rc));
 		return rc;
 	}
-	ep->dct_ok = true;
-	ep->port = req->port;
-	ep->owner_job = job + 1;
-	ep->gen++;
-	__atomic_store_n(&ep->state, KR_EP_BOUND, __ATOMIC_RELEASE);
 
 	d = ep_desc(t, e);
 	ep_desc_begin(d);
@@ -240,6 +246,7 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->qpn = ep->dct.dctn;
 	KR_INFO("pool", "tenant %u: job %u bound port %u (endpoint %u, dct 0x%x)", t->idx, job,
 		req->port, e, ep->dct.dctn);
+	kr_keeper_meta_changed(k); /* other nodes find it through the MetaServer */
 	return 0;
 }
 
@@ -251,10 +258,11 @@ static void ep_unbind(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t 
 
 	pthread_mutex_lock(&k->cmd_lock);
 	kr_devx_dct_destroy(&ep->dct);
-	pthread_mutex_unlock(&k->cmd_lock);
 	ep->dct_ok = false;
 	ep->port = 0;
 	ep->owner_job = 0;
+	__atomic_store_n(&ep->state, KR_EP_DIRTY, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&k->cmd_lock);
 	ep_desc_begin(d);
 	d->port = 0;
 	d->dctn = 0;
@@ -263,8 +271,8 @@ static void ep_unbind(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t 
 	d->table_va = 0;
 	d->table_rkey = 0;
 	ep_desc_end(d);
-	__atomic_store_n(&ep->state, KR_EP_DIRTY, __ATOMIC_RELEASE);
 	kr_keeper_worker_wake(k);
+	kr_keeper_meta_changed(k);
 }
 
 /* kr_keeper_port_unbind() - see pool.h. */
@@ -301,4 +309,24 @@ uint32_t kr_keeper_port_reclaim(struct kr_keeper *k, uint32_t job)
 			n++;
 		}
 	return n;
+}
+
+/* kr_keeper_port_publish() - see pool.h. */
+void kr_keeper_port_publish(const struct kr_keeper *k, const struct kr_keeper_tenant *t,
+			    struct kr_meta_msg *m)
+{
+	for (uint32_t e = 0; t->bound && t->ep && e < k->cfg.ports; e++) {
+		const struct kr_keeper_ep *ep = &t->ep[e];
+
+		if (__atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) != KR_EP_BOUND ||
+		    m->nports == KR_META_MSG_PORTS)
+			continue;
+		m->p[m->nports++] = (struct kr_meta_msg_port){.port = ep->port,
+							      .dctn = ep->dct.dctn,
+							      .tag = t->launch_tag,
+							      .table_va = ep->table_va,
+							      .table_rkey = ep->table_rkey,
+							      .nslots = (uint16_t)ep->nslots,
+							      .gen = (uint16_t)ep->gen};
+	}
 }

@@ -237,6 +237,47 @@ static void send_free(struct kr_ctx *ctx, struct kr_vq_send *s)
 	free(s);
 }
 
+/*
+ * Where port of node lives: its DC target's address vector, and in ep the
+ * binder's table (table_va, table_rkey, nslots). This node's ports come from
+ * the zone; another node's from one READ of its MetaServer row. 0 or -errno.
+ */
+static int send_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t self, uint32_t port,
+			struct kr_zone_ep *ep, struct kr_devx_dc_av *av)
+{
+	struct kr_dct_port_rec prec;
+	struct kr_dct_rec rec;
+	uint32_t index;
+	int rc;
+
+	if (node == self) {
+		rc = kr_pool_port_find(ctx, port, ep, &index);
+		if (!rc && (!ep->nslots || ep->nslots > 1024 || (ep->table_va & 7u)))
+			rc = -EPROTO;
+		if (!rc)
+			rc = kr_pool_tenant_av(ctx, av);
+		if (rc)
+			return rc;
+		av->dctn = ep->dctn;
+		kr_devx_dc_av_path(av, &ctx->zone->port, &ctx->zone->port.addr, ep->dctn, ep->dctn);
+		return 0;
+	}
+	rc = kr_dct_resolve_port(ctx, node, port, &rec, &prec);
+	if (rc)
+		return rc;
+	memset(ep, 0, sizeof(*ep));
+	ep->port = port;
+	ep->dctn = prec.dctn;
+	ep->nslots = prec.nslots;
+	ep->table_va = prec.table_va;
+	ep->table_rkey = prec.table_rkey;
+	memset(av, 0, sizeof(*av));
+	av->dctn = prec.dctn;
+	av->dc_key = ctx->launch.dc_key; /* the launch's on every node */
+	kr_devx_dc_av_path(av, &ctx->zone->port, &rec.addr, ctx->zone->dctn, prec.dctn);
+	return 0;
+}
+
 struct kr_vqp *kr_vq_connect_port(struct kr_ctx *ctx, uint32_t peer,
 				  const struct kr_connect_opts *opts)
 {
@@ -246,28 +287,15 @@ struct kr_vqp *kr_vq_connect_port(struct kr_ctx *ctx, uint32_t peer,
 	struct kr_zone_ep ep;
 	struct kr_vq_send *s;
 	struct kr_vqp *v;
-	uint32_t index;
 	int rc;
 
 	rc = kr_dct_resolve(ctx, KR_NODE_SELF, &self);
 	if (rc)
 		goto err;
-	if (peer != KR_NODE_SELF && peer != self.node_id) {
-		rc = -EOPNOTSUPP; /* ports of other nodes do not resolve yet */
-		goto err;
-	}
-	rc = kr_pool_port_find(ctx, opts->port, &ep, &index);
+	rc = send_port_av(ctx, peer == KR_NODE_SELF ? self.node_id : peer, self.node_id, opts->port,
+			  &ep, &av);
 	if (rc)
 		goto err;
-	if (!ep.nslots || ep.nslots > 1024 || (ep.table_va & 7u)) {
-		rc = -EPROTO;
-		goto err;
-	}
-	rc = kr_pool_tenant_av(ctx, &av);
-	if (rc)
-		goto err;
-	av.dctn = ep.dctn;
-	kr_devx_dc_av_path(&av, &ctx->zone->port, &ctx->zone->port.addr, ep.dctn, ep.dctn);
 	o.port = o.reply_port = 0;
 	v = kr_vq_connect_av(ctx, peer, &av, &o);
 	if (!v)

@@ -44,6 +44,8 @@ static long proc_kb(pid_t pid, const char *name)
 	return v;
 }
 
+static uint64_t g_tag; /* the launch of the tests (KR_LAUNCH_KEY) */
+
 static void register_fake(const char *ip, uint16_t port, uint32_t node)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -62,7 +64,7 @@ static void register_fake(const char *ip, uint16_t port, uint32_t node)
 	m.node_id = node;
 	m.ntenants = 1;
 	m.t[0].dctn = 0x10000 + node;
-	m.t[0].tag = node * 0x9e3779b97f4a7c15ull;
+	m.t[0].tag = g_tag; /* the resolving job's launch: it finds only its own */
 	m.addr.gid[10] = m.addr.gid[11] = 0xff;
 	m.addr.gid[12] = 10;
 	m.addr.gid[14] = (uint8_t)(node >> 8);
@@ -172,6 +174,12 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? argc - 1 : 3;
 
 	kp_require_hugepages(40);
+	{
+		struct kr_launch l;
+
+		CHECK_OK(kr_launch_init(NULL, &l));
+		g_tag = l.tag;
+	}
 	port = mp_pick_port(addrs, 2);
 	if (!port)
 		KR_SKIP("no free UDP port on 127.0.0.2/127.0.0.3");
