@@ -24,7 +24,7 @@
  * READs to another node beside a UDP ping-pong (krbench_peer.c).
  *   krbench send [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]
  * two-sided messages to ports of this node, vQP vs raw DCI -> DCT
- * (krbench_send.c).
+ * (krbench_send.c); with --peer to node 2 of two keepers (krbench_send_peer.c).
  *   krbench all [-n ITERS] [--json] [FILE]
  * every bench, one JSON document (krbench_all.c).
  */
@@ -395,6 +395,8 @@ static void usage(FILE *f)
 		   "       krbench send [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  SEND ping-pong latency and message rate at 64 B and 4 KiB to ports of this\n"
 		   "  node, vQP vs raw DCI -> DCT in the same run (default 10000)\n"
+		   "       krbench send --peer [-n ITERS] [--json] [--profile M]\n"
+		   "  the same to node 2 of two keepers started here, through its echo job\n"
 		   "       krbench all [-n ITERS] [--json] [FILE]\n"
 		   "  every bench above, each in its own process, one JSON document to FILE\n"
 		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
@@ -476,10 +478,8 @@ int main(int argc, char **argv)
 	    cycles <= 1000000)
 		return bench_connect(n_set ? cycles : 10000, json, sock, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "send") && cycles >= 1 &&
-	    cycles <= 1000000 && peer) {
-		fprintf(stderr, "krbench: send --peer: ports of other nodes do not resolve yet\n");
-		return 77;
-	}
+	    cycles <= 1000000 && peer)
+		return kb_bench_send_peer(n_set ? cycles : 10000, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "send") && cycles >= 1 && cycles <= 1000000)
 		return bench_send(n_set ? cycles : 10000, json, sock, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 &&

@@ -9,6 +9,7 @@
  *   krbench_read.c     the READ loops (vQP, raw DCI) of krbench read
  *   krbench_peer.c     krbench read --peer: to another node, beside a UDP ping-pong
  *   krbench_send.c     krbench send: ports and vQPs vs a raw DCI -> DCT pair
+ *   krbench_send_peer.c krbench send --peer: the same through node 2's echo job
  *   krbench_all.c      krbench all: every bench, one JSON document
  */
 #ifndef KRBENCH_H
@@ -23,6 +24,7 @@
 
 struct kr_ctx;
 struct kr_connect_opts;
+struct kr_lease;
 struct kr_vqp;
 
 /* --profile: the sim's firmware cost model for keepers started here ("none": no model). */
@@ -167,8 +169,42 @@ int kb_bench_read_peer(int iters, bool json, const char *krpoold);
 
 /* ---- krbench_send.c ---- */
 
+#define KB_SD_WINDOW 32 /* messages in flight for the rate */
+#define KB_SD_ROUNDS 3	/* runs of each path, alternating: this machine's noise */
+
+/* The two message sizes measured. */
+extern const uint32_t kb_sd_sizes[2];
+
+struct kb_sd_res {
+	double p50, p99, rate;
+};
+
+/* One measurement: bind port0, port0 + 1 here, send to node's rport0, rport0 + 1. */
+struct kb_sd_case {
+	uint32_t node; /* KR_NODE_SELF, or the node whose echo job sends back */
+	bool raw;      /* a raw DCI into the ports' queues, or ports and vQPs */
+	uint32_t len;
+	uint32_t port0, rport0;
+};
+
+/* A raw DCI leased for the raw cases. 0 or -EIO (reported). */
+int kb_sd_lease_dci(struct kr_ctx *ctx, struct kb_rd_raw *dci, struct kr_lease *l);
+/* Ping-pong (lat: iters doubles) and rate of case c into res. 0 or -errno. */
+int kb_sd_measure(struct kr_ctx *ctx, const struct kb_sd_case *c, const struct kb_rd_raw *dci,
+		  int iters, double *lat, struct kb_sd_res *res);
+/* The echo side of a peer case: each message back to the same port of c->node, until stop_fd reads.
+ */
+int kb_sd_echo(struct kr_ctx *ctx, const struct kb_sd_case *c, const struct kb_rd_raw *dci,
+	       int stop_fd);
+/* Each figure's median over KB_SD_ROUNDS results. */
+void kb_sd_median(const struct kb_sd_res *r, struct kb_sd_res *out);
+/* The table, or one JSON object named what ("send", "send_peer"). */
+void kb_sd_report(const char *what, int iters, bool json, const struct kb_sd_res *rv,
+		  const struct kb_sd_res *rr);
 /* Ping-pong and rate at 64 B and 4 KiB, vQP vs raw, attached to ctx; the table or JSON. 0 or 1. */
 int kb_bench_send(struct kr_ctx *ctx, int iters, bool json);
+/* krbench_send_peer.c: the same to node 2 of two keepers started here. 0, 1 or 77. */
+int kb_bench_send_peer(int iters, bool json, const char *krpoold);
 
 /* ---- krbench_all.c ---- */
 

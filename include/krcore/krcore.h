@@ -443,7 +443,8 @@ int kr_port_sender(const struct kr_port *port, uint32_t src, struct kr_port_send
  * Flow control: the receiver grants this vQP credits for buffers it posted
  * (kr_bind_opts.window at most); a send without a credit returns -EAGAIN and
  * posts nothing: poll (kr_poll) and retry. The vQP pulls new credits with
- * an 8-byte READ of the receiver's table when half its window is used.
+ * an 8-byte READ of the receiver's table when half its window is used (when
+ * none are left, pulls that brought nothing back off from 1 to 64 us).
  *
  * Returns 0, or the errors of kr_post_write() (the local range rules, and
  * -EAGAIN for the send queue), plus -EDESTADDRREQ (vqp was connected

@@ -7,11 +7,12 @@
  * Credits are pulled, not pushed: the receiver only stores the count it
  * grants a slot in its own memory, and the sender reads it with one 8-byte
  * READ on the same vQP when half of what it last saw is used (or when it ran
- * out: then no sooner than a back-off after a READ that brought nothing). So
- * a receiver needs no connection back to its senders, a dead sender costs it
- * nothing but its slot, and a credit is never spent twice: the sender counts
- * its sends, the receiver its grants, both from 0 for each slot holder
- * (the nonce in the granted word and in every header tells holders apart).
+ * out: then no sooner than a back-off, 1 to 64 us, after a READ that brought
+ * nothing). So a receiver needs no connection back to its senders, a dead
+ * sender costs it nothing but its slot, and a credit is never spent twice:
+ * the sender counts its sends, the receiver its grants, both from 0 for each
+ * slot holder (the nonce in the granted word and in every header tells
+ * holders apart).
  *
  * Every internal request (claim, announce, credit READ, release) is posted
  * like the user's, signaled, and completes here instead of in kr_poll().
@@ -29,7 +30,7 @@
 
 #define SEND_WAIT_NS	      (5ull * 1000 * 1000 * 1000) /* a claim or release never waits longer */
 #define CREDIT_BACKOFF_MIN_NS 1000ull
-#define CREDIT_BACKOFF_MAX_NS (1000ull * 1000)
+#define CREDIT_BACKOFF_MAX_NS (64ull * 1000)
 
 static uint64_t send_now_ns(void)
 {
