@@ -371,7 +371,8 @@ struct kr_bind_opts {
 /*
  * kr_bind() - receive two-sided messages on port (1..65535) of this node:
  * the keeper hands this job a warm receive endpoint (an SRQ and its CQ in
- * the tenant's memory) and makes a DC target for it. Messages land in
+ * the tenant's memory; with kmod-min, mapped into this process alone) and
+ * makes a DC target for it. Messages land in
  * buffers the job posts with kr_post_recv() and complete through
  * kr_poll_recv(): no keeper on the path. Senders connect with
  * kr_connect_opts.port; each takes a slot in a table this call allocates in
@@ -382,8 +383,8 @@ struct kr_bind_opts {
  * Use a port from one thread at a time. kr_unbind() before kr_detach().
  * Returns a port, or NULL with errno: EINVAL (NULL ctx, port 0 or above
  * 65535, bad opts), EADDRINUSE (the port is bound on this node), ENOSPC (no
- * free receive endpoint: krpoold --ports), EOPNOTSUPP (the keeper has none,
- * or fences its jobs with kmod-min: not yet), ENOMEM (heap full),
+ * free receive endpoint: krpoold --ports), EOPNOTSUPP (the keeper has none:
+ * --ports 0), EACCES (kmod-min refused the endpoint's pages), ENOMEM (heap full),
  * ENOTCONN/EPIPE (keeper gone).
  */
 struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_opts *opts);

@@ -152,6 +152,8 @@ uint64_t kr_pool_zone_dci_cq_off(uint32_t i);
 uint64_t kr_pool_zone_ep_off(void);
 uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e);
 uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e);
+/* Bytes of one endpoint's block (CQ then SRQ, whole pages). */
+uint64_t kr_pool_zone_ep_block(const struct kr_pool_cfg *cfg);
 void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a);
 /* Offset in the tenant zone of the src/dct block (in the head, after the descriptors). */
 uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg);
@@ -201,6 +203,7 @@ struct kr_keeper_ep {
 	struct kr_devx_dct dct;
 	bool built; /* cq and srq */
 	bool dct_ok;
+	uint32_t krmin_slot_plus1; /* fenced: its CQ and SRQ pages as a kmod-min slot */
 	int state; /* enum kr_ep_state (atomic: the worker rebuilds DIRTY ones) */
 	/* the binding, written under cmd_lock (the MetaServer registration reads it) */
 	uint32_t port;
@@ -510,6 +513,18 @@ int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, pid_t pid
 			  uint64_t *token);
 void kr_keeper_krmin_revoke(struct kr_keeper *k, struct kr_keeper_qp *q);
 void kr_keeper_krmin_events(struct kr_keeper *k);
+/*
+ * The same by slot, for what is not a DCI (a receive endpoint): pin
+ * [ring, ring + ring_len) and [dbr, dbr + dbr_len), memory both, as one slot
+ * of tenant (*slot_plus1 0 in trusted mode); unpin; revoke; grant to pid.
+ * 0 or the ioctl's -errno.
+ */
+int kr_keeper_krmin_reg_mem(struct kr_keeper *k, uint32_t tenant, void *ring, uint64_t ring_len,
+			    void *dbr, uint64_t dbr_len, uint32_t *slot_plus1);
+void kr_keeper_krmin_unreg_slot(struct kr_keeper *k, uint32_t *slot_plus1);
+void kr_keeper_krmin_revoke_slot(struct kr_keeper *k, uint32_t slot_plus1);
+int kr_keeper_krmin_grant_slot(struct kr_keeper *k, uint32_t slot_plus1, pid_t pid,
+			       uint64_t *token);
 
 /* pool_heap.c */
 int kr_keeper_heap_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t j);
@@ -762,6 +777,11 @@ void kr_job_krmin_close(struct kr_ctx *ctx);
 int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
 		     const struct kr_zone_dci *d, struct kr_job_dci *jd);
 void kr_job_krmin_unmap(struct kr_ctx *ctx, struct kr_job_dci *jd);
+struct kr_zone_ep;
+/* A bound receive endpoint's CQ and SRQ pages, claimed with token and mapped (see there). */
+int kr_job_krmin_map_ep(struct kr_ctx *ctx, uint64_t token, const struct kr_zone_ep *d, void **map,
+			uint64_t *len);
+void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len);
 
 /* pool_arena.c */
 /* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */

@@ -7,7 +7,9 @@
  * at the address the keeper uses, so the descriptors' offsets and the post
  * and poll paths are the same as in trusted mode, and its own UAR page (the
  * slot's page after the rings) at its place in the UAR window, which it
- * rings. Giving the DCI back puts no-access pages over both again.
+ * rings. Giving the DCI back puts no-access pages over both again. A bound
+ * receive endpoint is claimed and mapped the same way (its CQ and SRQ pages,
+ * at their zone address; no UAR page).
  *
  * When the module takes a mapping away (the keeper died, or revoked a slot
  * this job still touched) the next access raises SIGBUS. The handler below
@@ -222,4 +224,53 @@ void kr_job_krmin_unmap(struct kr_ctx *ctx, struct kr_job_dci *jd)
 	if (jd->krmin_map)
 		krmin_noaccess(jd->krmin_map, jd->krmin_len);
 	jd->krmin_map = NULL;
+}
+
+/*
+ * kr_job_krmin_map_ep() - claim token and map its slot, a receive
+ * endpoint's: its CQ pages then its SRQ pages, at the zone address the
+ * keeper has them (d->cqe_off), inside the rings window, holding d's CQEs,
+ * SRQ WQEs and both doorbell records. *map and *len: the mapping. 0,
+ * -EACCES (the token is not ours or was revoked), -EPROTO (a slot that does
+ * not fit), -errno.
+ */
+int kr_job_krmin_map_ep(struct kr_ctx *ctx, uint64_t token, const struct kr_zone_ep *d, void **map,
+			uint64_t *len)
+{
+	struct krmin_slot_claim c = {
+	    .size = sizeof(c), .version = KRMIN_UAPI_VERSION, .token = token};
+	uintptr_t b = (uintptr_t)ctx->zone + d->cqe_off;
+	uint64_t n;
+	void *p;
+	int rc;
+
+	if (ioctl(ctx->krmin_fd, KRMIN_IOC_SLOT_CLAIM, &c))
+		return -errno;
+	n = c.ring_len + c.dbr_len;
+	if (c.tenant != ctx->tenant || d->cqe_off > ctx->zone_len || (b & (KR_KRMIN_PAGE - 1)) ||
+	    b < ctx->rings_lo || n > ctx->rings_hi - b ||
+	    !krmin_inside(ctx, b, n, d->cqe_off, (uint64_t)d->ncqe * sizeof(struct mlx5_cqe64)) ||
+	    !krmin_inside(ctx, b, n, d->cq_dbrec_off, 8) ||
+	    !krmin_inside(ctx, b, n, d->srq_off, (uint64_t)d->srq_nwqe << d->srq_log_stride) ||
+	    !krmin_inside(ctx, b, n, d->srq_dbrec_off, 4)) {
+		krmin_give_up(ctx, c.slot);
+		return -EPROTO;
+	}
+	p = mmap((void *)b, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
+		 (off_t)c.mmap_offset);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		krmin_give_up(ctx, c.slot);
+		return rc;
+	}
+	*map = p;
+	*len = n;
+	return 0;
+}
+
+/* An endpoint unbound: no-access pages where its slot was mapped. */
+void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len)
+{
+	if (ctx->krmin_fd >= 0 && map)
+		krmin_noaccess(map, len);
 }

@@ -19,6 +19,10 @@
  * no owner in the module: the socket's close reclaims it (revoke cancels the
  * grant), as in trusted mode.
  *
+ * A receive endpoint (pool_port.c) is a slot too: its CQ pages then its SRQ
+ * pages, memory both, no UAR page (its holder rings nothing); granted at
+ * bind, revoked at unbind or reclaim, before its DCT goes.
+ *
  * Nothing here runs on the data path: grants and revocations are ioctls on
  * the lease path (one each, no firmware command), pinning happens at build.
  */
@@ -169,32 +173,65 @@ int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *bl
 	return 0;
 }
 
+/* kr_keeper_krmin_reg_mem() - see pool.h. */
+int kr_keeper_krmin_reg_mem(struct kr_keeper *k, uint32_t tenant, void *ring, uint64_t ring_len,
+			    void *dbr, uint64_t dbr_len, uint32_t *slot_plus1)
+{
+	struct krmin_slot_reg reg = {.size = sizeof(reg),
+				     .version = KRMIN_UAPI_VERSION,
+				     .ring_addr = (uintptr_t)ring,
+				     .ring_len = ring_len,
+				     .dbr_addr = (uintptr_t)dbr,
+				     .dbr_len = dbr_len,
+				     .tenant = tenant};
+
+	*slot_plus1 = 0;
+	if (k->krmin_fd < 0)
+		return 0;
+	if (ioctl(k->krmin_fd, KRMIN_IOC_SLOT_REG, &reg))
+		return -errno;
+	if (reg.slot >= KRMIN_MAX_SLOTS)
+		return -EPROTO;
+	*slot_plus1 = reg.slot + 1;
+	return 0;
+}
+
+/* kr_keeper_krmin_unreg_slot() - see pool.h. */
+void kr_keeper_krmin_unreg_slot(struct kr_keeper *k, uint32_t *slot_plus1)
+{
+	int rc;
+
+	if (k->krmin_fd < 0 || !*slot_plus1)
+		return;
+	__atomic_store_n(&k->krmin_qp[*slot_plus1 - 1], NULL, __ATOMIC_RELEASE);
+	rc = kr_krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, *slot_plus1 - 1);
+	if (rc)
+		KR_ERR("pool", "kmod-min slot %u: unregister: %s", *slot_plus1 - 1, strerror(-rc));
+	*slot_plus1 = 0;
+}
+
+/* kr_keeper_krmin_revoke_slot() - see pool.h. */
+void kr_keeper_krmin_revoke_slot(struct kr_keeper *k, uint32_t slot_plus1)
+{
+	int rc;
+
+	if (k->krmin_fd < 0 || !slot_plus1)
+		return;
+	rc = kr_krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_REVOKE, slot_plus1 - 1);
+	if (rc)
+		KR_ERR("pool", "kmod-min slot %u: revoke: %s", slot_plus1 - 1, strerror(-rc));
+}
+
 /* Unpin q's slot (before its memory is destroyed or renewed). */
 void kr_keeper_krmin_unreg(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
-	uint32_t slot = q->krmin_slot_plus1 - 1;
-	int rc;
-
-	if (k->krmin_fd < 0 || !q->krmin_slot_plus1)
-		return;
-	__atomic_store_n(&k->krmin_qp[slot], NULL, __ATOMIC_RELEASE);
-	rc = kr_krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_UNREG, slot);
-	if (rc)
-		KR_ERR("pool", "kmod-min slot %u: unregister: %s", slot, strerror(-rc));
-	q->krmin_slot_plus1 = 0;
+	kr_keeper_krmin_unreg_slot(k, &q->krmin_slot_plus1);
 }
 
 /* Take q's slot from whoever has it or holds its token: their mapping is gone. */
 void kr_keeper_krmin_revoke(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
-	int rc;
-
-	if (k->krmin_fd < 0 || !q->krmin_slot_plus1)
-		return;
-	rc = kr_krmin_slot_call(k->krmin_fd, KRMIN_IOC_SLOT_REVOKE, q->krmin_slot_plus1 - 1);
-	if (rc)
-		KR_ERR("pool", "kmod-min slot %u: revoke: %s", q->krmin_slot_plus1 - 1,
-		       strerror(-rc));
+	kr_keeper_krmin_revoke_slot(k, q->krmin_slot_plus1);
 }
 
 static int krmin_grant_once(struct kr_keeper *k, uint32_t slot, pid_t pid, uint64_t *token)
@@ -220,21 +257,29 @@ static int krmin_grant_once(struct kr_keeper *k, uint32_t slot, pid_t pid, uint6
  */
 int kr_keeper_krmin_grant(struct kr_keeper *k, struct kr_keeper_qp *q, pid_t pid, uint64_t *token)
 {
+	int rc = kr_keeper_krmin_grant_slot(k, q->krmin_slot_plus1, pid, token);
+
+	if (rc)
+		KR_ERR("pool", "tenant %u DCI %u: kmod-min grant: %s", q->tenant, q->index,
+		       strerror(-rc));
+	return rc;
+}
+
+/* kr_keeper_krmin_grant_slot() - see pool.h. */
+int kr_keeper_krmin_grant_slot(struct kr_keeper *k, uint32_t slot_plus1, pid_t pid, uint64_t *token)
+{
 	int rc;
 
 	*token = 0;
 	if (k->krmin_fd < 0)
 		return 0;
-	if (!q->krmin_slot_plus1)
+	if (!slot_plus1)
 		return -EIO;
-	rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, pid, token);
+	rc = krmin_grant_once(k, slot_plus1 - 1, pid, token);
 	if (rc == -EBUSY) {
 		kr_keeper_krmin_events(k);
-		rc = krmin_grant_once(k, q->krmin_slot_plus1 - 1, pid, token);
+		rc = krmin_grant_once(k, slot_plus1 - 1, pid, token);
 	}
-	if (rc)
-		KR_ERR("pool", "tenant %u DCI %u: kmod-min grant: %s", q->tenant, q->index,
-		       strerror(-rc));
 	return rc;
 }
 

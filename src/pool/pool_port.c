@@ -18,6 +18,10 @@
  *          (a dead binder's WQEs and CQEs must not reach the next one), FREE
  * Ports are unique per node, across tenants (as TCP ports per host).
  *
+ * Fenced (kmod-min): each endpoint's CQ and SRQ pages are a slot of their
+ * own, granted to the binder's process at bind and revoked before the DCT
+ * goes, so a job maps only the endpoints it has bound (pool_krmin.c).
+ *
  * Trust: the binder names its sender table (address, rkey); the keeper
  * checks that one of the binder's own MRs covers it with the rights senders
  * need, and never touches it. What jobs write in the SRQ and CQ pages is
@@ -79,6 +83,15 @@ int kr_keeper_ep_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 		return rc;
 	}
 	ep->built = true;
+	/* fenced: its binder maps the CQ and SRQ pages, nothing else, through kmod-min */
+	rc = kr_keeper_krmin_reg_mem(k, t->idx, ca.buf, ca.buf_len, sa.buf,
+				     kr_pool_zone_ep_block(&k->cfg) - ca.buf_len,
+				     &ep->krmin_slot_plus1);
+	if (rc) {
+		KR_ERR("pool", "tenant %u endpoint %u: kmod-min slot: %s", t->idx, e,
+		       strerror(-rc));
+		return rc;
+	}
 	ep_desc_begin(d);
 	d->port = 0;
 	d->owner_job = 0;
@@ -102,7 +115,7 @@ void kr_keeper_ep_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t, uint3
 {
 	struct kr_keeper_ep *ep = &t->ep[e];
 
-	(void)k;
+	kr_keeper_krmin_unreg_slot(k, &ep->krmin_slot_plus1);
 	if (ep->dct_ok) {
 		kr_devx_dct_destroy(&ep->dct);
 		ep->dct_ok = false;
@@ -200,6 +213,10 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	if (!ep)
 		return k->cfg.ports ? -ENOSPC : -EOPNOTSUPP;
 
+	/* fenced: a token for the endpoint's pages that only the binder's process can claim */
+	rc = kr_keeper_krmin_grant_slot(k, ep->krmin_slot_plus1, c->pid, &rep->token);
+	if (rc)
+		return rc;
 	memset(&da, 0, sizeof(da));
 	da.pdn = t->pd.pdn;
 	da.cq = &ep->cq;
@@ -227,6 +244,8 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	if (rc) {
 		KR_ERR("pool", "tenant %u: no DC target for port %u: %s", t->idx, req->port,
 		       strerror(-rc));
+		kr_keeper_krmin_revoke_slot(k, ep->krmin_slot_plus1); /* the grant goes too */
+		rep->token = 0;
 		return rc;
 	}
 
@@ -256,6 +275,8 @@ static void ep_unbind(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t 
 	struct kr_keeper_ep *ep = &t->ep[e];
 	struct kr_zone_ep *d = ep_desc(t, e);
 
+	/* its binder's mapping goes first (SIGBUS if it still touches it) */
+	kr_keeper_krmin_revoke_slot(k, ep->krmin_slot_plus1);
 	pthread_mutex_lock(&k->cmd_lock);
 	kr_devx_dct_destroy(&ep->dct);
 	ep->dct_ok = false;

@@ -183,6 +183,12 @@ static uint64_t ep_block_bytes(void)
 	       align_up(kr_devx_srq_buf_size(&a), KR_ZONE_ALIGN);
 }
 
+uint64_t kr_pool_zone_ep_block(const struct kr_pool_cfg *cfg)
+{
+	(void)cfg;
+	return ep_block_bytes();
+}
+
 uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e)
 {
 	return zone_first_off() + (uint64_t)kr_pool_cfg_dci_slots(cfg) * qp_slot_bytes() +

@@ -196,6 +196,8 @@ struct kr_port {
 	uint64_t changes_seen;
 	bool rescan;
 	bool grant_due;
+	void *krmin_map; /* fenced: the endpoint's pages as mapped from its slot */
+	uint64_t krmin_len;
 	uint64_t misordered; /* a header whose sequence was not the next one (never expected) */
 	uint64_t strays;     /* messages of holders already gone, put back */
 };

@@ -92,6 +92,7 @@ static void port_free(struct kr_port *p)
 {
 	if (p->rsc_set)
 		kr_devx_rsc_free(p->ctx->dev, p->dct.user_index);
+	kr_job_krmin_unmap_ep(p->ctx, p->krmin_map, p->krmin_len);
 	if (p->table_mr)
 		kr_dereg_mr(p->table_mr);
 	kr_free(p->ctx, p->table);
@@ -135,10 +136,6 @@ struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ctx->krmin_fd >= 0) { /* fenced: the SRQ pages are not mapped through kmod-min yet */
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		errno = ENOMEM;
@@ -171,6 +168,10 @@ struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_
 	if (!rc &&
 	    (d.port != port || d.gen != p->gen || d.dctn != rep.qpn || d.owner_job != ctx->job + 1))
 		rc = -EPROTO;
+	if (!rc && ctx->krmin_fd >= 0) /* fenced: its pages come through kmod-min */
+		rc = rep.token
+			 ? kr_job_krmin_map_ep(ctx, rep.token, &d, &p->krmin_map, &p->krmin_len)
+			 : -EPROTO;
 	if (!rc)
 		rc = port_views(p, &d);
 	if (rc)
