@@ -150,6 +150,21 @@ static void krmin_noaccess(void *base, uint64_t len)
 	mmap(base, len, PROT_NONE, KRMIN_MAP_NOPROT | MAP_FIXED, -1, 0);
 }
 
+/* The first n bytes of claimed slot c at b, over the reserved window; else the slot is given up. */
+static int krmin_map_at(struct kr_ctx *ctx, const struct krmin_slot_claim *c, uintptr_t b,
+			uint64_t n, void **p)
+{
+	int rc;
+
+	*p = mmap((void *)b, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
+		  (off_t)c->mmap_offset);
+	if (*p != MAP_FAILED)
+		return 0;
+	rc = -errno;
+	krmin_give_up(ctx, c->slot);
+	return rc;
+}
+
 /*
  * kr_job_krmin_map() - claim token and map its slot, DCI index's: its block
  * of the zone (ctx->dci_block bytes from its SQ's page, where the keeper has
@@ -185,13 +200,9 @@ int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
 		krmin_give_up(ctx, c.slot);
 		return -EPROTO;
 	}
-	p = mmap((void *)b, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
-		 (off_t)c.mmap_offset);
-	if (p == MAP_FAILED) {
-		rc = -errno;
-		krmin_give_up(ctx, c.slot);
+	rc = krmin_map_at(ctx, &c, b, n, &p);
+	if (rc)
 		return rc;
-	}
 	u = mmap((void *)(ctx->uars_lo + (uintptr_t)index * KR_KRMIN_PAGE), KR_KRMIN_PAGE,
 		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
 		 (off_t)(c.mmap_offset + n));
@@ -256,13 +267,9 @@ int kr_job_krmin_map_ep(struct kr_ctx *ctx, uint64_t token, const struct kr_zone
 		krmin_give_up(ctx, c.slot);
 		return -EPROTO;
 	}
-	p = mmap((void *)b, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
-		 (off_t)c.mmap_offset);
-	if (p == MAP_FAILED) {
-		rc = -errno;
-		krmin_give_up(ctx, c.slot);
+	rc = krmin_map_at(ctx, &c, b, n, &p);
+	if (rc)
 		return rc;
-	}
 	*map = p;
 	*len = n;
 	return 0;

@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -47,6 +49,26 @@ static inline int kt_read_line(const char *path, char *buf, size_t len)
  * the stand-in for a ConnectX UAR page (VM_IO | VM_PFNMAP). Skips the test
  * without it.
  */
+/* A counter of the module's stats file (/sys/class/misc/krmin/stats), -1 when absent. */
+static inline long kt_stat(const char *name)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/sys/class/misc/" KRMIN_DEV_NAME "/stats", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char k[32];
+		long x;
+
+		if (sscanf(line, "%31s %ld", k, &x) == 2 && !strcmp(k, name))
+			v = x;
+	}
+	fclose(f);
+	return v;
+}
+
 static inline volatile uint8_t *kt_ivshmem_bar(const char *res)
 {
 	char path[300], v[32], d[32];

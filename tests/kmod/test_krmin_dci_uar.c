@@ -28,21 +28,6 @@
 #define DB_VAL	0x0123456789abcdefull
 #define BF_SIZE 256u
 
-static long module_stat(const char *name)
-{
-	char k[32];
-	long v = -1, x;
-	FILE *f = fopen("/sys/class/misc/" KRMIN_DEV_NAME "/stats", "r");
-
-	if (!f)
-		KR_FAIL("no module stats");
-	while (fscanf(f, "%31s %ld", k, &x) == 2)
-		if (!strcmp(k, name))
-			v = x;
-	fclose(f);
-	return v;
-}
-
 /*
  * A BlueFlame page: the keeper's mapping of the BAR is write-combining
  * (resource2_wc), the module maps it so for the job, and the job's WQE
@@ -122,7 +107,7 @@ int main(void)
 	CHECK_OK(kr_keeper_krmin_open(&k));
 	snprintf(hw.name, sizeof(hw.name), "mlx5_stand_in");
 	k.ctx = &hw;
-	slots0 = module_stat("slots");
+	slots0 = kt_stat("slots");
 
 	/* the DCI: its rings in keeper memory, its UAR page a device page */
 	uar = (struct kr_devx_uar){.ctx = &hw,
@@ -137,7 +122,7 @@ int main(void)
 	q.uar = &uar;
 	CHECK_OK(kr_keeper_krmin_reg(&k, &q, block, QP_LEN, BLK_LEN));
 	CHECK(q.krmin_slot_plus1 != 0);
-	CHECK_EQ(module_stat("slots"), slots0 + 1);
+	CHECK_EQ(kt_stat("slots"), slots0 + 1);
 	CHECK_OK(kr_keeper_krmin_grant(&k, &q, getpid(), &token));
 	CHECK(token != 0);
 
@@ -172,7 +157,7 @@ int main(void)
 
 	/* the keeper unregisters (the DCI is destroyed): the job's page is gone */
 	kr_keeper_krmin_unreg(&k, &q);
-	CHECK_EQ(module_stat("slots"), slots0);
+	CHECK_EQ(kt_stat("slots"), slots0);
 	CHECK_EQ(kt_touch(u, true, 1, NULL), SIGBUS);
 	CHECK_EQ(kt_touch(rings, true, 1, NULL), SIGBUS);
 	munmap(u, KT_PAGE);
@@ -190,7 +175,7 @@ int main(void)
 	q2.uar = &ram_uar;
 	CHECK_ERR(kr_keeper_krmin_reg(&k, &q2, block, QP_LEN, BLK_LEN), -EINVAL);
 	CHECK_EQ(q2.krmin_slot_plus1, 0u);
-	CHECK_EQ(module_stat("slots"), slots0);
+	CHECK_EQ(kt_stat("slots"), slots0);
 	q2.uar = NULL; /* no page of its own at all */
 	CHECK_ERR(kr_keeper_krmin_reg(&k, &q2, block, QP_LEN, BLK_LEN), -EINVAL);
 

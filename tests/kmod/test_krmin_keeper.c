@@ -43,6 +43,7 @@
 #include <krcore/krmin_uapi.h>
 
 #include "kr_test.h"
+#include "krmin_test.h"
 #include "pool_fixture.h"
 
 #define UID_A	     65534u
@@ -54,7 +55,6 @@
 #define KILLS	     20
 #define CYCLES	     10000
 #define LEASE_PAIRS  1000
-#define STATS	     "/sys/class/misc/" KRMIN_DEV_NAME "/stats"
 #define KO_PATH	     "/krmin.ko"
 #define FREE_WAIT_MS 2000.0
 
@@ -197,24 +197,6 @@ static int traffic_rounds(struct traffic *t, int n)
 }
 
 /* /sys/class/misc/krmin/stats: the value of name, or -1. */
-static long stat_of(const char *name)
-{
-	char line[128];
-	long v = -1;
-	FILE *f = fopen(STATS, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char k[32];
-		long x;
-
-		if (sscanf(line, "%31s %ld", k, &x) == 2 && !strcmp(k, name))
-			v = x;
-	}
-	fclose(f);
-	return v;
-}
 
 /* The first DCI lease of ctx's process: its ring address and krmin slot. */
 static const struct kr_job_dci *first_dci(const struct kr_ctx *ctx)
@@ -679,7 +661,7 @@ static void wait_settled(const struct kr_pool_seg *s)
 		for (uint32_t t = 0; t < s->ntenants; t++)
 			for (uint32_t i = 0; i < s->dcis; i++)
 				dirty |= kr_seg_dci(s, t, i)->state == KR_SLOT_DIRTY;
-		if (!dirty && stat_of("queued") == 0)
+		if (!dirty && kt_stat("queued") == 0)
 			return;
 		if (kp_now_ms() - t0 > 5000)
 			KR_FAIL("DCIs still being reset after 5 s");
@@ -733,10 +715,10 @@ static void phase_cycles(struct kr_ctx *me)
 	CHECK_OK(kr_lease_alloc(me, KR_LEASE_DCI, &first));
 	CHECK_OK(kr_lease_free(me, &first));
 	wait_settled(me->seg);
-	slots0 = stat_of("slots");
-	pinned0 = stat_of("pinned_pages");
-	owned0 = stat_of("owned");
-	granted0 = stat_of("granted");
+	slots0 = kt_stat("slots");
+	pinned0 = kt_stat("pinned_pages");
+	owned0 = kt_stat("owned");
+	granted0 = kt_stat("granted");
 	CHECK(slots0 > 0 && pinned0 > 0);
 	for (int i = 0; i < CYCLES; i++) {
 		struct kr_lease l;
@@ -764,12 +746,12 @@ static void phase_cycles(struct kr_ctx *me)
 	wait_settled(me->seg);
 	printf("keeper: %d lease/free cycles in %.1f s (%d waits for a reset): slots %ld, "
 	       "pinned pages %ld, owned %ld, granted %ld, as before\n",
-	       CYCLES, (kp_now_ms() - t0) / 1000.0, busy, stat_of("slots"), stat_of("pinned_pages"),
-	       stat_of("owned"), stat_of("granted"));
-	CHECK_EQ(stat_of("slots"), slots0);
-	CHECK_EQ(stat_of("pinned_pages"), pinned0);
-	CHECK_EQ(stat_of("owned"), owned0);
-	CHECK_EQ(stat_of("granted"), granted0);
+	       CYCLES, (kp_now_ms() - t0) / 1000.0, busy, kt_stat("slots"), kt_stat("pinned_pages"),
+	       kt_stat("owned"), kt_stat("granted"));
+	CHECK_EQ(kt_stat("slots"), slots0);
+	CHECK_EQ(kt_stat("pinned_pages"), pinned0);
+	CHECK_EQ(kt_stat("owned"), owned0);
+	CHECK_EQ(kt_stat("granted"), granted0);
 }
 
 /* ---- 4, 5. unload and a dead keeper ---- */

@@ -23,35 +23,16 @@
 #include <krcore/krmin_uapi.h>
 
 #include "kr_test.h"
+#include "krmin_test.h"
 #include "pool_fixture.h"
 #include "virtqp/virtqp.h"
 
-#define PORT  6100
-#define N     2000
-#define NBUF  32
-#define MSG   96
-#define STATS "/sys/class/misc/" KRMIN_DEV_NAME "/stats"
+#define PORT 6100
+#define N    2000
+#define NBUF 32
+#define MSG  96
 
 static struct kp_keeper K;
-
-static long stat_of(const char *name)
-{
-	char line[128];
-	long v = -1;
-	FILE *f = fopen(STATS, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char k[32];
-		long x;
-
-		if (sscanf(line, "%31s %ld", k, &x) == 2 && !strcmp(k, name))
-			v = x;
-	}
-	fclose(f);
-	return v;
-}
 
 static int put(int fd, const void *v, size_t n)
 {
@@ -159,7 +140,7 @@ static int job_peek(struct kr_ctx *ctx, int in, int out)
 	(void)ctx, (void)out;
 	if (get(in, &a, sizeof(a)))
 		return 2;
-	signal(SIGSEGV, SIG_DFL); /* the kernel's verdict, not ASan's report */
+	signal(SIGSEGV, SIG_DFL);		  /* the kernel's verdict, not ASan's report */
 	*(volatile uint8_t *)(uintptr_t)a = 0xff; /* SIGSEGV: no access to another's pages */
 	return 3;
 }
@@ -237,9 +218,9 @@ static void keeper_reap(void)
 /* Wait (bounded) until the module's owned slots are back to want. */
 static long owned_settles(long want)
 {
-	long v = stat_of("owned");
+	long v = kt_stat("owned");
 
-	for (double t0 = kp_now_ms(); v != want && kp_now_ms() - t0 < 5000; v = stat_of("owned"))
+	for (double t0 = kp_now_ms(); v != want && kp_now_ms() - t0 < 5000; v = kt_stat("owned"))
 		usleep(10000);
 	return v;
 }
@@ -264,12 +245,12 @@ int main(int argc, char **argv)
 	kp_keeper_init(&K);
 	CHECK_OK(kp_keeper_start(&K, args));
 	atexit(keeper_reap);
-	owned0 = stat_of("owned");
+	owned0 = kt_stat("owned");
 
 	/* bound through the module: its endpoint is one more owned slot */
 	r = spawn("recv");
 	CHECK_OK(get(r.from, &srq, sizeof(srq)));
-	CHECK_EQ(stat_of("owned"), owned0 + 1);
+	CHECK_EQ(kt_stat("owned"), owned0 + 1);
 	/* another job of the launch never had those pages */
 	pk = spawn("peek");
 	CHECK_OK(put(pk.to, &srq, sizeof(srq)));
@@ -292,7 +273,7 @@ int main(int argc, char **argv)
 	/* a receiver killed while bound: its slot and the port come back */
 	r2 = spawn("recv");
 	CHECK_OK(get(r2.from, &srq, sizeof(srq)));
-	CHECK_EQ(stat_of("owned"), owned0 + 1);
+	CHECK_EQ(kt_stat("owned"), owned0 + 1);
 	CHECK_OK(put(r2.to, "k", 1));
 	usleep(20000);
 	CHECK_OK(kill(r2.pid, SIGKILL));
