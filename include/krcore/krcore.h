@@ -361,9 +361,14 @@ struct kr_bind_opts {
 	uint32_t flags;	  /* reserved, must be 0 */
 };
 
-/* Bytes of krcore's header in front of every message (sender slot, order, imm). */
+/*
+ * A plain SEND carries no framing bytes (krcore's sender slot and order ride
+ * in the immediate); a SEND with the user's imm carries it in a trailer of
+ * this many bytes after the message, which the receive buffer must have
+ * room for.
+ */
 #define KR_SEND_HDR_LEN 16u
-/* Largest KR_POST_INLINE SEND: the header travels inline too. */
+/* Largest KR_POST_INLINE kr_post_send_imm() (kr_post_send(): KR_POST_MAX_INLINE). */
 #define KR_SEND_MAX_INLINE (KR_POST_MAX_INLINE - KR_SEND_HDR_LEN)
 /* Receive buffers a port holds at once. */
 #define KR_PORT_MAX_RECV 256u
@@ -399,7 +404,9 @@ int kr_unbind(struct kr_port *port);
 
 /*
  * kr_post_recv() - post buf (kr_malloc memory, len >= 1) for one message of
- * up to len bytes. Its completion comes from kr_poll_recv() with wr_id.
+ * up to len bytes (a message sent with kr_post_send_imm(): up to
+ * len - KR_SEND_HDR_LEN, its trailer lands after it in buf). Its completion
+ * comes from kr_poll_recv() with wr_id.
  * Returns 0, -EINVAL (NULL, len 0 or above KR_POST_MAX_LEN, buf outside the
  * job's heap), -EAGAIN (KR_PORT_MAX_RECV buffers posted already),
  * -ENOTCONN (keeper gone).
@@ -412,9 +419,9 @@ int kr_post_recv(struct kr_port *port, void *buf, uint32_t len, uint64_t wr_id);
  * KR_WC_OP_RECV, the buffer's wr_id, byte_len (the message, without
  * krcore's header), imm and KR_WC_F_IMM when sent with one, and src: the
  * sender's slot (kr_port_sender()). A message longer than its buffer
- * completes with KR_WC_LOC_LEN_ERR (the sender sees an error too); the port
- * and other senders go on. Also admits and lets go senders and hands out
- * credits for the buffers posted: a port nobody polls stops its senders
+ * completes with KR_WC_LOC_LEN_ERR (the sender sees an error too; src is
+ * UINT32_MAX: an error names no sender); the port and other senders go on. Also admits and lets go
+ * senders and hands out credits for the buffers posted: a port nobody polls stops its senders
  * (kr_post_send() -EAGAIN), it never drops their messages.
  * Returns the number of completions (0..n), -EINVAL (NULL port or wc,
  * n < 0), -ENOTCONN (keeper gone), -EIO (the CQ named a receive never posted).
@@ -437,8 +444,10 @@ int kr_port_sender(const struct kr_port *port, uint32_t src, struct kr_port_send
 /*
  * kr_post_send() / kr_post_send_imm() - one message to the port vqp was
  * connected to (kr_connect_opts.port), from local (kr_malloc memory, or any
- * memory with KR_POST_INLINE up to KR_SEND_MAX_INLINE bytes); imm reaches
- * the receiver's completion. Reliable and in order per vQP, completed at the
+ * memory with KR_POST_INLINE up to KR_POST_MAX_INLINE bytes, or
+ * KR_SEND_MAX_INLINE with imm); imm reaches the receiver's completion. On
+ * the wire a message is exactly its bytes (krcore's framing is the SEND's
+ * immediate), plus KR_SEND_HDR_LEN with imm. Reliable and in order per vQP, completed at the
  * sender once the receiver's NIC has placed it.
  *
  * Flow control: the receiver grants this vQP credits for buffers it posted

@@ -44,7 +44,7 @@ struct kr_vq_ent {
 	uint32_t len;
 	uint32_t wc_flags; /* enum kr_wc_flags to report (KR_WC_F_REPOSTED) */
 	uint32_t opcode;   /* enum kr_wc_opcode, or KR_VQ_OP_INTERNAL */
-	uint32_t nsge;	   /* 1, or 2 for a SEND: header, then the payload */
+	uint32_t nsge;	   /* 1, or 2 for a SEND with the user's imm: payload, then trailer */
 	struct kr_devx_wr wr;
 	struct kr_devx_sge sge[2];
 	uint8_t inl[KR_DEVX_MAX_INLINE]; /* inline payload, kept for a re-post */
@@ -74,7 +74,7 @@ struct kr_vq_req {
 	uint32_t imm;
 	uint64_t wr_id;
 	uint32_t flags;
-	const void *head; /* SEND: KR_SEND_HDR_LEN bytes sent in front of local (heap memory) */
+	const void *tail; /* SEND: KR_SEND_HDR_LEN bytes sent after local (heap memory), or NULL */
 };
 
 /* The DCI leased to one thread of one ctx. */
@@ -135,16 +135,31 @@ struct kr_port_table {
 _Static_assert(sizeof(struct kr_port_table) == 64, "kr_port_table header");
 _Static_assert(sizeof(struct kr_port_slot) == 16, "kr_port_slot layout");
 
-/* In front of every message (KR_SEND_HDR_LEN bytes); the receive WQE scatters it apart. */
-struct kr_msg_head {
-	uint16_t slot;
-	uint16_t flags; /* KR_MSG_HEAD_IMM: imm is the user's */
+/*
+ * Every message is a SEND with immediate: the immediate is krcore's, naming
+ * the sender's slot and its sequence number, so a plain message carries no
+ * byte of framing (a 4 KiB message stays 4 KiB on the wire). A message the
+ * user gave an immediate of its own carries it in a trailer of
+ * KR_SEND_HDR_LEN bytes after the payload (KR_MSG_IMM_TAIL set), which lands
+ * in the receive buffer right after the message and is read out of it.
+ */
+#define KR_MSG_IMM_TAIL	 (1u << 31)
+#define KR_MSG_SLOT_BITS 10u /* slots 0..1023: kr_bind_opts.senders at most 1024 */
+#define KR_MSG_SEQ_BITS	 21u
+#define KR_MSG_SEQ_MASK	 ((1u << KR_MSG_SEQ_BITS) - 1)
+
+static inline uint32_t kr_msg_imm(uint32_t slot, uint32_t seq, bool tail)
+{
+	return (tail ? KR_MSG_IMM_TAIL : 0) | slot << KR_MSG_SEQ_BITS | (seq & KR_MSG_SEQ_MASK);
+}
+
+struct kr_msg_tail {
 	uint32_t nonce; /* the slot holder's */
-	uint32_t seq;	/* per slot holder: 0, 1, 2... */
-	uint32_t imm;
+	uint32_t seq;	/* its full sequence number */
+	uint32_t imm;	/* the user's */
+	uint32_t rsvd;
 };
-#define KR_MSG_HEAD_IMM 1u
-_Static_assert(sizeof(struct kr_msg_head) == KR_SEND_HDR_LEN, "kr_msg_head layout");
+_Static_assert(sizeof(struct kr_msg_tail) == KR_SEND_HDR_LEN, "kr_msg_tail layout");
 
 static inline uint64_t kr_port_cookie(uint32_t nonce, uint32_t node, uint32_t reply_port)
 {
@@ -183,7 +198,6 @@ struct kr_port {
 	bool rsc_set;
 	struct kr_port_table *table;
 	struct kr_mr *table_mr;
-	struct kr_msg_head *heads; /* [srq.nwqe], heap */
 	struct port_rx *rx;	   /* [srq.nwqe], by SRQ slot */
 	struct port_snd *snd;	   /* [nslots] */
 	uint32_t *active;	   /* [nslots]: slots admitted, in admission order */
@@ -220,8 +234,8 @@ struct kr_vq_send {
 	uint64_t next_read_ns; /* no new credit last time: not before this */
 	uint64_t backoff_ns;
 	uint64_t *scratch;	   /* heap: [0] CAS result, [1] FAA result, [2] READ target */
-	struct kr_msg_head *heads; /* heap: [nheads], one per message in flight */
-	uint32_t nheads;
+	struct kr_msg_tail *tails; /* heap: [ntails], one per message in flight */
+	uint32_t ntails;
 };
 
 /* virtqp_conn.c */

@@ -130,7 +130,7 @@ static void vq_deliver(struct kr_vqp *v, const struct kr_vq_ent *e, int status)
 	wc->status = (uint32_t)status;
 	wc->opcode = e->opcode;
 	wc->byte_len = status == KR_WC_SUCCESS ? e->len : 0;
-	wc->imm = e->wr.imm;
+	wc->imm = (e->wc_flags & KR_WC_F_IMM) ? e->wr.imm : 0;
 	wc->flags = e->wc_flags;
 	wc->src = 0;
 	v->wc_cost[i] = e->wqebbs;

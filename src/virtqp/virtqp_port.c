@@ -6,11 +6,11 @@
  * kr_poll_recv() reaps its CQ, both in this process: the keeper is not on
  * the path.
  *
- * Each receive WQE scatters a message in two: krcore's 16-byte header into
- * heads[i] (the library's, in the heap), the rest into the user's buffer.
- * The header names the sender's slot, its holder (nonce) and its sequence,
- * so a completion names its sender and a stray message (a holder already
- * gone) is put back instead of delivered.
+ * A message lands in the user's buffer alone; its immediate (krcore's,
+ * virtqp.h) names the sender's slot and sequence, so a completion names its
+ * sender and a stray message (no holder in that slot) is put back instead of
+ * delivered. A message that carries the user's own imm has a 16-byte
+ * trailer after it in the buffer, read out here.
  *
  * Senders and credits (virtqp.h, virtqp_send.c): senders claim slots of the
  * table with remote atomics; the table's change counter tells this side to
@@ -72,8 +72,7 @@ static int port_views(struct kr_port *p, const struct kr_zone_ep *d)
 	p->srq.dbrec = (volatile uint32_t *)(z + d->srq_dbrec_off);
 	p->srq.wrid = calloc(d->srq_nwqe, sizeof(*p->srq.wrid));
 	p->rx = calloc(d->srq_nwqe, sizeof(*p->rx));
-	p->heads = kr_malloc(ctx, (size_t)d->srq_nwqe * sizeof(*p->heads));
-	if (!p->srq.wrid || !p->rx || !p->heads)
+	if (!p->srq.wrid || !p->rx)
 		return -ENOMEM;
 
 	p->dct.ctx = ctx->dev;
@@ -96,7 +95,6 @@ static void port_free(struct kr_port *p)
 	if (p->table_mr)
 		kr_dereg_mr(p->table_mr);
 	kr_free(p->ctx, p->table);
-	kr_free(p->ctx, p->heads);
 	free(p->srq.wrid);
 	free(p->rx);
 	free(p->snd);
@@ -203,16 +201,12 @@ int kr_unbind(struct kr_port *p)
 static int port_post(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 {
 	uint32_t i = p->srq.pi & (p->srq.nwqe - 1);
-	uint32_t lkey = kr_pool_heap_lkey(p->ctx);
-	struct kr_devx_sge sge[2] = {
-	    {.addr = (uintptr_t)&p->heads[i], .length = KR_SEND_HDR_LEN, .lkey = lkey},
-	    {.addr = (uintptr_t)buf, .length = len, .lkey = lkey},
-	};
+	struct kr_devx_sge sge = {
+	    .addr = (uintptr_t)buf, .length = len, .lkey = kr_pool_heap_lkey(p->ctx)};
 	int rc;
 
-	memset(&p->heads[i], 0, sizeof(p->heads[i])); /* no stale header can pass for this one */
 	p->rx[i] = (struct port_rx){.wr_id = wr_id, .buf = buf, .len = len};
-	rc = kr_devx_srq_post_recv(&p->srq, sge, 2, i);
+	rc = kr_devx_srq_post_recv(&p->srq, &sge, 1, i);
 	if (rc)
 		return rc;
 	p->posted++;
@@ -315,47 +309,67 @@ static void port_grant(struct kr_port *p)
 
 /* ---- completions ---- */
 
-/* The sender of a header, or NULL when its holder is gone or it is no header of ours. */
-static struct port_snd *port_sender_of(struct kr_port *p, const struct kr_msg_head *h)
+/* The sender krcore's immediate names, or NULL: no immediate, or no holder in that slot. */
+static struct port_snd *port_sender_of(struct kr_port *p, const struct kr_devx_wc *dwc)
 {
-	struct port_snd *s;
+	uint32_t slot = (dwc->imm & ~KR_MSG_IMM_TAIL) >> KR_MSG_SEQ_BITS;
 
-	if (h->slot >= p->nslots)
+	if (!dwc->has_imm || slot >= p->nslots || p->snd[slot].state == SND_FREE)
 		return NULL;
-	s = &p->snd[h->slot];
-	return s->state != SND_FREE && s->nonce == h->nonce && h->nonce ? s : NULL;
+	return &p->snd[slot];
+}
+
+/*
+ * A message with the user's imm: its trailer is the last KR_SEND_HDR_LEN
+ * bytes of what landed, in the user's buffer. false when it does not name
+ * the slot's holder (a message of no sender of ours).
+ */
+static bool port_tail(const struct port_rx *rx, uint32_t byte_len, const struct port_snd *s,
+		      struct kr_msg_tail *t)
+{
+	if (byte_len < KR_SEND_HDR_LEN || byte_len > rx->len)
+		return false;
+	memcpy(t, (const uint8_t *)rx->buf + byte_len - KR_SEND_HDR_LEN, sizeof(*t));
+	return t->nonce == s->nonce;
 }
 
 /* One receive CQE into wc; false when it was a stray (its buffer is posted again). */
 static bool port_complete(struct kr_port *p, const struct kr_devx_wc *dwc, struct kr_wc *wc)
 {
 	uint32_t i = (uint32_t)dwc->wr_id & (p->srq.nwqe - 1);
-	struct kr_msg_head h = p->heads[i];
 	struct port_rx rx = p->rx[i];
-	struct port_snd *s = port_sender_of(p, &h);
+	struct port_snd *s = port_sender_of(p, dwc);
+	bool tail = s && (dwc->imm & KR_MSG_IMM_TAIL);
+	struct kr_msg_tail t = {0};
+	uint32_t len = dwc->byte_len;
 
 	p->posted--;
-	if (dwc->status == KR_WC_SUCCESS && (!s || dwc->byte_len < KR_SEND_HDR_LEN)) {
+	if (dwc->status == KR_WC_SUCCESS &&
+	    (!s || (tail && !port_tail(&rx, dwc->byte_len, s, &t)))) {
 		p->strays++;
 		port_post(p, rx.buf, rx.len, rx.wr_id);
 		return false;
 	}
 	if (s) {
-		if (h.seq != s->recv)
+		if ((dwc->imm & KR_MSG_SEQ_MASK) != (s->recv & KR_MSG_SEQ_MASK))
 			p->misordered++;
 		s->recv++;
 		p->promised--;
 		p->grant_due = true;
 	}
-	/* an error no header names keeps its credit promised until its sender lets go */
+	/* an error CQE names no sender (no imm): its credit stays promised until that sender goes
+	 */
+	if (dwc->status != KR_WC_SUCCESS)
+		len = 0;
+	else if (tail)
+		len -= KR_SEND_HDR_LEN;
 	*wc = (struct kr_wc){.wr_id = rx.wr_id,
 			     .status = (uint32_t)dwc->status,
 			     .opcode = KR_WC_OP_RECV,
-			     .byte_len =
-				 dwc->status == KR_WC_SUCCESS ? dwc->byte_len - KR_SEND_HDR_LEN : 0,
-			     .imm = (h.flags & KR_MSG_HEAD_IMM) ? h.imm : 0,
-			     .flags = (h.flags & KR_MSG_HEAD_IMM) ? KR_WC_F_IMM : 0,
-			     .src = s ? h.slot : UINT32_MAX};
+			     .byte_len = len,
+			     .imm = t.imm,
+			     .flags = tail ? KR_WC_F_IMM : 0,
+			     .src = s ? (uint32_t)(s - p->snd) : UINT32_MAX};
 	return true;
 }
 

@@ -28,33 +28,33 @@ static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t
 	return a >= h && len <= ctx->heap_len && a - h <= ctx->heap_len - len;
 }
 
-/* The ring entry's scatter list: [head,] local; inline: copied into the entry. */
+/* The ring entry's scatter list: local[, tail]; inline: copied into the entry. */
 static inline void vq_ent_data(struct kr_vq_ent *e, const struct kr_vq_req *r, bool inl,
 			       uint32_t lkey)
 {
-	uint32_t hl = r->head ? KR_SEND_HDR_LEN : 0;
+	uint32_t tl = r->tail ? KR_SEND_HDR_LEN : 0;
 
 	if (inl) {
-		if (hl)
-			memcpy(e->inl, r->head, hl);
-		memcpy(e->inl + hl, r->local, r->len);
-		e->sge[0] = (struct kr_devx_sge){.length = hl + r->len, .lkey = lkey};
+		memcpy(e->inl, r->local, r->len);
+		if (tl)
+			memcpy(e->inl + r->len, r->tail, tl);
+		e->sge[0] = (struct kr_devx_sge){.length = r->len + tl, .lkey = lkey};
 		e->nsge = 1;
 		return;
 	}
-	e->nsge = 0;
-	if (hl)
-		e->sge[e->nsge++] =
-		    (struct kr_devx_sge){.addr = (uintptr_t)r->head, .length = hl, .lkey = lkey};
-	e->sge[e->nsge++] =
+	e->sge[0] =
 	    (struct kr_devx_sge){.addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
+	e->nsge = 1;
+	if (tl)
+		e->sge[e->nsge++] =
+		    (struct kr_devx_sge){.addr = (uintptr_t)r->tail, .length = tl, .lkey = lkey};
 }
 
 static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 							 const struct kr_vq_req *r)
 {
 	bool inl = r->flags & KR_POST_INLINE;
-	uint32_t hl = r->head ? KR_SEND_HDR_LEN : 0;
+	uint32_t hl = r->tail ? KR_SEND_HDR_LEN : 0;
 	struct kr_vq_dci *d;
 	struct kr_vq_ent *e;
 	struct kr_ctx *ctx;
@@ -92,7 +92,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	e->wr_id = r->wr_id;
 	e->wqebbs = cost;
 	e->len = r->len;
-	e->wc_flags = r->op == KR_WR_RDMA_WRITE_IMM || r->op == KR_WR_SEND_IMM ? KR_WC_F_IMM : 0;
+	e->wc_flags = r->op == KR_WR_RDMA_WRITE_IMM ? KR_WC_F_IMM : 0; /* a SEND's imm is ours */
 	e->opcode = r->wc_op;
 	e->wr = (struct kr_devx_wr){
 	    .opcode = r->op,
@@ -104,7 +104,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	    .compare_add = r->compare_add,
 	    .swap = r->swap,
 	};
-	if (!r->head && !inl) { /* one-sided: the common case, kept short */
+	if (!r->tail && !inl) { /* one-sided and plain SENDs: the common case, kept short */
 		e->sge[0] = (struct kr_devx_sge){
 		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = ctx->heap_lkey};
 		e->nsge = 1;

@@ -2,7 +2,8 @@
 /*
  * The sender side of a port: a vQP aimed at the port's receive endpoint
  * holds a slot in the receiver's sender table (virtqp.h), sends messages
- * with krcore's header in front, and spends credits the receiver grants.
+ * as SENDs with krcore's immediate (slot and sequence; the user's own imm
+ * in a trailer), and spends credits the receiver grants.
  *
  * Credits are pulled, not pushed: the receiver only stores the count it
  * grants a slot in its own memory, and the sender reads it with one 8-byte
@@ -11,8 +12,7 @@
  * nothing). So a receiver needs no connection back to its senders, a dead
  * sender costs it nothing but its slot, and a credit is never spent twice:
  * the sender counts its sends, the receiver its grants, both from 0 for each
- * slot holder (the nonce in the granted word and in every header tells
- * holders apart).
+ * slot holder (the nonce in the granted word tells holders apart).
  *
  * Every internal request (claim, announce, credit READ, release) is posted
  * like the user's, signaled, and completes here instead of in kr_poll().
@@ -152,7 +152,6 @@ static int send_post(struct kr_vqp *v, const void *local, uint32_t len, uint32_t
 		     uint64_t wr_id, uint32_t flags)
 {
 	struct kr_vq_send *s;
-	struct kr_msg_head *h;
 	int rc;
 
 	if (!v || !local || !len || len > KR_POST_MAX_LEN)
@@ -167,21 +166,21 @@ static int send_post(struct kr_vqp *v, const void *local, uint32_t len, uint32_t
 		if (s->granted == s->sent)
 			return v->state == KR_VQP_RTS ? -EAGAIN : -EIO;
 	}
-	h = &s->heads[s->sent % s->nheads];
-	*h = (struct kr_msg_head){.slot = (uint16_t)s->slot,
-				  .flags = has_imm ? KR_MSG_HEAD_IMM : 0,
-				  .nonce = s->nonce,
-				  .seq = s->sent,
-				  .imm = imm};
 	{
-		struct kr_vq_req r = {.op = KR_WR_SEND,
+		struct kr_vq_req r = {.op = KR_WR_SEND_IMM,
 				      .wc_op = KR_WC_OP_SEND,
 				      .local = local,
 				      .len = len,
+				      .imm = kr_msg_imm(s->slot, s->sent, has_imm),
 				      .wr_id = wr_id,
-				      .flags = flags,
-				      .head = h};
+				      .flags = flags};
 
+		if (has_imm) { /* the user's imm rides in a trailer */
+			struct kr_msg_tail *t = &s->tails[s->sent % s->ntails];
+
+			*t = (struct kr_msg_tail){.nonce = s->nonce, .seq = s->sent, .imm = imm};
+			r.tail = t;
+		}
 		rc = kr_vq_post_req(v, &r);
 	}
 	if (rc)
@@ -228,12 +227,12 @@ static int send_claim(struct kr_vqp *v, uint32_t nslots)
 	return -EUSERS;
 }
 
-/* Requests still in flight may yet write scratch and read heads: those stay allocated. */
+/* Requests still in flight may yet write scratch and read tails: those stay allocated. */
 static void send_free(struct kr_ctx *ctx, struct kr_vq_send *s)
 {
 	if (!s->pending) {
 		kr_free(ctx, s->scratch);
-		kr_free(ctx, s->heads);
+		kr_free(ctx, s->tails);
 	}
 	free(s);
 }
@@ -311,14 +310,14 @@ struct kr_vqp *kr_vq_connect_port(struct kr_ctx *ctx, uint32_t peer,
 	s->port = opts->port;
 	s->table_va = ep.table_va;
 	s->rkey = ep.table_rkey;
-	s->nheads = v->credits;
+	s->ntails = v->credits;
 	s->scratch = kr_malloc(ctx, 3 * sizeof(uint64_t));
-	s->heads = kr_malloc(ctx, (size_t)s->nheads * sizeof(*s->heads));
+	s->tails = kr_malloc(ctx, (size_t)s->ntails * sizeof(*s->tails));
 	while (!s->nonce)
 		if (getrandom(&s->nonce, sizeof(s->nonce), 0) != sizeof(s->nonce))
 			s->nonce = (uint32_t)send_now_ns();
 	s->cookie = kr_port_cookie(s->nonce, self.node_id, opts->reply_port);
-	rc = s->scratch && s->heads ? send_claim(v, ep.nslots) : -ENOMEM;
+	rc = s->scratch && s->tails ? send_claim(v, ep.nslots) : -ENOMEM;
 	if (rc) {
 		v->snd = NULL; /* nothing to let go: no slot */
 		kr_disconnect(v);

@@ -132,7 +132,8 @@ static int exchange(struct kr_ctx *ctx, struct kr_port *p, uint8_t *bufs)
 	memset(inl, 'x', sizeof(inl));
 	CHECK_OK(kr_post_send(v, inl, sizeof(inl), 3, KR_POST_INLINE));
 	memset(inl, 0, sizeof(inl));
-	CHECK_ERR(kr_post_send(v, inl, KR_SEND_MAX_INLINE + 1, 4, KR_POST_INLINE), -EINVAL);
+	CHECK_ERR(kr_post_send(v, inl, KR_POST_MAX_INLINE + 1, 4, KR_POST_INLINE), -EINVAL);
+	CHECK_ERR(kr_post_send_imm(v, inl, KR_SEND_MAX_INLINE + 1, 1, 4, KR_POST_INLINE), -EINVAL);
 	CHECK_EQ(recv_wait(p, wc, 2), 2);
 	CHECK_EQ(wc[0].wr_id, 1001);
 	CHECK(wc[0].flags & KR_WC_F_IMM);

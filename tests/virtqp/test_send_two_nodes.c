@@ -26,6 +26,7 @@
 #define N      20000
 #define NBUF   64
 #define MAXMSG 512
+#define BUFLEN (MAXMSG + KR_SEND_HDR_LEN) /* room for a trailer (messages with imm) */
 #define FAULTS "drop=0.05,dup=0.05,reorder=0.05"
 
 static struct kp_keeper g_k[3];
@@ -53,12 +54,12 @@ static void receiver(int out, int in, void *arg)
 	(void)arg;
 	if (!ctx)
 		_exit(3);
-	bufs = kr_malloc(ctx, NBUF * MAXMSG);
+	bufs = kr_malloc(ctx, NBUF * BUFLEN);
 	p = bufs ? kr_bind(ctx, PORT, NULL) : NULL;
 	if (!p)
 		_exit(4);
 	for (int i = 0; i < NBUF; i++)
-		kr_post_recv(p, bufs + i * MAXMSG, MAXMSG, (uint64_t)i);
+		kr_post_recv(p, bufs + i * BUFLEN, BUFLEN, (uint64_t)i);
 	if (write(out, &rc, sizeof(rc)) != sizeof(rc))
 		_exit(5);
 	for (double t0 = kp_now_ms(); got < N && !rc && kp_now_ms() - t0 < 120000;) {
@@ -69,7 +70,7 @@ static void receiver(int out, int in, void *arg)
 			break;
 		}
 		for (int i = 0; i < r && !rc; i++) {
-			uint8_t *m = bufs + wc[i].wr_id * MAXMSG;
+			uint8_t *m = bufs + wc[i].wr_id * BUFLEN;
 			bool imm = got % 3 == 0;
 
 			if (wc[i].status != KR_WC_SUCCESS || wc[i].byte_len != msg_len(got) ||
@@ -83,7 +84,7 @@ static void receiver(int out, int in, void *arg)
 					"message %u: status %u, %u bytes, flags %u imm %u\n", got,
 					wc[i].status, wc[i].byte_len, wc[i].flags, wc[i].imm);
 			got++;
-			kr_post_recv(p, m, MAXMSG, wc[i].wr_id);
+			kr_post_recv(p, m, BUFLEN, wc[i].wr_id);
 		}
 	}
 	if (!rc && got != N)
