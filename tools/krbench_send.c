@@ -388,9 +388,17 @@ static int sd_bounce(struct sd_way *w, int s, uint32_t b, int status)
 	memcpy(&seq, w->buf[s] + (size_t)b * w->len, 8);
 	if (sd_post_recv(w, s, b))
 		return -EIO;
-	while ((rc = sd_send(w, s, seq)) == -EAGAIN)
+	while ((rc = sd_send(w, s, seq)) == -EAGAIN) {
+		/* waiting for the other side's credits: keep granting ours meanwhile */
+		for (int q = 0; q < 2 && !w->raw; q++) {
+			struct kr_wc none;
+
+			kr_poll_recv(w->port[q], &none, 0);
+		}
 		if (sd_reap_sends(w) < 0)
 			return -EIO;
+		sd_idle(w);
+	}
 	return rc;
 }
 
