@@ -32,14 +32,20 @@ void kr_dct_slot_write(struct kr_dct_slot *slot, const struct kr_dct_wire *w)
 	__atomic_store_n(&slot->seq, s + 2, __ATOMIC_RELEASE);
 }
 
-int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec)
+/* A copy's seq pair: 0 (a version was written), -EAGAIN (torn or in update), -ENOENT (never). */
+static int slot_settled(const struct kr_dct_slot *copy)
 {
-	int rc;
-
 	if (copy->seq != copy->seq_end || (copy->seq & 1u))
 		return -EAGAIN;
-	if (copy->seq == 0)
-		return -ENOENT;
+	return copy->seq ? 0 : -ENOENT;
+}
+
+int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec)
+{
+	int rc = slot_settled(copy);
+
+	if (rc)
+		return rc;
 	if (copy->rec.version == KR_DCT_PORT_VERSION)
 		return -ENOMSG;
 	/* version 0 under a settled seq: written empty (no launch in the slot) */
@@ -50,12 +56,10 @@ int kr_dct_slot_check(const struct kr_dct_slot *copy, struct kr_dct_rec *rec)
 int kr_dct_slot_check_port(const struct kr_dct_slot *copy, struct kr_dct_port_rec *rec)
 {
 	struct kr_dct_port_wire w;
-	int rc;
+	int rc = slot_settled(copy);
 
-	if (copy->seq != copy->seq_end || (copy->seq & 1u))
-		return -EAGAIN;
-	if (copy->seq == 0)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	if (copy->rec.version == KR_DCT_REC_VERSION)
 		return -ENOMSG;
 	_Static_assert(sizeof(w) == sizeof(copy->rec), "a port record fills a slot's record");

@@ -10,11 +10,11 @@
 #include <stdatomic.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #include <krcore/krcore.h>
 
 #include "dct/dct.h"
+#include "kr_clock.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -84,8 +84,6 @@ static struct {
 	} e[KR_DCT_FORGOT];
 } g_fresh = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static uint64_t now_ns(void);
-
 /* g_fresh.lock held: free what expired; the entry of node_id or NULL. */
 static void *fresh_find_locked(uint32_t node_id, uint64_t now)
 {
@@ -107,7 +105,7 @@ static void *fresh_find_locked(uint32_t node_id, uint64_t now)
 /* node_id's cache entry is suspect from now on (one entry per node; the oldest goes). */
 static void fresh_forget(uint32_t node_id)
 {
-	uint64_t now = now_ns(), oldest = UINT64_MAX;
+	uint64_t now = kr_now_ns(), oldest = UINT64_MAX;
 	uint32_t v = 0;
 
 	pthread_mutex_lock(&g_fresh.lock);
@@ -141,7 +139,7 @@ static int fresh_get(uint32_t node_id, struct kr_dct_rec *rec)
 	if (!atomic_load_explicit(&g_fresh.live, memory_order_acquire))
 		return 0;
 	pthread_mutex_lock(&g_fresh.lock);
-	f = fresh_find_locked(node_id, now_ns());
+	f = fresh_find_locked(node_id, kr_now_ns());
 	if (f && f->has_rec) {
 		*rec = f->rec;
 		rc = 1;
@@ -160,7 +158,7 @@ static void fresh_put(uint32_t node_id, const struct kr_dct_rec *rec)
 	if (!atomic_load_explicit(&g_fresh.live, memory_order_acquire))
 		return;
 	pthread_mutex_lock(&g_fresh.lock);
-	f = fresh_find_locked(node_id, now_ns());
+	f = fresh_find_locked(node_id, kr_now_ns());
 	if (f) {
 		f->rec = *rec;
 		f->has_rec = true;
@@ -173,14 +171,6 @@ void kr_dct_look_stats_get(struct kr_dct_look_stats *st)
 	pthread_mutex_lock(&g_look.lock);
 	*st = g_look.stats;
 	pthread_mutex_unlock(&g_look.lock);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* g_look.lock held: drop the lookup DCI (broken or busy); the keeper resets it. */
@@ -318,8 +308,8 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 	}
 	kr_devx_qp_ring(qp);
 	g_look.stats.reads++;
-	t0 = now_ns();
-	while ((n = kr_devx_cq_poll(cq, &wc, 1)) == 0 && now_ns() - t0 < KR_DCT_READ_NS)
+	t0 = kr_now_ns();
+	while ((n = kr_devx_cq_poll(cq, &wc, 1)) == 0 && kr_now_ns() - t0 < KR_DCT_READ_NS)
 		;
 	if (n != 1 || wc.wr_id != wr.wr_id || wc.status != 0) {
 		look_drop(ctx); /* in error, or a READ still out: the keeper resets it */

@@ -153,7 +153,7 @@ uint64_t kr_pool_zone_ep_off(void);
 uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e);
 uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e);
 /* Bytes of one endpoint's block (CQ then SRQ, whole pages). */
-uint64_t kr_pool_zone_ep_block(const struct kr_pool_cfg *cfg);
+uint64_t kr_pool_zone_ep_block(void);
 void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a);
 /* Offset in the tenant zone of the src/dct block (in the head, after the descriptors). */
 uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg);

@@ -59,7 +59,7 @@
 #define KR_POOL_MAX_JOB_MRS    64u	  /* kr_reg_mr per job */
 #define KR_POOL_MAX_PORTS	16u	   /* receive endpoints per tenant (pool_port.c) */
 #define KR_POOL_PORT_WQE	256u	   /* receive buffers an endpoint's SRQ holds */
-#define KR_POOL_PORT_SGE	2u	   /* per receive: the message header, the buffer */
+#define KR_POOL_PORT_SGE	2u	   /* room per receive WQE (the library posts one segment) */
 #define KR_POOL_MAX_CONNS      4096u	  /* sockets the keeper serves at once */
 #define KR_POOL_PAGE	       (2u << 20) /* hugepage size the keeper uses */
 #define KR_POOL_HELLO_MS       2000u	  /* a connection must attach within this */

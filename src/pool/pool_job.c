@@ -11,8 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "kr_clock.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -286,7 +286,6 @@ uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
  */
 bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx)
 {
-	struct timespec ts;
 	uint64_t now, hb, last;
 	bool gone;
 
@@ -294,8 +293,7 @@ bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx)
 		return true;
 	if (!ctx->seg)
 		return false;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	now = kr_now_ns();
 	hb = __atomic_load_n(&ctx->seg->heartbeat_ns, __ATOMIC_RELAXED);
 	if (hb > now || now - hb < KR_POOL_STALE_NS)
 		return false;

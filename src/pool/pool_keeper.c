@@ -29,6 +29,7 @@
 
 #include <rte_memzone.h>
 
+#include "kr_clock.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -43,10 +44,7 @@
 
 uint64_t kr_pool_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return kr_now_ns();
 }
 
 /* systemd Type=notify: one datagram to $NOTIFY_SOCKET; nothing when unset. */

@@ -85,8 +85,7 @@ int kr_keeper_ep_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 	ep->built = true;
 	/* fenced: its binder maps the CQ and SRQ pages, nothing else, through kmod-min */
 	rc = kr_keeper_krmin_reg_mem(k, t->idx, ca.buf, ca.buf_len, sa.buf,
-				     kr_pool_zone_ep_block(&k->cfg) - ca.buf_len,
-				     &ep->krmin_slot_plus1);
+				     kr_pool_zone_ep_block() - ca.buf_len, &ep->krmin_slot_plus1);
 	if (rc) {
 		KR_ERR("pool", "tenant %u endpoint %u: kmod-min slot: %s", t->idx, e,
 		       strerror(-rc));

@@ -164,7 +164,6 @@ uint64_t kr_pool_kzone_rc_bytes(void)
 	       align_up(kr_devx_cq_buf_size(KR_POOL_DCI_CQE), KR_ZONE_ALIGN);
 }
 
-/* The zone holds the DCIs; spare RC QPs live in the keeper zone until leased. */
 /* A receive endpoint's SRQ as the keeper builds it (sizes only). */
 void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a)
 {
@@ -174,7 +173,7 @@ void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a)
 }
 
 /* One receive endpoint's block: its CQ (one CQE per receive buffer), then its SRQ. */
-static uint64_t ep_block_bytes(void)
+uint64_t kr_pool_zone_ep_block(void)
 {
 	struct kr_devx_srq_attr a;
 
@@ -183,16 +182,10 @@ static uint64_t ep_block_bytes(void)
 	       align_up(kr_devx_srq_buf_size(&a), KR_ZONE_ALIGN);
 }
 
-uint64_t kr_pool_zone_ep_block(const struct kr_pool_cfg *cfg)
-{
-	(void)cfg;
-	return ep_block_bytes();
-}
-
 uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e)
 {
 	return zone_first_off() + (uint64_t)kr_pool_cfg_dci_slots(cfg) * qp_slot_bytes() +
-	       (uint64_t)e * ep_block_bytes();
+	       (uint64_t)e * kr_pool_zone_ep_block();
 }
 
 uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e)
@@ -201,6 +194,7 @@ uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e)
 	       align_up(kr_devx_cq_buf_size(KR_POOL_PORT_WQE), KR_ZONE_ALIGN);
 }
 
+/* The zone holds the DCIs and the receive endpoints; spare RC QPs live in the keeper zone. */
 uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg)
 {
 	return kr_pool_zone_ep_cq_off(cfg, cfg->ports);

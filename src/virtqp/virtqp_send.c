@@ -22,23 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "dct/dct.h"
+#include "kr_clock.h"
 #include "kr_log.h"
 #include "virtqp.h"
 
 #define SEND_WAIT_NS	      (5ull * 1000 * 1000 * 1000) /* a claim or release never waits longer */
 #define CREDIT_BACKOFF_MIN_NS 1000ull
 #define CREDIT_BACKOFF_MAX_NS (64ull * 1000)
-
-static uint64_t send_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t slot_va(const struct kr_vq_send *s, uint32_t slot)
 {
@@ -71,7 +63,7 @@ static int send_internal(struct kr_vqp *v, enum kr_vq_internal what, enum kr_dev
 static int send_wait(struct kr_vqp *v)
 {
 	struct kr_vq_send *s = v->snd;
-	uint64_t end = send_now_ns() + SEND_WAIT_NS;
+	uint64_t end = kr_now_ns() + SEND_WAIT_NS;
 	uint32_t spins = 0;
 	int rc;
 
@@ -84,7 +76,7 @@ static int send_wait(struct kr_vqp *v)
 		if (++spins % 64 == 0) {
 			if (kr_pool_keeper_gone_fast(v->dci->ctx))
 				return -ENOTCONN;
-			if (send_now_ns() > end)
+			if (kr_now_ns() > end)
 				return -ETIMEDOUT;
 			sched_yield();
 		}
@@ -122,7 +114,7 @@ void kr_vq_send_internal(struct kr_vqp *v, const struct kr_vq_ent *e, int status
 			s->backoff_ns = s->backoff_ns ? s->backoff_ns * 2 : CREDIT_BACKOFF_MIN_NS;
 			if (s->backoff_ns > CREDIT_BACKOFF_MAX_NS)
 				s->backoff_ns = CREDIT_BACKOFF_MAX_NS;
-			s->next_read_ns = send_now_ns() + s->backoff_ns;
+			s->next_read_ns = kr_now_ns() + s->backoff_ns;
 		}
 		break;
 	case KR_VQ_CLAIM:
@@ -141,7 +133,7 @@ static void send_pull(struct kr_vqp *v)
 
 	if (s->reading || left > s->best / 2)
 		return;
-	if (!left && s->backoff_ns && send_now_ns() < s->next_read_ns)
+	if (!left && s->backoff_ns && kr_now_ns() < s->next_read_ns)
 		return;
 	if (!send_internal(v, KR_VQ_CREDIT, KR_WR_RDMA_READ, &s->scratch[2],
 			   slot_va(s, s->slot) + 8, 0, 0))
@@ -315,7 +307,7 @@ struct kr_vqp *kr_vq_connect_port(struct kr_ctx *ctx, uint32_t peer,
 	s->tails = kr_malloc(ctx, (size_t)s->ntails * sizeof(*s->tails));
 	while (!s->nonce)
 		if (getrandom(&s->nonce, sizeof(s->nonce), 0) != sizeof(s->nonce))
-			s->nonce = (uint32_t)send_now_ns();
+			s->nonce = (uint32_t)kr_now_ns();
 	s->cookie = kr_port_cookie(s->nonce, self.node_id, opts->reply_port);
 	rc = s->scratch && s->tails ? send_claim(v, ep.nslots) : -ENOMEM;
 	if (rc) {
@@ -336,14 +328,14 @@ err:
 static int send_recovered(struct kr_vqp *v)
 {
 	struct kr_vq_dci *d = v->dci;
-	uint64_t end = send_now_ns() + SEND_WAIT_NS;
+	uint64_t end = kr_now_ns() + SEND_WAIT_NS;
 	int rc;
 
 	while (d->broken || !d->leased) {
 		rc = kr_vq_dci_progress(d);
 		if (rc)
 			return rc;
-		if (send_now_ns() > end)
+		if (kr_now_ns() > end)
 			return -ETIMEDOUT;
 		sched_yield();
 	}

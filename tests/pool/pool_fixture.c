@@ -452,23 +452,10 @@ int kp_child_run(struct kp_child *c, const void *orders, size_t olen, void *repo
 pid_t kp_fork_rank(void (*fn)(int out, int in, void *arg), void *arg, void *report, size_t len,
 		   int *go)
 {
-	int p[2], q[2];
-	pid_t pid;
+	struct kp_child c = kp_spawn(fn, arg);
 
-	CHECK_OK(pipe(p));
-	CHECK_OK(pipe(q));
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		close(q[1]);
-		fn(p[1], q[0], arg);
-		_exit(0);
-	}
-	close(p[1]);
-	close(q[0]);
-	CHECK_EQ(read(p[0], report, len), (ssize_t)len);
-	close(p[0]);
-	*go = q[1];
-	return pid;
+	CHECK_EQ(read(c.from, report, len), (ssize_t)len);
+	close(c.from);
+	*go = c.to;
+	return c.pid;
 }
