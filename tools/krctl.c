@@ -86,7 +86,8 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 		printf("mode: kmod (kmod-min fences the queues: each job maps only the DCIs it "
 		       "leases)\n");
 	print_port(&s->port);
-	printf("pool: %u tenants x (%u DCIs, %u RC spares, %u vQPs, %u jobs with %llu MB heaps)\n",
+	printf("pool: %u tenants x (%u DCIs, %u RC spares, %u vQPs, %u jobs with heaps of up to "
+	       "%llu MB)\n",
 	       s->ntenants, s->dcis, s->rc_spares, s->vqps, s->jobs,
 	       (unsigned long long)(s->heap_len >> 20));
 	printf("attaches %llu, detaches %llu, deaths %llu, leases reclaimed %llu, QP resets %llu, "
@@ -178,7 +179,11 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 		}
 	}
 	if (json)
-		printf("]}\n");
+		printf("], \"hugepages_mib\": %.1f, \"rss_mib\": %.1f}\n",
+		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
+	else
+		printf("memory: %.1f MiB of hugepages (reserved or in use), %.1f MiB resident\n",
+		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
 }
 
 static void show_leases(const struct kr_pool_seg *s, bool json)
@@ -260,7 +265,11 @@ static void show_jobs(const struct kr_pool_seg *s, bool json)
 		first = false;
 	}
 	if (json)
-		printf("]}\n");
+		printf("], \"hugepages_mib\": %.1f, \"rss_mib\": %.1f}\n",
+		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
+	else
+		printf("memory: %.1f MiB of hugepages (reserved or in use), %.1f MiB resident\n",
+		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
 }
 
 static void usage(FILE *f)

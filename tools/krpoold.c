@@ -35,7 +35,10 @@ static void usage(FILE *f)
 		"      --jobs N          attached jobs per tenant, each with a heap (default 8)\n"
 		"      --vqps N          vQP slots per tenant (default 64)\n"
 		"      --ports N         receive endpoints (ports bound) per tenant (default 4)\n"
-		"      --heap-mb N       heap per job in MB, even (default 4)\n"
+		"      --heap-mb N       most a job's heap grows to, MB, even (default 4);\n"
+		"                        backed 2 MB at attach, doubling as the job allocates\n"
+		"      --warm-heaps N    free heaps per tenant kept backed and registered, so\n"
+		"                        an attach issues no firmware command (default 1)\n"
 		"      --hugepages MB    hugepage budget (default 256)\n"
 		"      --low-water N     grow the pool when fewer DCIs are free (default 2)\n"
 		"      --dcis-max N      DCIs per tenant the pool may grow to (default: dcis)\n"
@@ -62,7 +65,7 @@ static const struct option long_opts[] = {
     {"tenants", required_argument, NULL, 1},   {"dcis", required_argument, NULL, 1},
     {"rc-spares", required_argument, NULL, 1}, {"jobs", required_argument, NULL, 1},
     {"vqps", required_argument, NULL, 1},      {"heap-mb", required_argument, NULL, 1},
-    {"ports", required_argument, NULL, 1},
+    {"ports", required_argument, NULL, 1},     {"warm-heaps", required_argument, NULL, 1},
     {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
     {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
     {"group", required_argument, NULL, 1},     {"gid-index", required_argument, NULL, 1},

@@ -130,7 +130,7 @@ struct kr_ctx_attr {
 	uint64_t launch_tag;  /* names the job's launch (public; see kr_attach_opts) */
 	int32_t keeper_pid;
 	uint32_t dci_leases;  /* DCIs this job holds */
-	size_t heap_len;      /* bytes of the kr_malloc heap */
+	size_t heap_len;      /* bytes the kr_malloc heap may grow to (krpoold --heap-mb) */
 };
 
 /*
@@ -144,11 +144,16 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr);
  * kr_malloc() - RDMA-ready memory from the job's heap: hugepages the keeper
  * registered as this job's own MR, so no registration call is needed
  * (kr_reg_mr() still gives a key for a sub-range). 16-byte aligned.
+ * The heap starts with 2 MB backed; when an allocation runs past what is
+ * backed, the library asks the keeper for more (one call that at least
+ * doubles it, up to kr_ctx_attr.heap_len), so a job makes a handful of such
+ * calls in its life, none per kr_malloc.
  * No syscall while the keeper's heartbeat in the pool segment is fresh; a
  * heartbeat older than 40 ms leads to one non-blocking socket check (at
  * most one per 40 ms), so a dead keeper is reported within 100 ms.
- * Returns NULL with errno: EINVAL (NULL ctx or len 0), ENOMEM (heap full),
- * ENOTCONN (the keeper went away).
+ * Returns NULL with errno: EINVAL (NULL ctx or len 0), ENOMEM (heap full:
+ * past kr_ctx_attr.heap_len, or the node has no free hugepage), ENOTCONN
+ * (the keeper went away).
  */
 void *kr_malloc(struct kr_ctx *ctx, size_t len);
 /*

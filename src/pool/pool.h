@@ -11,7 +11,7 @@
  *   pool_tenant.c   keeper: PD, UAR, SRQ + CQ per tenant slot, the DCT of a launch
  *   pool_bind.c     keeper: a launch binds a tenant slot, and leaves it
  *   pool_dci.c      keeper: DCIs and spare RC QPs in the tenant zone, reset/recovery
- *   pool_heap.c     keeper: job heaps (sealed memfd + umem + MKEY), renew and re-key
+ *   pool_heap.c     keeper: job heaps backed on demand (sealed memfds + MKEYs), emptied
  *   pool_lease.c    keeper: grant, release and reclaim of leases
  *   pool_krmin.c    keeper: kmod-min slots for the DCI rings, tokens, revocation
  *   pool_server.c   keeper: the UNIX socket, SO_PEERCRED, requests, job death
@@ -21,6 +21,7 @@
  *   pool_proto.c    both: the attach protocol (SOCK_SEQPACKET, SCM_RIGHTS)
  *   pool_attach.c   job: kr_attach/kr_detach, mapping the zones
  *   pool_arena.c    job: kr_malloc/kr_free, a jemalloc arena over the heap
+ *   pool_job_heap.c job: the heap's held place, growth through the keeper
  *   pool_job.c      job: leases, kr_reg_mr, DCI views for posting
  *   pool_job_krmin.c job: a fenced keeper's DCIs through /dev/krmin, SIGBUS guard
  *   pool_launch.c   job: the launch key, and the tag and DC key it derives
@@ -62,7 +63,8 @@ struct kr_pool_cfg {
 	uint32_t jobs;	       /* attached jobs per tenant (each with its own heap) */
 	uint32_t vqps;	       /* vQP slots per tenant */
 	uint32_t ports;	       /* receive endpoints per tenant (pool_port.c) */
-	uint32_t heap_mb;      /* heap per job, MB (multiple of 2) */
+	uint32_t heap_mb;      /* heap per job, MB (multiple of 2): the most it grows to */
+	uint32_t warm_heaps;   /* free heaps per tenant kept backed and registered */
 	uint32_t hugepages_mb; /* budget: the layout must fit, EAL --socket-limit */
 	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
 	int32_t gid_index;     /* --gid-index: the GID to send from; -1 = RoCE v2 (devx_port.c) */
@@ -223,12 +225,23 @@ struct kr_shm {
 	bool huge; /* hugetlb (registered with the device) or plain shmem */
 };
 
+/*
+ * A job heap (pool_heap.c): max bytes of address space reserved at start,
+ * backed on demand. Growth step i maps chunk[i] after the others and
+ * registers mr[i] over [addr, end of chunk i): the newest MR covers the
+ * whole heap, the older ones stay valid for what was posted with them.
+ */
+#define KR_HEAP_MAX_CHUNKS 8u /* 2 MB, then doubling: 2, 4, ... 64 MB (KR_POOL_MAX_HEAP_MB) */
+#define KR_HEAP_FIRST	   (2ull << 20)
+
 struct kr_keeper_heap {
-	struct kr_shm shm;
-	uint8_t *addr; /* shm.addr */
-	uint64_t len;
-	struct kr_devx_mr mr;
-	bool registered;
+	uint8_t *addr; /* the reserved place: PROT_NONE past len */
+	uint64_t max;
+	uint64_t len; /* backed and registered */
+	uint32_t nchunks;
+	uint32_t job_plus1; /* the job slot (within its tenant) + 1 that holds it; 0 free */
+	struct kr_shm chunk[KR_HEAP_MAX_CHUNKS];
+	struct kr_devx_mr mr[KR_HEAP_MAX_CHUNKS];
 };
 
 struct kr_keeper_tenant {
@@ -242,7 +255,8 @@ struct kr_keeper_tenant {
 	 *   zone: header, DCI rings and CQs; job-writable (zone_shm, sealed)
 	 *   kzone: DCT CQ and SRQ, receive buffers, spare RC QPs; keeper-only
 	 *          (a memzone, never sent)
-	 *   heap[j].shm: job j's heap; job-writable, each job maps only its own
+	 *   heap[h]: job heaps, job-writable, each job maps only its own; a
+	 *            job takes any free one (a warm one when there is one)
 	 */
 	const struct rte_memzone *mz; /* the kzone */
 	struct kr_shm zhead_shm;      /* the zone head: jobs read it (kr_pool_zone_head_len) */
@@ -258,6 +272,7 @@ struct kr_keeper_tenant {
 	struct kr_keeper_qp *dci;    /* [cfg.dcis] */
 	struct kr_keeper_qp *rc;     /* [cfg.rc_spares] */
 	struct kr_keeper_heap *heap; /* [cfg.jobs] */
+	uint32_t *job_heap;	     /* [cfg.jobs]: heap index of job slot j */
 	struct kr_keeper_ep *ep;     /* [cfg.ports] */
 	bool pd_ok, srq_ok, dct_ok;
 	/* the launch bound to the slot (pool_bind.c); keeper-private */
@@ -326,6 +341,9 @@ struct kr_keeper {
 	int timer_fd;
 	char eal_prefix[32];
 	uint64_t reclaim_t0; /* when the oldest unfinished reclaim began, 0 = none */
+	bool heaps_cold;     /* a tenant may have fewer than cfg.warm_heaps warm heaps */
+	uint64_t warm_retry_ns; /* after a failed warm-up (no hugepage), not before this */
+	uint64_t ticks;
 	volatile int stop;
 	bool eal_up;
 	/*
@@ -358,11 +376,39 @@ struct kr_keeper {
 	bool peers_read;
 };
 
+/* Hold lock (when not NULL) for one step of a build or teardown (NULL: at start, or held). */
+static inline void kr_step_lock(pthread_mutex_t *lock)
+{
+	if (lock)
+		pthread_mutex_lock(lock);
+}
+
+static inline void kr_step_unlock(pthread_mutex_t *lock)
+{
+	if (lock)
+		pthread_mutex_unlock(lock);
+}
+
+/* The heap job slot j (segment index) holds; valid while the slot is not FREE. */
+static inline struct kr_keeper_heap *kr_keeper_job_heap(struct kr_keeper *k, uint32_t j)
+{
+	struct kr_keeper_tenant *t = &k->tenant[j / k->cfg.jobs];
+
+	return &t->heap[t->job_heap[j % k->cfg.jobs]];
+}
+
+/* pool_keeper.c: refresh seg->hugepage_bytes and rss_bytes */
+void kr_keeper_mem_update(struct kr_keeper *k);
+
 /* pool_mem.c */
 int kr_keeper_eal_start(struct kr_keeper *k);
 void kr_keeper_eal_stop(struct kr_keeper *k);
 /* Reserve a 2 MB-aligned memzone of len (rounded up to 2 MB pages), zeroed. NULL + errno. */
 const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len);
+/* Keeper-only memory: a memzone of len bytes, 4 KB aligned, sharing pages with others. */
+const struct rte_memzone *kr_keeper_kmem_reserve(const char *name, uint64_t len);
+/* Bytes of hugepages the EAL holds (memzones and its own heap). */
+uint64_t kr_keeper_eal_bytes(void);
 /* A second, read-only file description of fd's file (through /proc/self/fd); fd or -errno. */
 int kr_fd_reopen_ro(int fd);
 /*
@@ -381,6 +427,10 @@ int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, bool 
 		      struct kr_shm *shm);
 void kr_keeper_shm_unmap(struct kr_shm *shm);
 int kr_keeper_shm_renew(const char *name, struct kr_shm *shm);
+uint8_t *kr_keeper_shm_reserve(struct kr_keeper *k, uint64_t len);
+int kr_keeper_shm_map_at(const char *name, void *at, uint64_t len, struct kr_shm *shm);
+void kr_keeper_shm_unmap_held(struct kr_shm *shm);
+uint64_t kr_keeper_shm_huge_bytes(void);
 uint64_t kr_keeper_shm_holes(void);
 int kr_keeper_shm_regions(struct kr_shm *shm, uint8_t role, bool writable,
 			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
@@ -526,11 +576,21 @@ void kr_keeper_krmin_revoke_slot(struct kr_keeper *k, uint32_t slot_plus1);
 int kr_keeper_krmin_grant_slot(struct kr_keeper *k, uint32_t slot_plus1, pid_t pid,
 			       uint64_t *token);
 
-/* pool_heap.c */
-int kr_keeper_heap_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t j);
-/* Zero the heap and give it a fresh MKEY (old keys die). */
-int kr_keeper_heap_scrub(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t j);
-void kr_keeper_heap_destroy(struct kr_keeper_heap *h);
+/* pool_heap.c (k->cmd_lock held for those that register or deregister) */
+#define KR_WARM_RETRY_NS (100ull * 1000 * 1000)
+int kr_keeper_heap_place(struct kr_keeper *k, struct kr_keeper_heap *h);
+int kr_keeper_heap_grow(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_heap *h,
+			uint64_t want);
+int kr_keeper_heap_empty(struct kr_keeper_tenant *t, struct kr_keeper_heap *h);
+int kr_keeper_heaps_warm(struct kr_keeper *k, struct kr_keeper_tenant *t, pthread_mutex_t *lock);
+struct kr_keeper_heap *kr_keeper_heap_take(struct kr_keeper *k, struct kr_keeper_tenant *t,
+					   uint32_t j);
+void kr_keeper_heap_unplace(struct kr_keeper_heap *h);
+/* The MR over the whole heap: the newest. */
+static inline const struct kr_devx_mr *kr_keeper_heap_mr(const struct kr_keeper_heap *h)
+{
+	return &h->mr[h->nchunks - 1];
+}
 
 /* pool_lease.c */
 int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
@@ -706,9 +766,17 @@ struct kr_ctx {
 	uint64_t seg_len;
 	struct kr_zone_hdr *zone;
 	uint64_t zone_len;
+	/*
+	 * The heap (pool_job_heap.c): heap_max reserved at heap, heap_len of it
+	 * backed and covered by the MR whose keys these are. Growth stores the
+	 * keys before the length (release): whoever reads the length (acquire)
+	 * and finds an address inside it reads keys that cover it.
+	 */
 	void *heap;
 	uint64_t heap_len;
+	uint64_t heap_max;
 	uint32_t heap_lkey, heap_rkey;
+	uint32_t heap_grows;	 /* KR_MSG_HEAP_GROW calls that added pages */
 	struct kr_devx_ctx *dev; /* doorbell-only device view */
 	struct kr_devx_uar *uar; /* the tenant's UAR, imported at the first DCI lease */
 	struct kr_arena *arena;
@@ -785,7 +853,14 @@ void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len);
 
 /* pool_arena.c */
 /* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */
-int kr_arena_create(void *base, size_t len, struct kr_arena **arena);
+/*
+ * An arena over [base, base + len), which grow() extends up to max: called
+ * (arena lock held) with the end the arena needs backed; returns the new
+ * backed length (>= need) or -errno.
+ */
+typedef int64_t (*kr_arena_grow_fn)(void *arg, uint64_t need);
+int kr_arena_create(void *base, size_t len, size_t max, kr_arena_grow_fn grow, void *arg,
+		    struct kr_arena **arena);
 void kr_arena_destroy(struct kr_arena *arena);
 void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);
 void kr_arena_free(struct kr_arena *arena, void *p);
@@ -824,7 +899,25 @@ int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_d
 		   struct kr_devx_cq **cq);
 /* The address vector of the tenant's DCT at this keeper. 0 or -ENOTCONN. */
 int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av);
-/* lkey of the heap MR (covers every kr_malloc byte). */
-uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx);
+/* lkey of the heap MR (covers every kr_malloc byte backed so far). */
+static inline uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
+{
+	return __atomic_load_n(&ctx->heap_lkey, __ATOMIC_RELAXED);
+}
+
+/*
+ * Is [p, p + len) inside the backed heap? The length is read before the key
+ * (see kr_ctx.heap): a caller that then reads heap_lkey gets one covering it.
+ */
+static inline bool kr_pool_in_heap(const struct kr_ctx *ctx, const void *p, uint64_t len)
+{
+	uintptr_t a = (uintptr_t)p, h = (uintptr_t)ctx->heap;
+	uint64_t n = __atomic_load_n(&ctx->heap_len, __ATOMIC_ACQUIRE);
+
+	return a >= h && len <= n && a - h <= n - len;
+}
+/* pool_job_heap.c: hold the heap's unbacked place at attach; grow it (the arena's grow). */
+int kr_pool_heap_hold(struct kr_ctx *ctx, uint64_t max);
+int64_t kr_pool_heap_grow(void *ctx, uint64_t need);
 
 #endif /* KR_POOL_H */

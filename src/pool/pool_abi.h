@@ -83,7 +83,7 @@
 
 #define KR_POOL_SEG_MAGIC  0x6b72706fu /* "krpo" */
 #define KR_POOL_ZONE_MAGIC 0x6b72747au /* "krtz" */
-#define KR_POOL_VERSION	   3u	       /* 3: receive endpoints in the zone */
+#define KR_POOL_VERSION	   4u	       /* 4: heaps on demand, memory figures */
 
 enum kr_slot_state {
 	KR_SLOT_EMPTY = 0, /* no QP built (yet) */
@@ -142,7 +142,7 @@ struct kr_pool_job {
 	uint32_t vqp_leases;
 	uint32_t mrs;
 	uint64_t attach_ns; /* CLOCK_MONOTONIC */
-	uint64_t heap_len;
+	uint64_t heap_len;  /* backed now (grows on demand) */
 	/* pool_guard.c: DCIs that came back from this job in error (a remote
 	 * access error, retry exhaustion: what guessing keys looks like) */
 	uint32_t remote_errors;
@@ -207,7 +207,7 @@ struct kr_pool_seg {
 	uint32_t rc_spares; /* per tenant */
 	uint32_t vqps;	    /* per tenant */
 	uint32_t jobs;	    /* per tenant */
-	uint64_t heap_len;
+	uint64_t heap_len;  /* per job: the most a heap grows to */
 	uint64_t tenants_off;
 	uint64_t dci_off;
 	uint64_t rc_off;
@@ -235,8 +235,12 @@ struct kr_pool_seg {
 	uint32_t trusted;
 	uint32_t rsvd;
 	struct kr_devx_port port; /* what peers address: GID, MAC or LID, the GID index */
+	/* memory the keeper holds, refreshed every 100 ms: hugepages (the
+	 * EAL's and its hugetlb memfds, reserved or touched) and its resident set */
+	uint64_t hugepage_bytes;
+	uint64_t rss_bytes;
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 320, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 336, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 
@@ -363,8 +367,8 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 7: receive endpoints (KR_MSG_BIND, KR_MSG_UNBIND) */
-#define KR_PROTO_VERSION      7u
+/* 8: heaps backed on demand (heap_max, KR_MSG_HEAP_GROW) */
+#define KR_PROTO_VERSION      8u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
 #define KR_ATTACH_NO_FD	      0xffffffffu
@@ -380,6 +384,7 @@ enum kr_msg_type {
 	KR_MSG_CACHE,  /* job: what it learnt for the node cache, which only the keeper writes */
 	KR_MSG_BIND,   /* job: a receive endpoint for a port (pool_port.c) */
 	KR_MSG_UNBIND,
+	KR_MSG_HEAP_GROW, /* job: back more of its heap (pool_heap.c) */
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -439,7 +444,8 @@ struct kr_msg_attach_reply {
 	uint64_t zone_va;
 	uint64_t zone_len;
 	uint64_t heap_va;
-	uint64_t heap_len;
+	uint64_t heap_len; /* backed now (the regions), heap_max reserved at heap_va */
+	uint64_t heap_max;
 	uint32_t heap_lkey;
 	uint32_t heap_rkey;
 	uint32_t dev_is_sim;
@@ -504,6 +510,29 @@ struct kr_msg_bind {
 	uint32_t rsvd;
 };
 
+/*
+ * Heap growth: len is the heap length the job needs backed (from heap_va).
+ * The reply's heap_len is what is backed now; the pages past the job's old
+ * length come as one descriptor mapped at heap_va + old length (none when
+ * nothing was added), with the keys of the MR over the whole heap.
+ */
+struct kr_msg_heap {
+	struct kr_msg_hdr hdr;
+	uint64_t len;
+	uint64_t rsvd;
+};
+
+struct kr_msg_heap_reply {
+	struct kr_msg_hdr hdr;
+	int32_t status;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t nfds; /* 0 or 1 */
+	uint64_t heap_len;
+	uint64_t chunk_off; /* where the descriptor's pages go, from heap_va */
+	uint64_t chunk_len;
+};
+
 struct kr_msg_reply {
 	struct kr_msg_hdr hdr;
 	int32_t status;
@@ -556,9 +585,11 @@ _Static_assert(sizeof(struct kr_msg_mr) == 40, "kr_msg_mr layout");
 _Static_assert(sizeof(struct kr_msg_reply) == 48, "kr_msg_reply layout");
 _Static_assert(sizeof(struct kr_msg_cache) == 72, "kr_msg_cache layout");
 _Static_assert(sizeof(struct kr_msg_bind) == 48, "kr_msg_bind layout");
-_Static_assert(offsetof(struct kr_msg_attach_reply, region) == 200 &&
+_Static_assert(sizeof(struct kr_msg_heap) == 32, "kr_msg_heap layout");
+_Static_assert(sizeof(struct kr_msg_heap_reply) == 56, "kr_msg_heap_reply layout");
+_Static_assert(offsetof(struct kr_msg_attach_reply, region) == 208 &&
 		   sizeof(struct kr_msg_attach_reply) ==
-		       200 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 24 * KR_ATTACH_READY_MAX,
+		       208 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 24 * KR_ATTACH_READY_MAX,
 	       "kr_msg_attach_reply layout");
 
 /* Fill a header. */

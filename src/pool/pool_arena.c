@@ -14,8 +14,10 @@
  * malloc (or ASan's), and krcore reaches jemalloc as krje_mallctl/mallocx/
  * dallocx only.
  *
- * Extent hooks: alloc is a bump pointer over the heap (the keeper scrubbed
- * it, so fresh extents are zero), except jemalloc's own metadata: its base
+ * Extent hooks: alloc is a bump pointer over the heap (fresh pages from
+ * the keeper, so fresh extents are zero); past what is backed it asks the
+ * keeper for more (grow: one call per doubling, not per kr_malloc), up to the
+ * heap's reserved size. jemalloc's own metadata is the exception: its base
  * blocks are the only 2 MB-aligned requests (kr_malloc asks 16-byte
  * alignment), and they come from ordinary process memory, so metadata never
  * sits in RDMA memory and a 2 MB heap is all usable (measured: without this
@@ -57,8 +59,11 @@ struct kr_arena {
 	extent_hooks_t hooks;
 	pthread_mutex_t lock;
 	uint8_t *base;
-	size_t len;
+	size_t len; /* backed */
+	size_t max; /* reserved: len grows up to it */
 	size_t used;
+	kr_arena_grow_fn grow;
+	void *grow_arg;
 	unsigned int ind;
 	struct {
 		void *addr;
@@ -117,8 +122,15 @@ static void *arena_extent_alloc(extent_hooks_t *h, void *new_addr, size_t size, 
 	off = (a->used + align - 1) & ~(align - 1);
 	if (new_addr && (uint8_t *)new_addr != a->base + off)
 		goto out; /* only growth in place at the bump pointer */
-	if (off > a->len || size > a->len - off)
+	if (off > a->max || size > a->max - off)
 		goto out;
+	if (off + size > a->len) {
+		int64_t n = a->grow ? a->grow(a->grow_arg, off + size) : -ENOMEM;
+
+		if (n < 0 || (uint64_t)n < off + size || (uint64_t)n > a->max)
+			goto out; /* jemalloc returns NULL: kr_malloc says ENOMEM */
+		a->len = (size_t)n;
+	}
 	p = a->base + off;
 	a->used = off + size;
 	*zero = true; /* never handed out before: the keeper scrubbed it */
@@ -167,15 +179,16 @@ static bool arena_extent_merge(extent_hooks_t *h, void *addr_a, size_t size_a, v
 	return false; /* allowed: one mapping */
 }
 
-/* kr_arena_create() - an arena over [base, base+len). Returns 0, -ENOMEM, -EINVAL. */
-int kr_arena_create(void *base, size_t len, struct kr_arena **arenap)
+/* kr_arena_create() - see pool.h. Returns 0, -ENOMEM, -EINVAL. */
+int kr_arena_create(void *base, size_t len, size_t max, kr_arena_grow_fn grow, void *arg,
+		    struct kr_arena **arenap)
 {
 	struct kr_arena *a;
 	extent_hooks_t *hp;
 	size_t sz = sizeof(unsigned int);
 	int rc;
 
-	if (!base || !len || !arenap)
+	if (!base || !len || max < len || !arenap)
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -188,6 +201,9 @@ int kr_arena_create(void *base, size_t len, struct kr_arena **arenap)
 	pthread_mutex_init(&a->lock, NULL);
 	a->base = base;
 	a->len = len;
+	a->max = max;
+	a->grow = grow;
+	a->grow_arg = arg;
 	hp = &a->hooks;
 	rc = krje_mallctl("arenas.create", &a->ind, &sz, &hp, sizeof(hp));
 	if (rc) {

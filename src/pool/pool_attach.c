@@ -68,6 +68,9 @@ static void ctx_unmap(struct kr_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->nregions; i++)
 		munmap((void *)(uintptr_t)ctx->region[i].va, ctx->region[i].len);
 	ctx->nregions = 0;
+	if (ctx->heap_max) /* the grown pages and the held rest of the place */
+		munmap(ctx->heap, ctx->heap_max);
+	ctx->heap_max = 0;
 }
 
 /* Map every region at its address; the mapped ones are recorded in ctx. */
@@ -228,7 +231,11 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_unmap;
 	rep->uar_fd_index = ~0u; /* the view owns it now */
-	rc = kr_arena_create(ctx->heap, ctx->heap_len, &ctx->arena);
+	rc = kr_pool_heap_hold(ctx, rep->heap_max);
+	if (rc)
+		goto err_close_dev;
+	rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, kr_pool_heap_grow, ctx,
+			     &ctx->arena);
 	if (rc)
 		goto err_close_dev;
 
@@ -437,7 +444,7 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
 	attr->job = ctx->job;
 	attr->keeper_pid = ctx->seg ? ctx->seg->keeper_pid : 0;
 	attr->dci_leases = n;
-	attr->heap_len = ctx->heap_len;
+	attr->heap_len = ctx->heap_max;
 	pthread_mutex_unlock(&ctx->lock);
 	return gone ? -ENOTCONN : 0;
 }

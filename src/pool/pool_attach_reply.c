@@ -86,7 +86,11 @@ int kr_attach_reply_check(const struct kr_msg_attach_reply *rep, unsigned int nf
 	      rep->uar_ref.reg_off + 2ull * rep->dci_bf_size > KR_KRMIN_PAGE)) ||
 	    reply_range(rep, KR_REGION_ZONE, rep->zone_va,
 			rep->fenced ? kr_attach_zone_head_len(rep) : rep->zone_len) ||
-	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len)
+	    reply_range(rep, KR_REGION_HEAP, rep->heap_va, rep->heap_len) || !rep->heap_len ||
+	    /* the reserved place: whole pages, holding what is backed, not wrapping */
+	    rep->heap_max < rep->heap_len || rep->heap_max & (KR_POOL_PAGE - 1) ||
+	    rep->heap_max > ((uint64_t)KR_POOL_MAX_HEAP_MB << 20) ||
+	    rep->heap_va + rep->heap_max < rep->heap_va)
 		return -EPROTO;
 	return 0;
 }

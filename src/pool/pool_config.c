@@ -25,6 +25,7 @@ void kr_pool_cfg_default(struct kr_pool_cfg *cfg)
 	cfg->vqps = 64;
 	cfg->ports = 4;
 	cfg->heap_mb = 4;
+	cfg->warm_heaps = 1;
 	cfg->hugepages_mb = 256;
 	cfg->low_water = 2;
 	cfg->gid_index = -1;
@@ -183,6 +184,7 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 	    {"vqps", offsetof(struct kr_pool_cfg, vqps)},
 	    {"ports", offsetof(struct kr_pool_cfg, ports)},
 	    {"heap-mb", offsetof(struct kr_pool_cfg, heap_mb)},
+	    {"warm-heaps", offsetof(struct kr_pool_cfg, warm_heaps)},
 	    {"hugepages", offsetof(struct kr_pool_cfg, hugepages_mb)},
 	    {"low-water", offsetof(struct kr_pool_cfg, low_water)},
 	    {"dcis-max", offsetof(struct kr_pool_cfg, dcis_max)},
@@ -267,9 +269,11 @@ static uint64_t cfg_pages(uint64_t bytes)
 }
 
 /*
- * Pages: the pool segment, then per tenant one memzone of job zone, keeper
- * zone and heaps; each memzone costs one more page for the heap element
- * header in front of its 2 MB-aligned start.
+ * Pages at start: the pool segment (a 2 MB-aligned memzone: one page more
+ * for the heap element header in front of it), the keeper zones packed
+ * together (one page more for the same), per tenant its job zone and warm
+ * heaps (hugetlb memfds), and the MetaServer table. Job heaps past the warm
+ * ones come from the node's free hugepages as jobs attach and allocate.
  */
 uint64_t kr_pool_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
 {
@@ -278,9 +282,9 @@ uint64_t kr_pool_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
 
 	kr_pool_seg_layout(cfg, &s);
 	pages = cfg_pages(s.size) + 1;
+	pages += cfg_pages((uint64_t)cfg->tenants * kr_pool_kzone_size(cfg)) + 1;
 	pages += (uint64_t)cfg->tenants *
-		 (cfg_pages(kr_pool_zone_size(cfg)) + cfg_pages(kr_pool_kzone_size(cfg)) +
-		  (uint64_t)cfg->jobs * cfg_pages((uint64_t)cfg->heap_mb << 20) + 1);
+		 (cfg_pages(kr_pool_zone_size(cfg)) + cfg->warm_heaps * cfg_pages(KR_HEAP_FIRST));
 	pages += cfg_pages(kr_dct_cfg_hugepage_bytes(cfg)); /* src/dct: MetaServer table */
 	return pages * KR_POOL_PAGE;
 }
@@ -315,6 +319,9 @@ int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
 	if (cfg->heap_mb < 2 || cfg->heap_mb > KR_POOL_MAX_HEAP_MB || cfg->heap_mb % 2)
 		return cfg_err(err, errlen, "heap-mb: %u is not an even number in 2..%u",
 			       cfg->heap_mb, KR_POOL_MAX_HEAP_MB);
+	if (cfg->warm_heaps > cfg->jobs)
+		return cfg_err(err, errlen, "warm-heaps: %u is above jobs (%u)", cfg->warm_heaps,
+			       cfg->jobs);
 	if (cfg->dcis_max && (cfg->dcis_max < cfg->dcis || cfg->dcis_max > KR_POOL_MAX_DCIS))
 		return cfg_err(err, errlen, "dcis-max: %u is not in dcis (%u)..%u", cfg->dcis_max,
 			       cfg->dcis, KR_POOL_MAX_DCIS);
@@ -337,8 +344,8 @@ int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
 					       "tenant.%u.uid: uid %u also pinned to "
 					       "tenant %u",
 					       b, cfg->tenant_uid[b] - 1, a);
-	/* one attach reply carries the segment, the zone and the heap pages */
-	heap_pages = cfg_pages((uint64_t)cfg->heap_mb << 20);
+	/* one attach reply carries the segment, the zone and the heap's first pages */
+	heap_pages = cfg_pages(KR_HEAP_FIRST);
 	{
 		struct kr_pool_seg s;
 

@@ -270,11 +270,6 @@ int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)
 	return ctx->dead ? -ENOTCONN : 0;
 }
 
-uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
-{
-	return ctx->heap_lkey;
-}
-
 /* ---- heap ---- */
 
 /*
@@ -339,7 +334,7 @@ struct kr_mr *kr_reg_mr(struct kr_ctx *ctx, void *addr, size_t len, uint32_t acc
 {
 	struct kr_msg_mr req;
 	struct kr_msg_reply rep;
-	uintptr_t a = (uintptr_t)addr, h;
+	uintptr_t a = (uintptr_t)addr;
 	struct kr_mr *mr;
 	int rc;
 
@@ -347,8 +342,7 @@ struct kr_mr *kr_reg_mr(struct kr_ctx *ctx, void *addr, size_t len, uint32_t acc
 		errno = EINVAL;
 		return NULL;
 	}
-	h = (uintptr_t)ctx->heap;
-	if (a < h || len > ctx->heap_len || a - h > ctx->heap_len - len) {
+	if (!kr_pool_in_heap(ctx, addr, len)) {
 		errno = EINVAL; /* the keeper can reach only this job's heap */
 		return NULL;
 	}

@@ -40,6 +40,7 @@
 #define KR_EV_ADOPT	4ull
 #define KR_EV_KRMIN	5ull
 #define KR_TICK_NS	10000000ll
+#define KR_MEM_TICKS	10 /* memory figures every 100 ms */
 #define KR_SCRUB_BUDGET 2u
 
 uint64_t kr_pool_now_ns(void)
@@ -191,6 +192,27 @@ static uint32_t keeper_dirty_dcis(struct kr_keeper *k)
 	return n;
 }
 
+/* What /proc/self/statm says is resident, in bytes (hugetlb pages are not in it). */
+static uint64_t keeper_rss_bytes(void)
+{
+	unsigned long long size, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &res) != 2)
+		res = 0;
+	fclose(f);
+	return res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* kr_keeper_mem_update() - the memory figures krctl shows (pool segment). */
+void kr_keeper_mem_update(struct kr_keeper *k)
+{
+	k->seg->hugepage_bytes = kr_keeper_eal_bytes() + kr_keeper_shm_huge_bytes();
+	k->seg->rss_bytes = keeper_rss_bytes();
+}
+
 static void keeper_tick(struct kr_keeper *k)
 {
 	uint64_t ticks;
@@ -198,6 +220,8 @@ static void keeper_tick(struct kr_keeper *k)
 	if (read(k->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		KR_ERR_RATELIMITED("pool", "timerfd: %s", strerror(errno));
 	k->seg->heartbeat_ns = kr_pool_now_ns();
+	if (++k->ticks % KR_MEM_TICKS == 0)
+		kr_keeper_mem_update(k);
 	kr_keeper_conn_expire(k);
 	for (uint32_t t = 0; t < k->cfg.tenants; t++)
 		kr_keeper_tenant_poll_dct(k, &k->tenant[t]);
@@ -342,6 +366,7 @@ int kr_keeper_run(const struct kr_pool_cfg *cfg)
 	if (rc)
 		goto out;
 	k->seg->heartbeat_ns = kr_pool_now_ns();
+	kr_keeper_mem_update(k);
 	KR_INFO("pool", "ready on %s: device %s, %u tenants x (%u DCIs, %u RC, %u jobs), %.1f ms",
 		k->cfg.socket, k->ctx->name, k->cfg.tenants, k->cfg.dcis, k->cfg.rc_spares,
 		k->cfg.jobs, (double)(kr_pool_now_ns() - t0) / 1e6);

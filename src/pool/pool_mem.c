@@ -138,6 +138,43 @@ const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len)
 	return mz;
 }
 
+/*
+ * kr_keeper_kmem_reserve() - keeper-only memory (never sent to a job): len
+ * bytes, 4 KB aligned, zeroed, packed into pages the EAL already holds
+ * where they fit (a 2 MB-aligned memzone costs a page of its own, and one
+ * more for the heap element header in front of it). NULL with errno.
+ */
+const struct rte_memzone *kr_keeper_kmem_reserve(const char *name, uint64_t len)
+{
+	const struct rte_memzone *mz;
+
+	len = (len + 4095) & ~(uint64_t)4095;
+	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, RTE_MEMZONE_2MB, 4096);
+	if (!mz) {
+		errno = rte_errno == ENOSPC ? ENOMEM : rte_errno;
+		KR_ERR("pool", "memzone %s (%llu KB of 2 MB hugepages): %s", name,
+		       (unsigned long long)(len >> 10), rte_strerror(rte_errno));
+		return NULL;
+	}
+	memset(mz->addr, 0, mz->len);
+	return mz;
+}
+
+static int eal_seg_bytes(const struct rte_memseg_list *msl, const struct rte_memseg *ms, void *arg)
+{
+	(void)msl;
+	*(uint64_t *)arg += ms->len;
+	return 0;
+}
+
+uint64_t kr_keeper_eal_bytes(void)
+{
+	uint64_t n = 0;
+
+	rte_memseg_walk(eal_seg_bytes, &n);
+	return n;
+}
+
 #define KR_RO_FDS 64u
 
 /* The keeper's read-only twins of page fds (main thread only: attach). */

@@ -305,7 +305,7 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	}
 	job = kr_seg_job(s, c->job_plus1 - 1);
 	t = &k->tenant[job->tenant];
-	h = &t->heap[(c->job_plus1 - 1) % k->cfg.jobs];
+	h = kr_keeper_job_heap(k, c->job_plus1 - 1);
 	/* the tenant's UAR page, the only part of the device a job reaches; or
 	 * nothing, fenced on a ConnectX: each DCI's page comes with its slot */
 	rep->uar_fd_index = KR_ATTACH_NO_FD;
@@ -326,8 +326,9 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->zone_len = t->zone_len;
 	rep->heap_va = (uintptr_t)h->addr;
 	rep->heap_len = h->len;
-	rep->heap_lkey = h->mr.lkey;
-	rep->heap_rkey = h->mr.rkey;
+	rep->heap_max = h->max;
+	rep->heap_lkey = kr_keeper_heap_mr(h)->lkey;
+	rep->heap_rkey = kr_keeper_heap_mr(h)->rkey;
 	rc = kr_keeper_shm_regions(&t->zhead_shm, KR_REGION_ZONE, false, rep, fds, nfds);
 	/* fenced: the rings only through /dev/krmin, one leased DCI at a time,
 	 * each with its own UAR page: where its register and buffers are */
@@ -340,8 +341,8 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	}
 	if (!rc && !rep->fenced)
 		rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, true, rep, fds, nfds);
-	if (!rc)
-		rc = kr_keeper_shm_regions(&h->shm, KR_REGION_HEAP, true, rep, fds, nfds);
+	for (uint32_t i = 0; !rc && i < h->nchunks; i++)
+		rc = kr_keeper_shm_regions(&h->chunk[i], KR_REGION_HEAP, true, rep, fds, nfds);
 	return rc;
 }
 
@@ -349,6 +350,7 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
 		      const struct kr_msg_attach *req)
 {
+	struct kr_keeper_heap *h;
 	struct kr_pool_tenant *tr;
 	struct kr_pool_job *job;
 	uint32_t j;
@@ -360,7 +362,16 @@ static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
 	tr = kr_seg_tenant(k->seg, (uint32_t)t);
 	if (kr_keeper_ring_get(k, tr->job_ring_off, &j))
 		return -ENOSPC;
+	h = kr_keeper_heap_take(k, &k->tenant[t], j % k->cfg.jobs);
+	if (!h) {
+		int e = errno;
+
+		KR_WARN_RATELIMITED("pool", "pid %d: no heap: %s", (int)c->pid, strerror(e));
+		kr_keeper_ring_put(k, tr->job_ring_off, j);
+		return -e;
+	}
 	job = kr_seg_job(k->seg, j);
+	job->heap_len = h->len;
 	job->gen++;
 	job->pid = c->pid;
 	job->uid = c->uid;
@@ -485,7 +496,7 @@ static int serve_reg_mr(struct kr_keeper *k, struct kr_keeper_conn *c, const str
 		return -EPERM;
 	job = kr_seg_job(k->seg, c->job_plus1 - 1);
 	t = &k->tenant[job->tenant];
-	h = &t->heap[(c->job_plus1 - 1) % k->cfg.jobs];
+	h = kr_keeper_job_heap(k, c->job_plus1 - 1);
 	if (!req->len || req->addr < (uintptr_t)h->addr || req->len > h->len ||
 	    req->addr - (uintptr_t)h->addr > h->len - req->len || (req->access & ~0xfu) || req->id)
 		return -EINVAL;
@@ -528,6 +539,52 @@ static int serve_dereg_mr(struct kr_keeper *k, struct kr_keeper_conn *c,
 	return 0;
 }
 
+/*
+ * Back more of the job's heap (its allocator ran past what is backed). One
+ * registration on the loop, like kr_reg_mr. The reply carries the new pages
+ * as one descriptor, or none when the heap already reaches len.
+ */
+static void serve_heap_grow(struct kr_keeper *k, uint32_t slot, const struct kr_msg_heap *req)
+{
+	struct kr_keeper_conn *c = k->conn[slot];
+	struct kr_msg_heap_reply rep = {0};
+	struct kr_keeper_heap *h = NULL;
+	uint64_t old = 0;
+	int fd = -1, rc;
+
+	if (!c->job_plus1) {
+		rc = -EPERM;
+	} else if (req->rsvd || !req->len) {
+		rc = -EINVAL;
+	} else {
+		struct kr_pool_job *job = kr_seg_job(k->seg, c->job_plus1 - 1);
+
+		h = kr_keeper_job_heap(k, c->job_plus1 - 1);
+		old = h->len;
+		pthread_mutex_lock(&k->cmd_lock);
+		rc = kr_keeper_heap_grow(k, &k->tenant[job->tenant], h, req->len);
+		pthread_mutex_unlock(&k->cmd_lock);
+		job->heap_len = h->len;
+	}
+	kr_msg_init(&rep.hdr, KR_MSG_REPLY | KR_MSG_HEAP_GROW, sizeof(rep), req->hdr.seq);
+	rep.status = rc;
+	if (!rc) {
+		rep.heap_len = h->len;
+		rep.lkey = kr_keeper_heap_mr(h)->lkey;
+		rep.rkey = kr_keeper_heap_mr(h)->rkey;
+		if (h->len > old) {
+			const struct kr_shm *ch = &h->chunk[h->nchunks - 1];
+
+			fd = ch->fd;
+			rep.nfds = 1;
+			rep.chunk_off = (uint64_t)(ch->addr - h->addr);
+			rep.chunk_len = ch->len;
+		}
+	}
+	if (kr_msg_send(c->fd, &rep, sizeof(rep), &fd, rep.nfds))
+		kr_keeper_conn_close(k, slot, c->job_plus1 != 0);
+}
+
 /* Expected size of each request type; 0 = not a request. */
 static size_t req_size(uint16_t type)
 {
@@ -549,6 +606,8 @@ static size_t req_size(uint16_t type)
 	case KR_MSG_BIND:
 	case KR_MSG_UNBIND:
 		return sizeof(struct kr_msg_bind);
+	case KR_MSG_HEAP_GROW:
+		return sizeof(struct kr_msg_heap);
 	default:
 		return 0;
 	}
@@ -597,6 +656,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_status status;
 		struct kr_msg_cache cache;
 		struct kr_msg_bind bind;
+		struct kr_msg_heap heap;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
@@ -635,6 +695,9 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		return;
 	case KR_MSG_STATUS:
 		serve_status(k, slot, &req.status);
+		return;
+	case KR_MSG_HEAP_GROW:
+		serve_heap_grow(k, slot, &req.heap);
 		return;
 	case KR_MSG_DETACH:
 		if (c->job_plus1)

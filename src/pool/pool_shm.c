@@ -44,6 +44,7 @@
 /* The window's bounds for the SIGBUS guard; written before it is armed. */
 static uintptr_t shm_lo, shm_hi;
 static _Atomic uint64_t shm_holes; /* pages the guard replaced */
+static _Atomic uint64_t shm_huge;  /* bytes of hugetlb memfds mapped now */
 
 static void shm_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -77,8 +78,12 @@ uint64_t kr_keeper_shm_holes(void)
 	return atomic_load(&shm_holes);
 }
 
-/* A sealed memfd (hugetlb if huge) of len bytes mapped at exactly at; 0 or -errno. */
-static int shm_create_at(const char *name, void *at, uint64_t len, bool huge, struct kr_shm *shm)
+/*
+ * A sealed memfd (hugetlb if huge) of len bytes mapped at exactly at: a
+ * free address, or over our own reservation (over). 0 or -errno.
+ */
+static int shm_create_at(const char *name, void *at, uint64_t len, bool huge, bool over,
+			 struct kr_shm *shm)
 {
 	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
 	void *p;
@@ -101,7 +106,8 @@ static int shm_create_at(const char *name, void *at, uint64_t len, bool huge, st
 		return rc;
 	}
 	/* MAP_SHARED hugetlb reserves its pages here: no SIGBUS later */
-	p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	p = mmap(at, len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | (over ? MAP_FIXED : MAP_FIXED_NOREPLACE), fd, 0);
 	if (p == MAP_FAILED || p != at) {
 		rc = p == MAP_FAILED ? -errno : -EEXIST;
 		if (p != MAP_FAILED)
@@ -117,7 +123,21 @@ static int shm_create_at(const char *name, void *at, uint64_t len, bool huge, st
 	shm->fd = fd;
 	shm->ro_fd = -1;
 	shm->huge = huge;
+	if (huge)
+		atomic_fetch_add(&shm_huge, len);
 	return 0;
+}
+
+/* The descriptors of a mapped shm closed and its pages uncounted. */
+static void shm_drop(struct kr_shm *shm)
+{
+	if (shm->huge)
+		atomic_fetch_sub(&shm_huge, shm->len);
+	close(shm->fd);
+	if (shm->ro_fd >= 0)
+		close(shm->ro_fd);
+	shm->fd = shm->ro_fd = -1;
+	shm->addr = NULL;
 }
 
 /*
@@ -135,12 +155,81 @@ int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, bool 
 	shm->fd = -1;
 	shm->addr = NULL;
 	len = kr_pool_pages_len(len);
-	rc = shm_create_at(name, (void *)(lo + k->shm_used), len, huge, shm);
+	rc = shm_create_at(name, (void *)(lo + k->shm_used), len, huge, false, shm);
 	if (rc)
 		return rc;
 	k->shm_used += len;
 	shm_guard(lo, lo + k->shm_used);
 	return 0;
+}
+
+/* An inaccessible reservation of [at, at + len): nothing else gets mapped there. */
+static int shm_hold(void *at, uint64_t len, bool over)
+{
+	void *p = mmap(at, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			   (over ? MAP_FIXED : MAP_FIXED_NOREPLACE),
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != at) {
+		munmap(p, len);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/*
+ * kr_keeper_shm_reserve() - len bytes (whole hugepages) of the window's
+ * address space, nothing behind them: a place that kr_keeper_shm_map_at()
+ * fills piece by piece. NULL with errno.
+ */
+uint8_t *kr_keeper_shm_reserve(struct kr_keeper *k, uint64_t len)
+{
+	uintptr_t lo = (uintptr_t)(k->cfg.base_va + KR_SHM_VA_OFFSET);
+	uint8_t *at = (uint8_t *)(lo + k->shm_used);
+	int rc;
+
+	len = kr_pool_pages_len(len);
+	rc = shm_hold(at, len, false);
+	if (rc) {
+		KR_ERR("pool", "reserving %llu MB at %p: %s", (unsigned long long)(len >> 20),
+		       (void *)at, strerror(-rc));
+		errno = -rc;
+		return NULL;
+	}
+	k->shm_used += len;
+	shm_guard(lo, lo + k->shm_used);
+	return at;
+}
+
+/* kr_keeper_shm_map_at() - kr_keeper_shm_map inside a reservation of ours, at at. */
+int kr_keeper_shm_map_at(const char *name, void *at, uint64_t len, struct kr_shm *shm)
+{
+	shm->fd = -1;
+	shm->addr = NULL;
+	return shm_create_at(name, at, kr_pool_pages_len(len), true, true, shm);
+}
+
+/* kr_keeper_shm_unmap_held() - unmap shm, its place held again (reserved, no pages). */
+void kr_keeper_shm_unmap_held(struct kr_shm *shm)
+{
+	void *at = shm->addr;
+	uint64_t len = shm->len;
+
+	if (!at || shm->fd < 0)
+		return;
+	/* one step: the place is never free for another mapping to land in */
+	if (shm_hold(at, len, true))
+		munmap(at, len);
+	shm_drop(shm);
+}
+
+/* Bytes of hugetlb memfds the keeper maps (zones, heap chunks): reserved pages. */
+uint64_t kr_keeper_shm_huge_bytes(void)
+{
+	return atomic_load(&shm_huge);
 }
 
 /*
@@ -158,7 +247,7 @@ int kr_keeper_shm_renew(const char *name, struct kr_shm *shm)
 
 	if (shm->fd >= 0)
 		kr_keeper_shm_unmap(shm);
-	rc = shm_create_at(name, at, len, huge, shm);
+	rc = shm_create_at(name, at, len, huge, false, shm);
 	if (rc) { /* keep the place for the next attempt */
 		shm->addr = at;
 		shm->len = len;
@@ -171,11 +260,7 @@ void kr_keeper_shm_unmap(struct kr_shm *shm)
 	if (!shm->addr || shm->fd < 0)
 		return;
 	munmap(shm->addr, shm->len);
-	close(shm->fd);
-	if (shm->ro_fd >= 0)
-		close(shm->ro_fd);
-	shm->fd = shm->ro_fd = -1;
-	shm->addr = NULL;
+	shm_drop(shm);
 }
 
 /*

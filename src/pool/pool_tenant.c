@@ -156,33 +156,20 @@ int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, cons
 {
 	int rc;
 
-	t->kzone_len = kr_pool_pages_len(kr_pool_kzone_size(&k->cfg));
-	t->mz = kr_keeper_zone_reserve(name, t->kzone_len);
+	t->mz = kr_keeper_kmem_reserve(name, kr_pool_kzone_size(&k->cfg));
 	if (!t->mz)
 		return -ENOMEM;
 	t->kzone = t->mz->addr;
+	t->kzone_len = t->mz->len;
 	rc = target_base_build(k, t);
 	if (rc)
 		return rc;
 	return kr_keeper_tenant_dct_open(k, t, dc_key, access);
 }
 
-/* Hold lock (when not NULL) for one step of a build or teardown. */
-static void step_lock(pthread_mutex_t *lock)
-{
-	if (lock)
-		pthread_mutex_lock(lock);
-}
-
-static void step_unlock(pthread_mutex_t *lock)
-{
-	if (lock)
-		pthread_mutex_unlock(lock);
-}
-
 /*
  * The device side of slot t over its memory: PD, UAR, SRQ, the zone header,
- * cfg->dcis DCIs, the RC spares and every heap's MR. The rings are the
+ * cfg->dcis DCIs, the RC spares and the warm heaps. The rings are the
  * caller's (the event loop's). lock: taken for each object (the worker, so
  * that the loop's own commands interleave), or NULL at start. 0 or the
  * first error.
@@ -192,7 +179,7 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 	const struct kr_pool_cfg *cfg = &k->cfg;
 	int rc;
 
-	step_lock(lock);
+	kr_step_lock(lock);
 	rc = target_base_build(k, t);
 	if (!rc && kr_keeper_sends_uar(k)) {
 		rc = kr_devx_uar_export(t->uar, &t->uar_fd, &t->uar_ref);
@@ -203,26 +190,23 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 	}
 	if (!rc)
 		rc = tenant_zone_init(k, t);
-	step_unlock(lock);
+	kr_step_unlock(lock);
 	for (uint32_t i = 0; !rc && i < cfg->dcis; i++) {
-		step_lock(lock);
+		kr_step_lock(lock);
 		rc = kr_keeper_dci_build(k, t, i);
-		step_unlock(lock);
+		kr_step_unlock(lock);
 	}
 	for (uint32_t i = 0; !rc && i < cfg->rc_spares; i++) {
-		step_lock(lock);
+		kr_step_lock(lock);
 		rc = kr_keeper_rc_build(k, t, i);
-		step_unlock(lock);
+		kr_step_unlock(lock);
 	}
-	for (uint32_t j = 0; !rc && j < cfg->jobs; j++) {
-		step_lock(lock);
-		rc = kr_keeper_heap_build(k, t, j);
-		step_unlock(lock);
-	}
+	if (!rc)
+		rc = kr_keeper_heaps_warm(k, t, lock);
 	for (uint32_t e = 0; !rc && e < cfg->ports; e++) {
-		step_lock(lock);
+		kr_step_lock(lock);
 		rc = kr_keeper_ep_build(k, t, e);
-		step_unlock(lock);
+		kr_step_unlock(lock);
 	}
 	return rc;
 }
@@ -235,8 +219,10 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	for (uint32_t e = 0; t->ep && e < k->cfg.ports; e++)
 		kr_keeper_ep_destroy(k, t, e);
-	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
-		kr_keeper_heap_destroy(&t->heap[j]);
+	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++) {
+		kr_keeper_heap_empty(t, &t->heap[j]);
+		t->heap[j].job_plus1 = 0;
+	}
 	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(k, &t->rc[i]);
 	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
@@ -269,8 +255,14 @@ int kr_keeper_tenant_rings_fill(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		rc = kr_keeper_ring_put(k, tr->dci_ring_off, i);
 	for (uint32_t i = 0; !rc && i < cfg->rc_spares; i++)
 		rc = kr_keeper_ring_put(k, tr->rc_ring_off, i);
-	for (uint32_t j = 0; !rc && j < cfg->jobs; j++)
+	for (uint32_t j = 0; !rc && j < cfg->jobs; j++) {
+		struct kr_pool_job *job = kr_seg_job(k->seg, t->idx * cfg->jobs + j);
+
+		job->state = KR_JOB_FREE;
+		job->tenant = t->idx;
+		job->heap_len = 0;
 		rc = kr_keeper_ring_put(k, tr->job_ring_off, t->idx * cfg->jobs + j);
+	}
 	return rc;
 }
 
@@ -282,17 +274,16 @@ int kr_keeper_tenant_rings_fill(struct kr_keeper *k, struct kr_keeper_tenant *t)
 int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	const struct kr_pool_cfg *cfg = &k->cfg;
-	uint64_t heap_len = kr_pool_pages_len((uint64_t)cfg->heap_mb << 20);
 	char name[32];
 	int rc;
 
 	t->zone_len = kr_pool_pages_len(kr_pool_zone_size(cfg));
-	t->kzone_len = kr_pool_pages_len(kr_pool_kzone_size(cfg));
 	snprintf(name, sizeof(name), "kr_t%u", t->idx);
-	t->mz = kr_keeper_zone_reserve(name, t->kzone_len);
+	t->mz = kr_keeper_kmem_reserve(name, kr_pool_kzone_size(cfg));
 	if (!t->mz)
 		return -ENOMEM;
 	t->kzone = t->mz->addr;
+	t->kzone_len = t->mz->len;
 	/* head then rings, back to back in the window: one zone for the jobs */
 	snprintf(name, sizeof(name), "kr_t%u_zone_head", t->idx);
 	rc = kr_keeper_shm_map(k, name, kr_pool_zone_head_len(), false, &t->zhead_shm);
@@ -307,16 +298,14 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->dci = calloc(kr_pool_cfg_dci_slots(cfg), sizeof(*t->dci));
 	t->rc = calloc(kr_pool_cfg_rc_slots(cfg) ? kr_pool_cfg_rc_slots(cfg) : 1, sizeof(*t->rc));
 	t->heap = calloc(cfg->jobs, sizeof(*t->heap));
+	t->job_heap = calloc(cfg->jobs, sizeof(*t->job_heap));
 	t->ep = calloc(cfg->ports ? cfg->ports : 1, sizeof(*t->ep));
-	if (!t->dci || !t->rc || !t->heap || !t->ep)
+	if (!t->dci || !t->rc || !t->heap || !t->job_heap || !t->ep)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < cfg->jobs; j++) {
-		snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
-		rc = kr_keeper_shm_map(k, name, heap_len, true, &t->heap[j].shm);
+		rc = kr_keeper_heap_place(k, &t->heap[j]);
 		if (rc)
 			return rc;
-		t->heap[j].addr = t->heap[j].shm.addr;
-		t->heap[j].len = heap_len;
 	}
 
 	rc = tenant_dev_build(k, t, NULL);
@@ -325,8 +314,9 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	rc = kr_keeper_tenant_rings_fill(k, t);
 	if (rc)
 		return rc;
-	KR_INFO("pool", "tenant %u: pd %u, %u DCIs, %u RC spares, %u heaps of %u MB", t->idx,
-		t->pd.pdn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb);
+	KR_INFO(
+	    "pool", "tenant %u: pd %u, %u DCIs, %u RC spares, %u heaps of up to %u MB (%u warm)",
+	    t->idx, t->pd.pdn, cfg->dcis, cfg->rc_spares, cfg->jobs, cfg->heap_mb, cfg->warm_heaps);
 	return 0;
 }
 
@@ -373,10 +363,6 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	snprintf(name, sizeof(name), "kr_t%u_zone", t->idx);
 	if (!rc)
 		rc = kr_keeper_shm_renew(name, &t->zone_shm);
-	for (uint32_t j = 0; !rc && j < k->cfg.jobs; j++) {
-		snprintf(name, sizeof(name), "kr_t%u_heap%u", t->idx, j);
-		rc = kr_keeper_shm_renew(name, &t->heap[j].shm);
-	}
 	if (!rc)
 		rc = tenant_dev_build(k, t, &k->cmd_lock);
 	if (!rc) {
@@ -399,9 +385,11 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	kr_keeper_tenant_dct_close(k, t);
 	tenant_dev_destroy(k, t);
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++)
-		kr_keeper_shm_unmap(&t->heap[j].shm);
+		kr_keeper_heap_unplace(&t->heap[j]);
 	free(t->ep);
 	free(t->heap);
+	free(t->job_heap);
+	t->job_heap = NULL;
 	free(t->rc);
 	free(t->dci);
 	t->ep = NULL;

@@ -216,12 +216,7 @@ static int port_post(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 
 int kr_post_recv(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 {
-	uintptr_t a = (uintptr_t)buf, h;
-
-	if (!p || !buf || !len || len > KR_POST_MAX_LEN)
-		return -EINVAL;
-	h = (uintptr_t)p->ctx->heap;
-	if (a < h || len > p->ctx->heap_len || a - h > p->ctx->heap_len - len)
+	if (!p || !buf || !len || len > KR_POST_MAX_LEN || !kr_pool_in_heap(p->ctx, buf, len))
 		return -EINVAL;
 	if (p->ctx->dead)
 		return -ENOTCONN;

@@ -23,9 +23,7 @@ static inline bool vq_is_atomic(enum kr_devx_wr_opcode op)
 /* [p, p+len) inside the job's heap, which its own MR covers. */
 static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t len)
 {
-	uintptr_t a = (uintptr_t)p, h = (uintptr_t)ctx->heap;
-
-	return a >= h && len <= ctx->heap_len && a - h <= ctx->heap_len - len;
+	return kr_pool_in_heap(ctx, p, len);
 }
 
 /* The ring entry's scatter list: local[, tail]; inline: copied into the entry. */
@@ -106,10 +104,10 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	};
 	if (!r->tail && !inl) { /* one-sided and plain SENDs: the common case, kept short */
 		e->sge[0] = (struct kr_devx_sge){
-		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = ctx->heap_lkey};
+		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = kr_pool_heap_lkey(ctx)};
 		e->nsge = 1;
 	} else {
-		vq_ent_data(e, r, inl, ctx->heap_lkey);
+		vq_ent_data(e, r, inl, kr_pool_heap_lkey(ctx));
 	}
 	v->used += cost;
 	rc = kr_vq_dci_post(d, e);

@@ -4,8 +4,10 @@
  * keeper (node 1) and a plain keeper (node 2) on simulated hosts; N - 2 more
  * nodes register with the MetaServer (fake registrations, one datagram
  * each); a job on node 2 then resolves every node (one READ each, filling
- * its node cache up to its bound). Prints, per keeper, the hugepages it
- * holds (HugetlbPages) and its RSS (VmRSS) from /proc, as JSON:
+ * its node cache up to its bound). Prints, per keeper, the hugepages its
+ * process has touched (HugetlbPages) and its RSS (VmRSS) from /proc, and
+ * the hugepages it holds, reserved or touched, as it reports them itself
+ * (krctl pool's hugepages_mib), as JSON:
  *   bench_dct_footprint [N ...]     (default 16 1024 10000)
  * Pass/fail never depends on the numbers: only on every lookup succeeding.
  */
@@ -42,6 +44,19 @@ static long proc_kb(pid_t pid, const char *name)
 			v = strtol(line + nl + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+/* What the keeper reports holding (pool segment), MiB; -1 if it cannot be asked. */
+static double keeper_mib(const struct kp_keeper *k)
+{
+	struct kr_ctx *obs = kr_pool_observe(k->sock);
+	double mib;
+
+	if (!obs)
+		return -1;
+	mib = (double)obs->seg->hugepage_bytes / (1 << 20);
+	kr_detach(obs);
+	return mib;
 }
 
 static uint64_t g_tag; /* the launch of the tests (KR_LAUNCH_KEY) */
@@ -153,12 +168,12 @@ static void run(uint32_t n, uint16_t port, bool first)
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	printf("%s{\"nodes\": %u, \"slot_bytes\": %zu, \"cache_entries\": %u, "
-	       "\"metaserver\": {\"hugepages_kb\": %ld, \"rss_kb\": %ld}, "
-	       "\"plain\": {\"hugepages_kb\": %ld, \"rss_kb\": %ld}}",
+	       "\"metaserver\": {\"hugepages_kb\": %ld, \"rss_kb\": %ld, \"hugepages_mib\": %.1f}, "
+	       "\"plain\": {\"hugepages_kb\": %ld, \"rss_kb\": %ld, \"hugepages_mib\": %.1f}}",
 	       first ? "" : ",\n ", n, sizeof(struct kr_dct_slot),
 	       KR_DCT_CACHE_SETS * KR_DCT_CACHE_WAYS, proc_kb(ms.pid, "HugetlbPages"),
-	       proc_kb(ms.pid, "VmRSS"), proc_kb(plain.pid, "HugetlbPages"),
-	       proc_kb(plain.pid, "VmRSS"));
+	       proc_kb(ms.pid, "VmRSS"), keeper_mib(&ms), proc_kb(plain.pid, "HugetlbPages"),
+	       proc_kb(plain.pid, "VmRSS"), keeper_mib(&plain));
 	fflush(stdout);
 	CHECK_EQ(kp_keeper_stop(&plain, SIGTERM), 0);
 	CHECK_EQ(kp_keeper_stop(&ms, SIGTERM), 0);

@@ -46,6 +46,7 @@ static void trusted_sim(void)
 	R.zone_len = 2ull * KR_POOL_PAGE;
 	R.heap_va = HEAP_VA;
 	R.heap_len = KR_POOL_PAGE;
+	R.heap_max = 4 * KR_POOL_PAGE;
 	R.nregions = 4;
 	region(0, KR_REGION_SEG, SEG_VA, PROT_READ, 1);
 	region(1, KR_REGION_ZONE, ZONE_VA, PROT_READ, 1);
@@ -98,6 +99,20 @@ int main(void)
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 	trusted_sim();
 	R.dci_bf_size = 256;
+	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
+	/* the heap's place: holds what is backed, whole pages, not past the largest heap */
+	trusted_sim();
+	R.heap_max = KR_POOL_PAGE;
+	CHECK_OK(kr_attach_reply_check(&R, 2, false));
+	R.heap_max = 0;
+	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
+	R.heap_max = 2 * KR_POOL_PAGE + 4096;
+	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
+	R.heap_max = ((uint64_t)KR_POOL_MAX_HEAP_MB << 20) + KR_POOL_PAGE;
+	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
+	trusted_sim();
+	R.heap_va = ~(uint64_t)(KR_POOL_PAGE - 1); /* the place would wrap */
+	R.region[3].va = R.heap_va;
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 
 	fenced_sim();

@@ -68,6 +68,7 @@ int main(void)
 	expect_bad("jobs", "0", "jobs");
 	expect_bad("heap-mb", "3", "heap-mb");
 	expect_bad("heap-mb", "128", "heap-mb");
+	expect_bad("warm-heaps", "9", "warm-heaps"); /* above jobs (8) */
 	expect_bad("rc-spares", "1000", "rc-spares");
 	expect_bad("vqps", "5000", "vqps");
 	expect_bad("hugepages", "8", "hugepages");
@@ -103,8 +104,19 @@ int main(void)
 	CHECK_OK(kr_pool_cfg_set(&c, "tenants", "4", err, sizeof(err)));
 	CHECK_OK(kr_pool_cfg_set(&c, "dcis", "16", err, sizeof(err)));
 	CHECK_OK(kr_pool_cfg_check(&c, err, sizeof(err)));
-	printf("4 tenants x 16 DCIs, 8 jobs x 4 MB heaps: %llu MB of hugepages\n",
+	printf("4 tenants x 16 DCIs, 8 jobs x 4 MB heaps: %llu MB of hugepages at start\n",
 	       (unsigned long long)(kr_pool_cfg_hugepage_bytes(&c) >> 20));
+	/* heaps are not reserved at start: more jobs or bigger heaps cost nothing there */
+	{
+		uint64_t before = kr_pool_cfg_hugepage_bytes(&c);
+
+		CHECK_OK(kr_pool_cfg_set(&c, "heap-mb", "64", err, sizeof(err)));
+		CHECK_OK(kr_pool_cfg_set(&c, "jobs", "64", err, sizeof(err)));
+		CHECK_OK(kr_pool_cfg_check(&c, err, sizeof(err)));
+		CHECK_EQ(kr_pool_cfg_hugepage_bytes(&c), before);
+		CHECK_OK(kr_pool_cfg_set(&c, "warm-heaps", "4", err, sizeof(err)));
+		CHECK_EQ(kr_pool_cfg_hugepage_bytes(&c), before + 4 * 3 * KR_HEAP_FIRST);
+	}
 
 	/* two tenants cannot pin the same uid */
 	kr_pool_cfg_default(&c);
