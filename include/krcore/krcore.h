@@ -180,15 +180,33 @@ struct kr_mr_key {
 
 /*
  * kr_reg_mr() - ask the keeper for a memory key over [addr, addr+len) with
- * the given rights (enum kr_access). The keeper registers only memory it can
- * reach: today the job's own heap (kr_malloc memory); the key covers exactly
- * the range, so a peer given its rkey reaches nothing else.
+ * the given rights (enum kr_access), inside the job's own heap (kr_malloc
+ * memory); the key covers exactly the range, so a peer given its rkey
+ * reaches nothing else. Memory outside the heap: kr_reg_mr_fd().
  * Returns an MR, or NULL with errno: EINVAL (NULL ctx, len 0, unknown access
  * bits, remote write or atomic rights without KR_MR_LOCAL_WRITE, range
- * outside the heap: other memory cannot be registered yet, use kr_malloc()), ENOSPC (too many MRs for this job),
+ * outside the heap's backed part), ENOSPC (too many MRs for this job),
  * EREMOTEIO (the device refused), ENOTCONN or EPIPE (keeper gone), ENOMEM.
  */
 struct kr_mr *kr_reg_mr(struct kr_ctx *ctx, void *addr, size_t len, uint32_t access);
+/*
+ * kr_reg_mr_fd() - a memory key over memory the job shares as a file: len
+ * bytes at offset off of fd, which the job has mapped MAP_SHARED so that
+ * byte off is at addr (addr and off then agree modulo 4096). fd must be a
+ * memfd (memfd_create with MFD_ALLOW_SEALING, MFD_HUGETLB for hugepages)
+ * sealed with F_SEAL_SHRINK and holding off + len bytes; O_RDWR unless
+ * access grants no write. The keeper maps the file itself and registers it
+ * in this job's PD only; the key names addr, so peers and this job's posts
+ * use plain pointers (posts may take their local buffer from it). Released
+ * by kr_dereg_mr() or when the job dies; the caller may close fd at once.
+ * Returns an MR, or NULL with errno: EINVAL (bad argument, a file that is
+ * not a sealed memfd — a regular file, socket or device — or too short,
+ * write rights on a read-only descriptor), EBADF (fd not open), EOPNOTSUPP
+ * (a dma-buf: the device cannot import one), ENOSPC, ENOMEM, EREMOTEIO,
+ * ENOTCONN.
+ */
+struct kr_mr *kr_reg_mr_fd(struct kr_ctx *ctx, int fd, uint64_t off, size_t len, void *addr,
+			   uint32_t access);
 /*
  * kr_dereg_mr() - release an MR; its keys stop working. Returns 0, -EINVAL
  * (NULL mr), -ENOTCONN or -EPIPE (keeper gone: the MR is freed locally; the
@@ -322,15 +340,17 @@ enum kr_post_flags {
  * kr_post_read() / kr_post_write() / kr_post_write_imm() - one-sided RDMA
  * between local [local, local+len) and the peer's [raddr, raddr+len) under
  * rkey. The local buffer must be memory of this job's heap (kr_malloc), which
- * the job's own MR covers (its kr_reg_mr regions are inside it); with
- * KR_POST_INLINE (WRITE only) it may be any memory and is copied at once.
+ * the job's own MR covers (its kr_reg_mr regions are inside it), or of a
+ * file it registered (kr_reg_mr_fd); with KR_POST_INLINE (WRITE only) it may
+ * be any memory and is copied at once.
  * kr_post_write_imm() also delivers imm to the peer's receive queue.
  *
  * Checked before anything touches the shared ring; on an error nothing is
  * posted. Returns 0, or:
  *   -EINVAL  NULL vqp or local, len 0 or above KR_POST_MAX_LEN, unknown
  *            flags, KR_POST_INLINE on a READ or above KR_POST_MAX_INLINE,
- *            local range outside the job's heap MR, remote range wrapping;
+ *            local range outside the job's heap and registered files,
+ *            remote range wrapping;
  *   -EAGAIN  beyond the vQP's credits (poll completions first), or the shared
  *            DCI is being recovered after another vQP's error (poll, retry);
  *   -EIO     the vQP is in the error state (a request of it failed);
@@ -448,7 +468,7 @@ int kr_port_sender(const struct kr_port *port, uint32_t src, struct kr_port_send
 
 /*
  * kr_post_send() / kr_post_send_imm() - one message to the port vqp was
- * connected to (kr_connect_opts.port), from local (kr_malloc memory, or any
+ * connected to (kr_connect_opts.port), from local (kr_malloc memory or a registered file, or any
  * memory with KR_POST_INLINE up to KR_POST_MAX_INLINE bytes, or
  * KR_SEND_MAX_INLINE with imm); imm reaches the receiver's completion. On
  * the wire a message is exactly its bytes (krcore's framing is the SEND's

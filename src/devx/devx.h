@@ -349,7 +349,7 @@ enum kr_devx_access {
 struct kr_devx_mr {
 	struct kr_devx_obj *obj;
 	struct kr_devx_umem *umem;
-	void *addr;
+	void *addr; /* what requests name (the IOVA), not always where the pages are mapped */
 	size_t len;
 	uint32_t lkey;
 	uint32_t rkey;
@@ -357,6 +357,8 @@ struct kr_devx_mr {
 };
 int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *addr, size_t len,
 		   uint32_t access, struct kr_devx_mr *mr);
+int kr_devx_mr_reg_iova(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *addr,
+			size_t len, uint64_t iova, uint32_t access, struct kr_devx_mr *mr);
 int kr_devx_mr_dereg(struct kr_devx_mr *mr);
 
 /* ---- CQ (devx_cq.c control, devx_cq_poll.c data path) ---- */

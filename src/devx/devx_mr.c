@@ -47,11 +47,11 @@ static uint8_t kr_mr_variant(uint8_t avoid)
 	return v;
 }
 
-static void kr_mr_build(uint8_t *in, const struct kr_devx_pd *pd, uint32_t umem_id, void *addr,
+static void kr_mr_build(uint8_t *in, const struct kr_devx_pd *pd, uint32_t umem_id, uint64_t iova,
 			size_t len, uint32_t access, uint8_t variant)
 {
 	void *mkc = KR_PRM_ADDR(create_mkey_in, in, memory_key_mkey_entry);
-	uint32_t octwords = kr_mr_octwords((uintptr_t)addr, len);
+	uint32_t octwords = kr_mr_octwords(iova, len);
 
 	KR_PRM_SET(create_mkey_in, in, opcode, KR_CMD_OP_CREATE_MKEY);
 	KR_PRM_SET(create_mkey_in, in, mkey_umem_valid, 1);
@@ -68,7 +68,7 @@ static void kr_mr_build(uint8_t *in, const struct kr_devx_pd *pd, uint32_t umem_
 	KR_PRM_SET(mkc, mkc, qpn, 0xffffff); /* not bound to a QP */
 	KR_PRM_SET(mkc, mkc, mkey_7_0, variant);
 	KR_PRM_SET(mkc, mkc, pd, pd->pdn);
-	KR_PRM_SET64(mkc, mkc, start_addr, (uintptr_t)addr);
+	KR_PRM_SET64(mkc, mkc, start_addr, iova);
 	KR_PRM_SET64(mkc, mkc, len, len);
 	KR_PRM_SET(mkc, mkc, length64, 0);
 	KR_PRM_SET(mkc, mkc, translations_octword_size, octwords);
@@ -76,14 +76,24 @@ static void kr_mr_build(uint8_t *in, const struct kr_devx_pd *pd, uint32_t umem_
 	KR_PRM_SET(mkc, mkc, log_page_size, KR_MR_PAGE_SHIFT);
 }
 
-/*
- * kr_devx_mr_reg() - register [addr, addr+len) with access (KR_ACCESS_*).
- * Returns 0, -EINVAL (NULL arguments, len 0, unknown access bits, remote write
- * or atomic without local write as in verbs), -ENOMEM, -EREMOTEIO
- * (ctx->last_err set) or a backend errno from the umem registration.
- */
+/* kr_devx_mr_reg() - kr_devx_mr_reg_iova() with the buffer's own address as IOVA. */
 int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *addr, size_t len,
 		   uint32_t access, struct kr_devx_mr *mr)
+{
+	return kr_devx_mr_reg_iova(ctx, pd, addr, len, (uintptr_t)addr, access, mr);
+}
+
+/*
+ * kr_devx_mr_reg_iova() - register [addr, addr+len) with access (KR_ACCESS_*)
+ * under the IO virtual addresses [iova, iova+len) (mkc.start_addr): what
+ * requests name, e.g. where another process maps the same pages. iova and
+ * addr must share their offset in a 4 KiB page (one MTT entry per page).
+ * Returns 0, -EINVAL (NULL arguments, len 0, unknown access bits, remote write
+ * or atomic without local write as in verbs, page offsets differing), -ENOMEM,
+ * -EREMOTEIO (ctx->last_err set) or a backend errno from the umem registration.
+ */
+int kr_devx_mr_reg_iova(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *addr,
+			size_t len, uint64_t iova, uint32_t access, struct kr_devx_mr *mr)
 {
 	uint8_t in[KR_PRM_BYTES(create_mkey_in)] = {0};
 	uint8_t out[KR_PRM_BYTES(create_mkey_out)] = {0};
@@ -93,7 +103,8 @@ int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *a
 	uint32_t idx;
 	int rc;
 
-	if (!ctx || !pd || !pd->obj || !addr || !len || !mr)
+	if (!ctx || !pd || !pd->obj || !addr || !len || !mr || iova + len < iova ||
+	    ((iova ^ (uintptr_t)addr) & (KR_MR_PAGE_SIZE - 1)))
 		return -EINVAL;
 	if ((access & ~KR_ACCESS_ALL) ||
 	    ((access & (KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_ATOMIC)) &&
@@ -115,7 +126,7 @@ int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *a
 	/* a key freed and its index given again must not come back as the same
 	 * key: an rkey held by an old peer would reach the new region */
 	for (int tries = 0;; tries++) {
-		kr_mr_build(in, pd, umem->id, addr, len, access, variant);
+		kr_mr_build(in, pd, umem->id, iova, len, access, variant);
 		rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &obj);
 		if (rc)
 			goto err_dereg_umem;
@@ -130,7 +141,7 @@ int kr_devx_mr_reg(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, void *a
 	ctx->mkey_last[idx % KR_MR_LAST_SLOTS] = variant;
 	mr->obj = obj;
 	mr->umem = umem;
-	mr->addr = addr;
+	mr->addr = (void *)(uintptr_t)iova;
 	mr->len = len;
 	mr->lkey = (idx << 8) | variant;
 	mr->rkey = mr->lkey;

@@ -13,6 +13,7 @@
  *   pool_dci.c      keeper: DCIs and spare RC QPs in the tenant zone, reset/recovery
  *   pool_heap.c     keeper: job heaps backed on demand (sealed memfds + MKEYs), emptied
  *   pool_lease.c    keeper: grant, release and reclaim of leases
+ *   pool_mr.c       keeper: MRs a job asks for, in its heap or over a file it shares
  *   pool_krmin.c    keeper: kmod-min slots for the DCI rings, tokens, revocation
  *   pool_server.c   keeper: the UNIX socket, SO_PEERCRED, requests, job death
  *   pool_worker.c   keeper: the worker thread (resets, rebuilds, growth)
@@ -22,6 +23,7 @@
  *   pool_attach.c   job: kr_attach/kr_detach, mapping the zones
  *   pool_arena.c    job: kr_malloc/kr_free, a jemalloc arena over the heap
  *   pool_job_heap.c job: the heap's held place, growth through the keeper
+ *   pool_job_mr.c   job: kr_reg_mr, kr_reg_mr_fd, keys for posts from registered files
  *   pool_job.c      job: leases, kr_reg_mr, DCI views for posting
  *   pool_job_krmin.c job: a fenced keeper's DCIs through /dev/krmin, SIGBUS guard
  *   pool_launch.c   job: the launch key, and the tag and DC key it derives
@@ -306,11 +308,15 @@ static inline struct kr_zone_dci *kr_keeper_zone_dci(const struct kr_keeper_tena
 	return (struct kr_zone_dci *)(t->zone + sizeof(struct kr_zone_hdr)) + i;
 }
 
-/* One MR a job asked for (kr_reg_mr). */
+/* One MR a job asked for (pool_mr.c): in its heap, or over a file it shared (map). */
 struct kr_keeper_mr {
 	struct kr_devx_mr mr;
 	bool used;
+	uint8_t *map; /* the keeper's mapping of the file, in the window; NULL: heap */
+	uint64_t map_len;
 };
+
+#define KR_SHM_FREE_MAX 64u
 
 /* One accepted connection. */
 struct kr_keeper_conn {
@@ -330,6 +336,11 @@ struct kr_keeper {
 	const struct rte_memzone *seg_mz;
 	struct kr_pool_seg *seg;
 	uint64_t shm_used;		 /* bytes of the job-writable window mapped so far */
+	struct {
+		uint8_t *at;
+		uint64_t len;
+	} shm_free[KR_SHM_FREE_MAX]; /* places in the window given back (held, no pages) */
+	uint32_t nshm_free;
 	struct kr_keeper_tenant *tenant; /* [cfg.tenants] */
 	struct kr_keeper_conn **conn;	 /* [KR_POOL_MAX_CONNS] */
 	struct kr_conns *conns;		 /* free slots, connections per uid (pool_conns.c) */
@@ -397,6 +408,14 @@ static inline struct kr_keeper_heap *kr_keeper_job_heap(struct kr_keeper *k, uin
 	return &t->heap[t->job_heap[j % k->cfg.jobs]];
 }
 
+/* pool_mr.c: MRs a job asks for (heap ranges, shared files) */
+int kr_keeper_reg_mr(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_msg_mr *req,
+		     struct kr_msg_reply *rep);
+int kr_keeper_reg_mr_fd(struct kr_keeper *k, struct kr_keeper_conn *c,
+			const struct kr_msg_mr_fd *req, int fd, struct kr_msg_reply *rep);
+int kr_keeper_dereg_mr(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_msg_mr *req);
+int kr_keeper_mr_release(struct kr_keeper *k, struct kr_keeper_mr *m);
+
 /* pool_keeper.c: refresh seg->hugepage_bytes and rss_bytes */
 void kr_keeper_mem_update(struct kr_keeper *k);
 
@@ -428,6 +447,9 @@ int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, bool 
 void kr_keeper_shm_unmap(struct kr_shm *shm);
 int kr_keeper_shm_renew(const char *name, struct kr_shm *shm);
 uint8_t *kr_keeper_shm_reserve(struct kr_keeper *k, uint64_t len);
+uint8_t *kr_keeper_shm_place(struct kr_keeper *k, uint64_t len);
+void kr_keeper_shm_unplace(struct kr_keeper *k, uint8_t *at, uint64_t len);
+int kr_keeper_shm_hold(void *at, uint64_t len);
 int kr_keeper_shm_map_at(const char *name, void *at, uint64_t len, struct kr_shm *shm);
 void kr_keeper_shm_unmap_held(struct kr_shm *shm);
 uint64_t kr_keeper_shm_huge_bytes(void);
@@ -777,6 +799,17 @@ struct kr_ctx {
 	uint64_t heap_max;
 	uint32_t heap_lkey, heap_rkey;
 	uint32_t heap_grows;	 /* KR_MSG_HEAP_GROW calls that added pages */
+	/*
+	 * Files the job registered (kr_reg_mr_fd), by keeper MR id - 1, for the
+	 * local buffers of posts: written under lock (len last, release; 0 =
+	 * none), read by the data path; nfmr bounds the scan.
+	 */
+	struct kr_job_fmr {
+		uint64_t addr;
+		uint64_t len;
+		uint32_t lkey;
+	} fmr[KR_POOL_MAX_JOB_MRS];
+	uint32_t nfmr;
 	struct kr_devx_ctx *dev; /* doorbell-only device view */
 	struct kr_devx_uar *uar; /* the tenant's UAR, imported at the first DCI lease */
 	struct kr_arena *arena;
@@ -904,6 +937,9 @@ static inline uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
 {
 	return __atomic_load_n(&ctx->heap_lkey, __ATOMIC_RELAXED);
 }
+
+/* pool_job_mr.c: the lkey of a registered file that holds [p, p + len); false if none. */
+bool kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len, uint32_t *lkey);
 
 /*
  * Is [p, p + len) inside the backed heap? The length is read before the key

@@ -367,7 +367,7 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 8: heaps backed on demand (heap_max, KR_MSG_HEAP_GROW) */
+/* 8: heaps backed on demand (heap_max, KR_MSG_HEAP_GROW), KR_MSG_REG_MR_FD */
 #define KR_PROTO_VERSION      8u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
@@ -385,6 +385,7 @@ enum kr_msg_type {
 	KR_MSG_BIND,   /* job: a receive endpoint for a port (pool_port.c) */
 	KR_MSG_UNBIND,
 	KR_MSG_HEAP_GROW, /* job: back more of its heap (pool_heap.c) */
+	KR_MSG_REG_MR_FD, /* job: register a file it shares, the descriptor attached (pool_mr.c) */
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -511,6 +512,21 @@ struct kr_msg_bind {
 };
 
 /*
+ * Register len bytes at offset off of the file whose descriptor comes with
+ * the message (SCM_RIGHTS, exactly one), which the job maps at addr: the key
+ * names addr (the IOVA), the keeper maps the file itself. Reply: index (the
+ * MR id for KR_MSG_DEREG_MR), lkey, rkey.
+ */
+struct kr_msg_mr_fd {
+	struct kr_msg_hdr hdr;
+	uint64_t addr;
+	uint64_t off;
+	uint64_t len;
+	uint32_t access; /* KR_ACCESS_* */
+	uint32_t rsvd;
+};
+
+/*
  * Heap growth: len is the heap length the job needs backed (from heap_va).
  * The reply's heap_len is what is backed now; the pages past the job's old
  * length come as one descriptor mapped at heap_va + old length (none when
@@ -586,6 +602,7 @@ _Static_assert(sizeof(struct kr_msg_reply) == 48, "kr_msg_reply layout");
 _Static_assert(sizeof(struct kr_msg_cache) == 72, "kr_msg_cache layout");
 _Static_assert(sizeof(struct kr_msg_bind) == 48, "kr_msg_bind layout");
 _Static_assert(sizeof(struct kr_msg_heap) == 32, "kr_msg_heap layout");
+_Static_assert(sizeof(struct kr_msg_mr_fd) == 48, "kr_msg_mr_fd layout");
 _Static_assert(sizeof(struct kr_msg_heap_reply) == 56, "kr_msg_heap_reply layout");
 _Static_assert(offsetof(struct kr_msg_attach_reply, region) == 208 &&
 		   sizeof(struct kr_msg_attach_reply) ==
@@ -618,5 +635,7 @@ int kr_msg_region_add(struct kr_msg_attach_reply *rep, uint64_t va, uint64_t off
 /* Send req and wait for its reply (same seq, REPLY bit). 0 or -errno as kr_msg_recv. */
 int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
 		unsigned int maxfds, unsigned int *nfds);
+/* kr_msg_call() with one descriptor sent along (SCM_RIGHTS), none expected back. */
+int kr_msg_call_fd(int sock, void *req, size_t reqlen, int fd, void *rep, size_t repcap);
 
 #endif /* KR_POOL_ABI_H */

@@ -176,14 +176,15 @@ int kr_msg_connect(const char *path)
 	return fd;
 }
 
-int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
-		unsigned int maxfds, unsigned int *nfds)
+/* Send req with nsend descriptors, wait for its reply (with up to maxfds of them). */
+static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, unsigned int nsend,
+		    void *rep, size_t repcap, int *fds, unsigned int maxfds, unsigned int *nfds)
 {
 	const struct kr_msg_hdr *rq = req, *rh = rep;
 	ssize_t n;
 	int rc;
 
-	rc = kr_msg_send(sock, req, reqlen, NULL, 0);
+	rc = kr_msg_send(sock, req, reqlen, send_fds, nsend);
 	if (rc && rc != -EPIPE)
 		return rc == -ECONNRESET || rc == -ECONNREFUSED ? -ENOTCONN : rc;
 	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued */
@@ -202,4 +203,15 @@ int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, in
 		return -EPROTO;
 	}
 	return 0;
+}
+
+int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
+		unsigned int maxfds, unsigned int *nfds)
+{
+	return msg_call(sock, req, reqlen, NULL, 0, rep, repcap, fds, maxfds, nfds);
+}
+
+int kr_msg_call_fd(int sock, void *req, size_t reqlen, int fd, void *rep, size_t repcap)
+{
+	return msg_call(sock, req, reqlen, &fd, 1, rep, repcap, NULL, 0, NULL);
 }

@@ -397,13 +397,8 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 	/* its ports first: no message lands once its MRs are gone */
 	n = kr_keeper_port_reclaim(k, c->job_plus1 - 1);
 	for (uint32_t i = 0; i < KR_POOL_MAX_JOB_MRS; i++)
-		if (c->mrs[i].used) {
-			/* a firmware command: waits for a grow build in flight (rare) */
-			pthread_mutex_lock(&k->cmd_lock);
-			kr_devx_mr_dereg(&c->mrs[i].mr);
-			pthread_mutex_unlock(&k->cmd_lock);
-			c->mrs[i].used = false;
-		}
+		if (c->mrs[i].used && kr_keeper_mr_release(k, &c->mrs[i]))
+			c->mrs[i].used = false; /* the key stays with the device: not reused */
 	n += kr_keeper_lease_reclaim(k, c->job_plus1 - 1);
 	if (n && !k->reclaim_t0)
 		k->reclaim_t0 = kr_pool_now_ns();
@@ -483,62 +478,6 @@ static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg
 	free(rep);
 }
 
-static int serve_reg_mr(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_msg_mr *req,
-			struct kr_msg_reply *rep)
-{
-	struct kr_pool_job *job;
-	struct kr_keeper_tenant *t;
-	struct kr_keeper_heap *h;
-	uint32_t i;
-	int rc;
-
-	if (!c->job_plus1)
-		return -EPERM;
-	job = kr_seg_job(k->seg, c->job_plus1 - 1);
-	t = &k->tenant[job->tenant];
-	h = kr_keeper_job_heap(k, c->job_plus1 - 1);
-	if (!req->len || req->addr < (uintptr_t)h->addr || req->len > h->len ||
-	    req->addr - (uintptr_t)h->addr > h->len - req->len || (req->access & ~0xfu) || req->id)
-		return -EINVAL;
-	for (i = 0; i < KR_POOL_MAX_JOB_MRS && c->mrs[i].used; i++)
-		;
-	if (i == KR_POOL_MAX_JOB_MRS)
-		return -ENOSPC;
-	pthread_mutex_lock(&k->cmd_lock); /* serialised with the grow thread's builds */
-	rc = kr_devx_mr_reg(k->ctx, &t->pd, (void *)(uintptr_t)req->addr, req->len, req->access,
-			    &c->mrs[i].mr);
-	pthread_mutex_unlock(&k->cmd_lock);
-	if (rc)
-		return rc;
-	c->mrs[i].used = true;
-	job->mrs++;
-	rep->index = i + 1;
-	rep->lkey = c->mrs[i].mr.lkey;
-	rep->rkey = c->mrs[i].mr.rkey;
-	return 0;
-}
-
-static int serve_dereg_mr(struct kr_keeper *k, struct kr_keeper_conn *c,
-			  const struct kr_msg_mr *req)
-{
-	struct kr_keeper_mr *m;
-	int rc;
-
-	if (!c->job_plus1)
-		return -EPERM;
-	if (!req->id || req->id > KR_POOL_MAX_JOB_MRS || !c->mrs[req->id - 1].used)
-		return -EINVAL;
-	m = &c->mrs[req->id - 1];
-	pthread_mutex_lock(&k->cmd_lock);
-	rc = kr_devx_mr_dereg(&m->mr);
-	pthread_mutex_unlock(&k->cmd_lock);
-	if (rc)
-		return rc;
-	m->used = false;
-	kr_seg_job(k->seg, c->job_plus1 - 1)->mrs--;
-	return 0;
-}
-
 /*
  * Back more of the job's heap (its allocator ran past what is backed). One
  * registration on the loop, like kr_reg_mr. The reply carries the new pages
@@ -608,6 +547,8 @@ static size_t req_size(uint16_t type)
 		return sizeof(struct kr_msg_bind);
 	case KR_MSG_HEAP_GROW:
 		return sizeof(struct kr_msg_heap);
+	case KR_MSG_REG_MR_FD:
+		return sizeof(struct kr_msg_mr_fd);
 	default:
 		return 0;
 	}
@@ -657,29 +598,38 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_cache cache;
 		struct kr_msg_bind bind;
 		struct kr_msg_heap heap;
+		struct kr_msg_mr_fd mr_fd;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
-	bool fatal = false;
+	unsigned int nfds = 0;
+	bool fatal = false, bad_fds = false;
+	int fd = -1, rc;
 	ssize_t n;
-	int rc;
 
-	n = kr_msg_recv(c->fd, &req, sizeof(req), NULL, 0, NULL);
+	/* a descriptor comes only with KR_MSG_REG_MR_FD, exactly one */
+	n = kr_msg_recv(c->fd, &req, sizeof(req), &fd, 1, &nfds);
 	if (n == -EAGAIN)
 		return;
 	if (n == -ENOTCONN || n == -ECONNRESET || n == -EPIPE) {
 		kr_keeper_conn_close(k, slot, c->job_plus1 != 0);
 		return;
 	}
-	if (n < 0 || (size_t)n != req_size(req.hdr.type)) {
+	if (n >= 0 && (req.hdr.type == KR_MSG_REG_MR_FD) != (nfds == 1))
+		bad_fds = true; /* a descriptor missing, or one that has no business here */
+	if (n < 0 || bad_fds || (size_t)n != req_size(req.hdr.type)) {
 		/* a reply to what we could parse, then the connection goes */
 		struct kr_msg_hdr h = {0};
 
 		if (n >= (ssize_t)sizeof(h))
 			h = req.hdr;
+		if (bad_fds)
+			n = -EMSGSIZE;
 		KR_WARN_RATELIMITED("pool",
 				    "pid %d: malformed request (%s, type %u, %zd bytes); closing",
 				    (int)c->pid, n < 0 ? strerror((int)-n) : "bad size", h.type, n);
+		if (nfds)
+			close(fd);
 		reply_init(&rep, &h, n == -EMSGSIZE ? -EMSGSIZE : -EPROTO);
 		kr_msg_send(c->fd, &rep, sizeof(rep), NULL, 0);
 		k->seg->refused += !c->job_plus1;
@@ -719,7 +669,11 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 							      req.lease.gen);
 		break;
 	case KR_MSG_REG_MR:
-		rc = serve_reg_mr(k, c, &req.mr, &rep);
+		rc = kr_keeper_reg_mr(k, c, &req.mr, &rep);
+		break;
+	case KR_MSG_REG_MR_FD:
+		rc = kr_keeper_reg_mr_fd(k, c, &req.mr_fd, fd, &rep);
+		close(fd); /* the keeper's mapping keeps the file */
 		break;
 	case KR_MSG_BIND:
 		rc = kr_keeper_port_bind(k, c, &req.bind, &rep);
@@ -736,7 +690,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 					    (int)c->pid);
 		return;
 	default: /* KR_MSG_DEREG_MR */
-		rc = serve_dereg_mr(k, c, &req.mr);
+		rc = kr_keeper_dereg_mr(k, c, &req.mr);
 		break;
 	}
 	rep.status = rc;

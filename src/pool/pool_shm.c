@@ -204,6 +204,59 @@ uint8_t *kr_keeper_shm_reserve(struct kr_keeper *k, uint64_t len)
 	return at;
 }
 
+/*
+ * kr_keeper_shm_place() - a held place of len bytes (whole hugepages) in the
+ * window for a mapping that comes and goes (a file a job registered), so a
+ * page the job punches out of it is answered by the SIGBUS guard: a hole
+ * an earlier one left if one fits, else new space. NULL with errno.
+ */
+uint8_t *kr_keeper_shm_place(struct kr_keeper *k, uint64_t len)
+{
+	len = kr_pool_pages_len(len);
+	for (uint32_t i = 0; i < k->nshm_free; i++) {
+		uint8_t *at = k->shm_free[i].at;
+
+		if (k->shm_free[i].len < len)
+			continue;
+		k->shm_free[i].at += len;
+		k->shm_free[i].len -= len;
+		if (!k->shm_free[i].len)
+			k->shm_free[i] = k->shm_free[--k->nshm_free];
+		return at;
+	}
+	return kr_keeper_shm_reserve(k, len);
+}
+
+/* kr_keeper_shm_unplace() - give back a place (held again by the caller) for reuse. */
+void kr_keeper_shm_unplace(struct kr_keeper *k, uint8_t *at, uint64_t len)
+{
+	len = kr_pool_pages_len(len);
+	for (uint32_t i = 0; i < k->nshm_free; i++) {
+		if (k->shm_free[i].at + k->shm_free[i].len == at) {
+			k->shm_free[i].len += len;
+			return;
+		}
+		if (at + len == k->shm_free[i].at) {
+			k->shm_free[i].at = at;
+			k->shm_free[i].len += len;
+			return;
+		}
+	}
+	if (k->nshm_free == KR_SHM_FREE_MAX) {
+		KR_WARN_RATELIMITED("pool", "window: %llu MB not reused (free list full)",
+				    (unsigned long long)(len >> 20));
+		return; /* still held: only address space is lost */
+	}
+	k->shm_free[k->nshm_free].at = at;
+	k->shm_free[k->nshm_free++].len = len;
+}
+
+/* kr_keeper_shm_hold() - make [at, at + len) of ours inaccessible again (no pages). */
+int kr_keeper_shm_hold(void *at, uint64_t len)
+{
+	return shm_hold(at, len, true);
+}
+
 /* kr_keeper_shm_map_at() - kr_keeper_shm_map inside a reservation of ours, at at. */
 int kr_keeper_shm_map_at(const char *name, void *at, uint64_t len, struct kr_shm *shm)
 {

@@ -20,15 +20,23 @@ static inline bool vq_is_atomic(enum kr_devx_wr_opcode op)
 	return op == KR_WR_ATOMIC_CS || op == KR_WR_ATOMIC_FA;
 }
 
-/* [p, p+len) inside the job's heap, which its own MR covers. */
-static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t len)
+/*
+ * [p, p+len) inside the job's heap, which its own MR covers, or else inside
+ * a file it registered (kr_reg_mr_fd): *lkey is the key that covers it.
+ */
+static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t len,
+			       uint32_t *lkey)
 {
-	return kr_pool_in_heap(ctx, p, len);
+	if (__builtin_expect(kr_pool_in_heap(ctx, p, len), 1)) {
+		*lkey = kr_pool_heap_lkey(ctx);
+		return true;
+	}
+	return kr_pool_file_lkey(ctx, p, len, lkey);
 }
 
-/* The ring entry's scatter list: local[, tail]; inline: copied into the entry. */
-static inline void vq_ent_data(struct kr_vq_ent *e, const struct kr_vq_req *r, bool inl,
-			       uint32_t lkey)
+/* The ring entry's scatter list: local[, tail (heap memory)]; inline: copied into the entry. */
+static inline void vq_ent_data(const struct kr_ctx *ctx, struct kr_vq_ent *e,
+			       const struct kr_vq_req *r, bool inl, uint32_t lkey)
 {
 	uint32_t tl = r->tail ? KR_SEND_HDR_LEN : 0;
 
@@ -44,8 +52,8 @@ static inline void vq_ent_data(struct kr_vq_ent *e, const struct kr_vq_req *r, b
 	    (struct kr_devx_sge){.addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
 	e->nsge = 1;
 	if (tl)
-		e->sge[e->nsge++] =
-		    (struct kr_devx_sge){.addr = (uintptr_t)r->tail, .length = tl, .lkey = lkey};
+		e->sge[e->nsge++] = (struct kr_devx_sge){
+		    .addr = (uintptr_t)r->tail, .length = tl, .lkey = kr_pool_heap_lkey(ctx)};
 }
 
 static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
@@ -56,7 +64,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	struct kr_vq_dci *d;
 	struct kr_vq_ent *e;
 	struct kr_ctx *ctx;
-	uint32_t cost;
+	uint32_t cost, lkey = 0;
 	int rc;
 
 	/* 1. malformed */
@@ -70,7 +78,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 		if (r->op == KR_WR_RDMA_READ || vq_is_atomic(r->op) ||
 		    r->len > KR_POST_MAX_INLINE - hl)
 			return -EINVAL;
-	} else if (!vq_local_ok(ctx, r->local, r->len)) {
+	} else if (!vq_local_ok(ctx, r->local, r->len, &lkey)) {
 		return -EINVAL;
 	}
 	if (vq_is_atomic(r->op) && (((uintptr_t)r->local | r->raddr) & 7u))
@@ -103,11 +111,11 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	    .swap = r->swap,
 	};
 	if (!r->tail && !inl) { /* one-sided and plain SENDs: the common case, kept short */
-		e->sge[0] = (struct kr_devx_sge){
-		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = kr_pool_heap_lkey(ctx)};
+		e->sge[0] =
+		    (struct kr_devx_sge){.addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
 		e->nsge = 1;
 	} else {
-		vq_ent_data(e, r, inl, kr_pool_heap_lkey(ctx));
+		vq_ent_data(ctx, e, r, inl, inl ? kr_pool_heap_lkey(ctx) : lkey);
 	}
 	v->used += cost;
 	rc = kr_vq_dci_post(d, e);
