@@ -938,8 +938,9 @@ static inline uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
 	return __atomic_load_n(&ctx->heap_lkey, __ATOMIC_RELAXED);
 }
 
-/* pool_job_mr.c: the lkey of a registered file that holds [p, p + len); false if none. */
-bool kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len, uint32_t *lkey);
+/* pool_job_mr.c: the lkey of a registered file that holds [p, p + len); -1 if none. */
+int64_t kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len)
+    __attribute__((cold));
 
 /*
  * Is [p, p + len) inside the backed heap? The length is read before the key

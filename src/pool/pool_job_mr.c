@@ -139,7 +139,7 @@ struct kr_mr *kr_reg_mr_fd(struct kr_ctx *ctx, int fd, uint64_t off, size_t len,
 }
 
 /* kr_pool_file_lkey() - see pool.h. */
-bool kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len, uint32_t *lkey)
+int64_t kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len)
 {
 	uint32_t n = __atomic_load_n(&ctx->nfmr, __ATOMIC_ACQUIRE);
 	uintptr_t a = (uintptr_t)p;
@@ -148,10 +148,8 @@ bool kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len, ui
 		const struct kr_job_fmr *f = &ctx->fmr[i];
 		uint64_t flen = __atomic_load_n(&f->len, __ATOMIC_ACQUIRE);
 
-		if (flen && a >= f->addr && len <= flen && a - f->addr <= flen - len) {
-			*lkey = f->lkey;
-			return true;
-		}
+		if (flen && a >= f->addr && len <= flen && a - f->addr <= flen - len)
+			return f->lkey;
 	}
-	return false;
+	return -1;
 }

@@ -27,11 +27,15 @@ static inline bool vq_is_atomic(enum kr_devx_wr_opcode op)
 static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t len,
 			       uint32_t *lkey)
 {
+	int64_t k;
+
 	if (__builtin_expect(kr_pool_in_heap(ctx, p, len), 1)) {
 		*lkey = kr_pool_heap_lkey(ctx);
 		return true;
 	}
-	return kr_pool_file_lkey(ctx, p, len, lkey);
+	k = kr_pool_file_lkey(ctx, p, len); /* out of line: *lkey never goes to memory */
+	*lkey = (uint32_t)k;
+	return k >= 0;
 }
 
 /* The ring entry's scatter list: local[, tail (heap memory)]; inline: copied into the entry. */
