@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krbench: perftest-style benchmarks.
- *   krbench attach [-n CYCLES] [--json] [--socket PATH] [--krpoold PATH]
+ *   krbench attach [-n CYCLES] [--busy N] [--json] [--socket PATH] [--krpoold PATH]
  * times kr_attach() and kr_detach() over CYCLES attach/detach cycles. Without
  * --socket it starts a keeper on the sim in a temporary directory (krpoold
- * next to this binary, or --krpoold) and stops it at the end.
+ * next to this binary, or --krpoold) and stops it at the end. --busy N times
+ * the cycles again while jobs keep N DCIs resetting (krbench_busy.c), and
+ * prints both p99s and their ratio (busy_p99_ratio).
  *   krbench read [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]
  * sync 8-byte RDMA READ latency (p50/p99) and async READ rate (a window of
  * 64 in flight) to the node's own keeper, through a vQP (kr_post_read +
@@ -50,6 +52,7 @@ struct keeper {
 	char dir[64];
 	char sock[128];
 	char device[64];
+	int dcis; /* 0: 4 */
 };
 
 static int keeper_start(struct keeper *k, const char *krpoold)
@@ -72,9 +75,12 @@ static int keeper_start(struct keeper *k, const char *krpoold)
 	if (k->pid < 0)
 		return -errno;
 	if (k->pid == 0) {
+		char dcis[16];
+
+		snprintf(dcis, sizeof(dcis), "%d", k->dcis ? k->dcis : 4);
 		execl(krpoold, krpoold, "--foreground", "--socket", k->sock, "--device", k->device,
-		      "--tenants", "1", "--dcis", "4", "--jobs", "4", "--heap-mb", "2",
-		      "--hugepages", "64", (char *)NULL);
+		      "--tenants", "1", "--dcis", dcis, "--jobs", k->dcis ? "8" : "4", "--heap-mb",
+		      "2", "--hugepages", "64", (char *)NULL);
 		fprintf(stderr, "krbench: cannot run %s: %s\n", krpoold, strerror(errno));
 		_exit(127);
 	}
@@ -127,23 +133,11 @@ static int keeper_use(struct keeper *k, const char **sock, const char *krpoold)
 	return 0;
 }
 
-static int bench_attach(int cycles, bool json, const char *sock, const char *krpoold)
+/* cycles timed attach/detach cycles into ta/td (sorted); *busy counts untimed ENOSPC retries. */
+static int attach_cycles(const char *sock, int cycles, double *ta, double *td, int *busy)
 {
-	struct keeper k = {0};
-	struct kr_attach_opts o;
-	double *ta, *td;
-	int busy = 0, rc = 0;
+	struct kr_attach_opts o = {.socket_path = sock};
 
-	ta = calloc((size_t)cycles, sizeof(*ta));
-	td = calloc((size_t)cycles, sizeof(*td));
-	if (!ta || !td)
-		return 1;
-	if (keeper_use(&k, &sock, krpoold)) {
-		free(ta);
-		free(td);
-		return 1;
-	}
-	o = (struct kr_attach_opts){.socket_path = sock};
 	for (int i = 0; i < cycles;) {
 		struct kr_ctx *ctx;
 		double t0 = kb_now_us(), t1, t2;
@@ -151,43 +145,126 @@ static int bench_attach(int cycles, bool json, const char *sock, const char *krp
 		ctx = kr_attach(&o);
 		t1 = kb_now_us();
 		if (!ctx) {
-			if (errno == ENOSPC && busy++ < 100000)
-				continue; /* every job slot still being scrubbed: not timed */
+			if (errno == ENOSPC && (*busy)++ < 1000000) {
+				usleep(20); /* no free slot or warm heap yet: not timed */
+				continue;
+			}
 			fprintf(stderr, "krbench: attach %d: %s\n", i, strerror(errno));
-			rc = 1;
-			break;
+			return -1;
 		}
 		if (kr_detach(ctx)) {
 			fprintf(stderr, "krbench: detach %d failed\n", i);
-			rc = 1;
-			break;
+			return -1;
 		}
 		t2 = kb_now_us();
 		ta[i] = t1 - t0;
 		td[i] = t2 - t1;
 		i++;
 	}
-	if (!rc) {
-		qsort(ta, (size_t)cycles, sizeof(*ta), kb_cmp_double);
-		qsort(td, (size_t)cycles, sizeof(*td), kb_cmp_double);
+	qsort(ta, (size_t)cycles, sizeof(*ta), kb_cmp_double);
+	qsort(td, (size_t)cycles, sizeof(*td), kb_cmp_double);
+	return 0;
+}
+
+/* QP resets the keeper at sock has done; 0 if it cannot be asked. */
+static uint64_t keeper_resets(const char *sock)
+{
+	struct kr_ctx *obs = kr_pool_observe(sock);
+	uint64_t n;
+
+	if (!obs)
+		return 0;
+	n = obs->seg->resets;
+	kr_detach(obs);
+	return n;
+}
+
+/* The same cycles while jobs keep ndci DCIs resetting: tb sorted, *resets during them. */
+static int attach_busy(const char *sock, int cycles, int ndci, double *tb, double *td,
+		       uint64_t *resets)
+{
+	struct kb_churn ch;
+	uint64_t r0;
+	int busy = 0, rc;
+
+	rc = kb_churn_start(&ch, sock, ndci);
+	if (rc) {
+		fprintf(stderr, "krbench: churn jobs: %s\n", strerror(-rc));
+		kb_churn_stop(&ch);
+		return -1;
+	}
+	r0 = keeper_resets(sock);
+	rc = attach_cycles(sock, cycles, tb, td, &busy);
+	*resets = keeper_resets(sock) - r0;
+	if (kb_churn_stop(&ch)) {
+		fprintf(stderr, "krbench: a churn job failed\n");
+		rc = -1;
+	}
+	return rc;
+}
+
+static int bench_attach(int cycles, int ndci, bool json, const char *sock, const char *krpoold)
+{
+	struct keeper k = {.dcis = ndci ? ndci + 8 : 0};
+	double *ta, *td, *tb = NULL;
+	uint64_t resets = 0;
+	int busy = 0, rc = 0;
+
+	ta = calloc((size_t)cycles, sizeof(*ta));
+	td = calloc((size_t)cycles, sizeof(*td));
+	if (ndci)
+		tb = calloc((size_t)cycles, sizeof(*tb));
+	if (!ta || !td || (ndci && !tb) || keeper_use(&k, &sock, krpoold)) {
+		free(ta);
+		free(td);
+		free(tb);
+		return 1;
+	}
+	if (attach_cycles(sock, cycles, ta, td, &busy))
+		rc = 1;
+	if (!rc && json && !ndci)
+		printf("{\"bench\": \"attach\", \"cycles\": %d, \"p50_us\": %.1f, "
+		       "\"p99_us\": %.1f, \"min_us\": %.1f, \"max_us\": %.1f, "
+		       "\"detach_p50_us\": %.1f, \"detach_p99_us\": %.1f, "
+		       "\"busy_retries\": %d}\n",
+		       cycles, kb_pct(ta, cycles, 50), kb_pct(ta, cycles, 99), ta[0],
+		       ta[cycles - 1], kb_pct(td, cycles, 50), kb_pct(td, cycles, 99), busy);
+	else if (!rc && !json)
+		printf("attach over %d cycles: p50 %.1f us, p99 %.1f us, min %.1f us, max "
+		       "%.1f us; detach p50 %.1f us, p99 %.1f us\n",
+		       cycles, kb_pct(ta, cycles, 50), kb_pct(ta, cycles, 99), ta[0],
+		       ta[cycles - 1], kb_pct(td, cycles, 50), kb_pct(td, cycles, 99));
+	if (!rc && ndci) {
+		double *tdb = calloc((size_t)cycles, sizeof(*tdb));
+
+		if (!tdb || attach_busy(sock, cycles, ndci, tb, tdb, &resets))
+			rc = 1;
+		free(tdb);
+	}
+	if (!rc && ndci) {
+		double p99 = kb_pct(ta, cycles, 99), bp99 = kb_pct(tb, cycles, 99);
+
 		if (json)
-			printf("{\"bench\": \"attach\", \"cycles\": %d, \"p50_us\": %.1f, "
-			       "\"p99_us\": %.1f, \"min_us\": %.1f, \"max_us\": %.1f, "
-			       "\"detach_p50_us\": %.1f, \"detach_p99_us\": %.1f, "
-			       "\"busy_retries\": %d}\n",
-			       cycles, kb_pct(ta, cycles, 50), kb_pct(ta, cycles, 99), ta[0],
-			       ta[cycles - 1], kb_pct(td, cycles, 50), kb_pct(td, cycles, 99),
-			       busy);
+			printf("{\"bench\": \"attach\", \"cycles\": %d, \"profile\": \"%s\", "
+			       "\"p50_us\": %.1f, \"p99_us\": %.1f, \"busy_dcis\": %d, "
+			       "\"busy_resets\": %llu, \"busy_p50_us\": %.1f, "
+			       "\"busy_p99_us\": %.1f, \"busy_p99_ratio\": %.2f}\n",
+			       cycles, g_profile, kb_pct(ta, cycles, 50), p99, ndci,
+			       (unsigned long long)resets, kb_pct(tb, cycles, 50), bp99,
+			       bp99 / p99);
 		else
-			printf("attach over %d cycles: p50 %.1f us, p99 %.1f us, min %.1f us, max "
-			       "%.1f us; detach p50 %.1f us, p99 %.1f us\n",
-			       cycles, kb_pct(ta, cycles, 50), kb_pct(ta, cycles, 99), ta[0],
-			       ta[cycles - 1], kb_pct(td, cycles, 50), kb_pct(td, cycles, 99));
+			printf("%-26s %10s %10s\n%-26s %10.1f %10.1f\n%-26s %10.1f %10.1f\n"
+			       "busy/idle p99: %.2f (%llu QP resets during the busy cycles, "
+			       "profile %s)\n",
+			       "attach", "p50 us", "p99 us", "idle", kb_pct(ta, cycles, 50), p99,
+			       "while DCIs reset", kb_pct(tb, cycles, 50), bp99, bp99 / p99,
+			       (unsigned long long)resets, g_profile);
 	}
 	if (k.dir[0])
 		keeper_stop(&k);
 	free(ta);
 	free(td);
+	free(tb);
 	return rc;
 }
 
@@ -383,8 +460,10 @@ out_keeper:
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: krbench attach [-n CYCLES] [--json] [--socket PATH] [--krpoold PATH]\n"
+	fprintf(f, "usage: krbench attach [-n CYCLES] [--busy N] [--json] [--socket PATH]\n"
+		   "                     [--krpoold PATH] [--profile M]\n"
 		   "  -n, --cycles N    attach/detach cycles (default 1000)\n"
+		   "      --busy N      time them again while jobs keep N DCIs resetting\n"
 		   "  -j, --json        one JSON object (p50_us, p99_us, ...)\n"
 		   "  -s, --socket PATH an existing keeper (default: start one on the sim)\n"
 		   "      --krpoold P   the keeper binary to start (default: next to krbench)\n"
@@ -412,18 +491,14 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"cycles", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"krpoold", required_argument, NULL, 'k'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {"nodes", required_argument, NULL, 'N'},
-	    {"peer", no_argument, NULL, 'P'},
-	    {NULL, 0, NULL, 0},
+	    {"cycles", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'}, {"krpoold", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},	      {"profile", required_argument, NULL, 'p'},
+	    {"nodes", required_argument, NULL, 'N'},  {"peer", no_argument, NULL, 'P'},
+	    {"busy", required_argument, NULL, 'B'},   {NULL, 0, NULL, 0},
 	};
 	const char *sock = NULL, *krpoold = NULL, *n_arg = NULL;
-	int cycles = 1000, nodes = 0, opt;
+	int cycles = 1000, nodes = 0, ndci = 0, opt;
 	bool json = false, n_set = false, peer = false;
 
 	while ((opt = getopt_long(argc, argv, "n:js:h", opts, NULL)) != -1) {
@@ -454,6 +529,14 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			peer = true;
+			break;
+		case 'B':
+			ndci = atoi(optarg);
+			if (ndci < 1 || ndci > KB_CHURN_MAX * 50) {
+				fprintf(stderr, "krbench: --busy must be 1..%d\n",
+					KB_CHURN_MAX * 50);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -488,9 +571,9 @@ int main(int argc, char **argv)
 	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 && cycles <= 1000000)
 		return bench_read(n_set ? cycles : 10000, json, sock, krpoold);
 	if (optind != argc - 1 || strcmp(argv[optind], "attach") || cycles < 1 ||
-	    cycles > 1000000) {
+	    cycles > 1000000 || (ndci && sock)) {
 		usage(stderr);
 		return 2;
 	}
-	return bench_attach(cycles, json, sock, krpoold);
+	return bench_attach(cycles, ndci, json, sock, krpoold);
 }

@@ -209,6 +209,15 @@ int kb_bench_send_peer(int iters, bool json, const char *krpoold);
 /* ---- krbench_all.c ---- */
 
 /* Every bench in a child; JSON to file (stdout when NULL). 0, 1 (a run failed) or 77. */
+/* krbench_busy.c: jobs that keep about ndci DCIs of the keeper at sock resetting */
+#define KB_CHURN_MAX 8
+struct kb_churn {
+	pid_t pid[KB_CHURN_MAX];
+	int n;
+};
+int kb_churn_start(struct kb_churn *c, const char *sock, int ndci);
+int kb_churn_stop(struct kb_churn *c);
+
 int kb_bench_all(const char *file, const char *iters, bool json, const char *krpoold);
 
 /* ---- krbench_remote.c ---- */

@@ -97,8 +97,10 @@ struct kr_attach_opts {
  * ENOENT or ECONNREFUSED (no keeper at the socket), EACCES (socket not
  * accessible: not in the keeper's group), EUSERS (the uid holds as many
  * connections as it may), EINVAL (bad opts, or a launch key that is not 64 hex
- * digits), EALREADY (already attached), ENOSPC (no free job slot, or no
- * tenant slot free for a new launch), EPERM (the launch is bound on this
+ * digits), EALREADY (already attached), ENOSPC (no free job slot, no
+ * tenant slot free for a new launch, or no warm heap within 2 s: in a burst
+ * of attaches the keeper's worker warms heaps one registration at a time,
+ * and kr_attach waits for it), EPERM (the launch is bound on this
  * node under another uid or key), EADDRINUSE (the keeper's addresses
  * are taken in this process), EPROTO (the keeper speaks another protocol or
  * sent a malformed reply), ENODEV (the keeper fences its jobs with kmod-min

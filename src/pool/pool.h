@@ -66,7 +66,8 @@ struct kr_pool_cfg {
 	uint32_t vqps;	       /* vQP slots per tenant */
 	uint32_t ports;	       /* receive endpoints per tenant (pool_port.c) */
 	uint32_t heap_mb;      /* heap per job, MB (multiple of 2): the most it grows to */
-	uint32_t warm_heaps;   /* free heaps per tenant kept backed and registered */
+	uint32_t
+	    warm_heaps; /* free heaps kept backed and registered per launch's tenant (free: 1) */
 	uint32_t hugepages_mb; /* budget: the layout must fit, EAL --socket-limit */
 	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
 	int32_t gid_index;     /* --gid-index: the GID to send from; -1 = RoCE v2 (devx_port.c) */
@@ -236,12 +237,26 @@ struct kr_shm {
 #define KR_HEAP_MAX_CHUNKS 8u /* 2 MB, then doubling: 2, 4, ... 64 MB (KR_POOL_MAX_HEAP_MB) */
 #define KR_HEAP_FIRST	   (2ull << 20)
 
+/*
+ * Who may touch a heap (its state, atomic): the event loop takes a WARM one
+ * for a job (HELD; it grows it under cmd_lock) and marks it LEFT when the job
+ * has gone; the worker empties LEFT ones (COLD) and warms COLD ones (WARM,
+ * stored last), so no firmware command for heaps runs on the loop's way.
+ */
+enum kr_heap_state {
+	KR_HEAP_COLD, /* free, nothing behind it: the worker's */
+	KR_HEAP_WARM, /* free, first 2 MB backed and registered: the loop's to take */
+	KR_HEAP_HELD, /* a job's: the loop's */
+	KR_HEAP_LEFT, /* its job left: the worker's to empty */
+};
+
 struct kr_keeper_heap {
 	uint8_t *addr; /* the reserved place: PROT_NONE past len */
 	uint64_t max;
 	uint64_t len; /* backed and registered */
 	uint32_t nchunks;
-	uint32_t job_plus1; /* the job slot (within its tenant) + 1 that holds it; 0 free */
+	int state;	    /* enum kr_heap_state */
+	uint32_t job_plus1; /* HELD: the job slot (within its tenant) + 1 */
 	struct kr_shm chunk[KR_HEAP_MAX_CHUNKS];
 	struct kr_devx_mr mr[KR_HEAP_MAX_CHUNKS];
 };
@@ -352,8 +367,6 @@ struct kr_keeper {
 	int timer_fd;
 	char eal_prefix[32];
 	uint64_t reclaim_t0; /* when the oldest unfinished reclaim began, 0 = none */
-	bool heaps_cold;     /* a tenant may have fewer than cfg.warm_heaps warm heaps */
-	uint64_t warm_retry_ns; /* after a failed warm-up (no hugepage), not before this */
 	uint64_t ticks;
 	volatile int stop;
 	bool eal_up;
@@ -599,12 +612,14 @@ int kr_keeper_krmin_grant_slot(struct kr_keeper *k, uint32_t slot_plus1, pid_t p
 			       uint64_t *token);
 
 /* pool_heap.c (k->cmd_lock held for those that register or deregister) */
-#define KR_WARM_RETRY_NS (100ull * 1000 * 1000)
 int kr_keeper_heap_place(struct kr_keeper *k, struct kr_keeper_heap *h);
 int kr_keeper_heap_grow(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_heap *h,
 			uint64_t want);
 int kr_keeper_heap_empty(struct kr_keeper_tenant *t, struct kr_keeper_heap *h);
 int kr_keeper_heaps_warm(struct kr_keeper *k, struct kr_keeper_tenant *t, pthread_mutex_t *lock);
+int kr_keeper_heaps_restore(struct kr_keeper *k, struct kr_keeper_tenant *t);
+uint32_t kr_keeper_heaps_wanted(const struct kr_keeper *k, const struct kr_keeper_tenant *t);
+void kr_keeper_heap_left(struct kr_keeper *k, struct kr_keeper_heap *h);
 struct kr_keeper_heap *kr_keeper_heap_take(struct kr_keeper *k, struct kr_keeper_tenant *t,
 					   uint32_t j);
 void kr_keeper_heap_unplace(struct kr_keeper_heap *h);
@@ -841,6 +856,9 @@ struct kr_ctx {
  * keeper is seen within ~50 ms, well inside the 100 ms the API promises.
  */
 #define KR_POOL_STALE_NS (40ull * 1000 * 1000)
+
+/* How long kr_attach asks again while the keeper warms a heap (EAGAIN). */
+#define KR_ATTACH_WAIT_MS 2000ull
 
 /*
  * pool_attach_reply.c: kr_attach_reply_check() - 0 if the keeper's attach

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "kr_clock.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -132,6 +133,30 @@ static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
 	return rc;
 }
 
+/*
+ * attach_call() until the keeper has a warm heap for us: EAGAIN means its
+ * worker is warming one (a burst of attaches beyond --warm-heaps), which
+ * takes about a registration (~1 ms on a ConnectX-4); asked again every
+ * 100 us for up to KR_ATTACH_WAIT_MS, then ENOSPC.
+ */
+static int attach_wait(struct kr_ctx *ctx, const char *path, struct kr_msg_attach_reply *rep,
+		       int *fds, unsigned int *nfds)
+{
+	uint64_t t0 = kr_now_ns();
+	int rc;
+
+	for (;;) {
+		rc = attach_call(ctx, path, 0, rep, fds, nfds);
+		if (rc != -EAGAIN)
+			return rc;
+		close(ctx->sock);
+		ctx->sock = -1;
+		if (kr_now_ns() - t0 > KR_ATTACH_WAIT_MS * 1000000ull)
+			return -ENOSPC;
+		usleep(100);
+	}
+}
+
 static struct kr_ctx *ctx_new(void)
 {
 	struct kr_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -179,9 +204,9 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	rc = kr_launch_init(opts ? opts->launch_key : NULL, &ctx->launch);
 	if (rc)
 		goto err_free;
-	rc = attach_call(ctx,
+	rc = attach_wait(ctx,
 			 opts && opts->socket_path ? opts->socket_path : kr_pool_socket_default(),
-			 0, rep, fds, &nfds);
+			 rep, fds, &nfds);
 	if (rc)
 		goto err_free;
 	rc = ctx_map_fixed(ctx, rep, fds);

@@ -97,7 +97,8 @@ int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uin
 		       strerror(-rc));
 		return rc;
 	}
-	t->bound = true;
+	__atomic_store_n(&t->bound, true, __ATOMIC_RELEASE);
+	kr_keeper_worker_wake(k); /* its ranks' heaps: warm more (pool_heap.c) */
 	t->uid = uid;
 	t->launch_tag = tag;
 	t->dc_key = dc_key;
@@ -160,7 +161,7 @@ void kr_keeper_launch_leave_idle(struct kr_keeper *k)
 		kr_keeper_tenant_dct_close(k, t);
 		KR_INFO("pool", "tenant %u: launch %016" PRIx64 " left; renewing the slot", i,
 			t->launch_tag);
-		t->bound = false;
+		__atomic_store_n(&t->bound, false, __ATOMIC_RELEASE);
 		t->launch_tag = 0;
 		t->dc_key = 0;
 		launch_publish(k, t);

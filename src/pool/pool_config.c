@@ -25,7 +25,7 @@ void kr_pool_cfg_default(struct kr_pool_cfg *cfg)
 	cfg->vqps = 64;
 	cfg->ports = 4;
 	cfg->heap_mb = 4;
-	cfg->warm_heaps = 1;
+	cfg->warm_heaps = 4;
 	cfg->hugepages_mb = 256;
 	cfg->low_water = 2;
 	cfg->gid_index = -1;
@@ -283,8 +283,8 @@ uint64_t kr_pool_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
 	kr_pool_seg_layout(cfg, &s);
 	pages = cfg_pages(s.size) + 1;
 	pages += cfg_pages((uint64_t)cfg->tenants * kr_pool_kzone_size(cfg)) + 1;
-	pages += (uint64_t)cfg->tenants *
-		 (cfg_pages(kr_pool_zone_size(cfg)) + cfg->warm_heaps * cfg_pages(KR_HEAP_FIRST));
+	pages += (uint64_t)cfg->tenants * (cfg_pages(kr_pool_zone_size(cfg)) +
+					   (cfg->warm_heaps ? 1 : 0) * cfg_pages(KR_HEAP_FIRST));
 	pages += cfg_pages(kr_dct_cfg_hugepage_bytes(cfg)); /* src/dct: MetaServer table */
 	return pages * KR_POOL_PAGE;
 }
@@ -319,9 +319,9 @@ int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
 	if (cfg->heap_mb < 2 || cfg->heap_mb > KR_POOL_MAX_HEAP_MB || cfg->heap_mb % 2)
 		return cfg_err(err, errlen, "heap-mb: %u is not an even number in 2..%u",
 			       cfg->heap_mb, KR_POOL_MAX_HEAP_MB);
-	if (cfg->warm_heaps > cfg->jobs)
-		return cfg_err(err, errlen, "warm-heaps: %u is above jobs (%u)", cfg->warm_heaps,
-			       cfg->jobs);
+	if (cfg->warm_heaps > KR_POOL_MAX_JOBS)
+		return cfg_err(err, errlen, "warm-heaps: %u is above %u", cfg->warm_heaps,
+			       KR_POOL_MAX_JOBS);
 	if (cfg->dcis_max && (cfg->dcis_max < cfg->dcis || cfg->dcis_max > KR_POOL_MAX_DCIS))
 		return cfg_err(err, errlen, "dcis-max: %u is not in dcis (%u)..%u", cfg->dcis_max,
 			       cfg->dcis, KR_POOL_MAX_DCIS);

@@ -33,7 +33,9 @@ int kr_keeper_grow_one(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 
 	if (!grow_low_water(k, kind))
 		return 0;
-	avail = kr_pool_seg_ring_count(k->seg, dci ? tr->dci_ring_off : tr->rc_ring_off);
+	/* ready ones first, then the ring: the loop puts a slot in the ring
+	 * before it clears ready, so none is missed (kr_keeper_worker_adopt) */
+	avail = 0;
 	for (uint32_t i = 0; i < slots; i++) {
 		struct kr_pool_slot *s =
 		    dci ? kr_seg_dci(k->seg, t->idx, i) : kr_seg_rc(k->seg, t->idx, i);
@@ -42,6 +44,7 @@ int kr_keeper_grow_one(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 		if (empty == UINT32_MAX && s->state == KR_SLOT_EMPTY && !qs[i].built)
 			empty = i;
 	}
+	avail += kr_pool_seg_ring_count(k->seg, dci ? tr->dci_ring_off : tr->rc_ring_off);
 	if (avail >= grow_low_water(k, kind) || empty == UINT32_MAX)
 		return 0;
 

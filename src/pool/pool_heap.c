@@ -12,13 +12,14 @@
  * per MR over it.
  *
  * Warm heaps: cfg.warm_heaps free heaps per tenant keep their first 2 MB
- * backed and registered, so an attach issues no firmware command; the loop
- * tops them up between socket events (kr_keeper_scrub_jobs). A job takes
- * any free heap, a warm one first.
- *
- * When a job leaves, its heap is emptied: MRs deregistered (every key the job
- * gave out dies), chunks unmapped and their place held again. A descriptor
- * the old job kept reaches only the old pages; the next job gets new ones.
+ * backed and registered, so an attach issues no firmware command; a job
+ * takes a warm one (none warm, in a burst of attaches: the attach is
+ * answered EAGAIN at once and kr_attach asks again). When a job leaves, its heap is emptied: MRs
+ * deregistered (every key the job gave out dies), chunks unmapped and their
+ * place held again; a descriptor the old job kept reaches only the old
+ * pages, the next job gets new ones. Emptying and warming run on the
+ * keeper's worker (see enum kr_heap_state for who touches what), never on
+ * the event loop: an attach never waits behind them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -111,59 +112,124 @@ int kr_keeper_heap_empty(struct kr_keeper_tenant *t, struct kr_keeper_heap *h)
 	return 0;
 }
 
+static int heap_state(const struct kr_keeper_heap *h)
+{
+	return __atomic_load_n(&h->state, __ATOMIC_ACQUIRE);
+}
+
 /*
- * kr_keeper_heaps_warm() - back free heaps of t until cfg.warm_heaps of them
- * are. lock: taken per heap (NULL: the caller holds cmd_lock). 0 or the
- * first error.
+ * kr_keeper_heaps_wanted() - how many free heaps of t to keep warm: for a
+ * slot a launch holds, --warm-heaps (its next ranks attach at once, also in
+ * a burst, while the worker may be busy for milliseconds); for a free slot
+ * one (a launch's first rank attaches at once, and an idle keeper holds one
+ * heap page per slot). Never more than its job slots.
+ */
+uint32_t kr_keeper_heaps_wanted(const struct kr_keeper *k, const struct kr_keeper_tenant *t)
+{
+	uint32_t w = __atomic_load_n(&t->bound, __ATOMIC_ACQUIRE) ? k->cfg.warm_heaps
+								  : (k->cfg.warm_heaps ? 1 : 0);
+
+	return w < k->cfg.jobs ? w : k->cfg.jobs;
+}
+
+/*
+ * kr_keeper_heaps_warm() - back COLD heaps of t until kr_keeper_heaps_wanted()
+ * of them are WARM (the worker, or at start). lock: taken per heap (NULL: the caller
+ * holds cmd_lock). Returns heaps warmed, or the first error.
  */
 int kr_keeper_heaps_warm(struct kr_keeper *k, struct kr_keeper_tenant *t, pthread_mutex_t *lock)
 {
-	uint32_t warm = 0;
+	uint32_t warm = 0, want = kr_keeper_heaps_wanted(k, t);
+	int done = 0;
 
 	for (uint32_t i = 0; i < k->cfg.jobs; i++)
-		warm += !t->heap[i].job_plus1 && t->heap[i].len;
-	for (uint32_t i = 0; i < k->cfg.jobs && warm < k->cfg.warm_heaps; i++) {
+		warm += heap_state(&t->heap[i]) == KR_HEAP_WARM;
+	for (uint32_t i = 0; i < k->cfg.jobs && warm < want; i++) {
 		struct kr_keeper_heap *h = &t->heap[i];
 		int rc;
 
-		if (h->job_plus1 || h->len)
+		if (heap_state(h) != KR_HEAP_COLD)
 			continue;
 		kr_step_lock(lock);
 		rc = kr_keeper_heap_grow(k, t, h, KR_HEAP_FIRST);
 		kr_step_unlock(lock);
 		if (rc)
 			return rc;
+		__atomic_store_n(&h->state, KR_HEAP_WARM, __ATOMIC_RELEASE);
 		warm++;
+		done++;
 	}
-	return 0;
+	return done;
 }
 
 /*
- * kr_keeper_heap_take() - a heap for job slot j of t (tenant-local): a warm
- * one, else a cold one backed now (one registration on the loop, like
- * kr_reg_mr). NULL with errno ENOMEM (no hugepage, or none free) or the
+ * kr_keeper_heaps_restore() - the worker: empty t's LEFT heaps, then warm
+ * up to cfg.warm_heaps. Returns heaps done (>= 0) or the first error (the
+ * worker retries after its back-off).
+ */
+int kr_keeper_heaps_restore(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	uint32_t warm = 0, cold = 0, left = 0;
+	int done = 0, rc;
+
+	uint32_t want = kr_keeper_heaps_wanted(k, t);
+
+	for (uint32_t i = 0; i < k->cfg.jobs; i++) {
+		int st = heap_state(&t->heap[i]);
+
+		warm += st == KR_HEAP_WARM;
+		cold += st == KR_HEAP_COLD;
+		left += st == KR_HEAP_LEFT;
+	}
+	if (!left && (warm == want || (warm < want && !cold)))
+		return 0; /* nothing to do: a look the worker takes before each reset */
+	for (uint32_t i = 0; i < k->cfg.jobs; i++) {
+		struct kr_keeper_heap *h = &t->heap[i];
+
+		if (heap_state(h) != KR_HEAP_LEFT)
+			continue;
+		pthread_mutex_lock(&k->cmd_lock);
+		rc = kr_keeper_heap_empty(t, h);
+		pthread_mutex_unlock(&k->cmd_lock);
+		if (rc)
+			return rc;
+		h->job_plus1 = 0;
+		__atomic_store_n(&h->state, KR_HEAP_COLD, __ATOMIC_RELEASE);
+		done++;
+	}
+	rc = kr_keeper_heaps_warm(k, t, &k->cmd_lock);
+	return rc < 0 ? rc : done + rc;
+}
+
+/* kr_keeper_heap_left() - the loop: h's job has gone; the worker empties it. */
+void kr_keeper_heap_left(struct kr_keeper *k, struct kr_keeper_heap *h)
+{
+	__atomic_store_n(&h->state, KR_HEAP_LEFT, __ATOMIC_RELEASE);
+	kr_keeper_worker_wake(k);
+}
+
+/*
+ * kr_keeper_heap_take() - the loop: a heap for job slot j of t (tenant-local),
+ * a WARM one. With --warm-heaps 0 a COLD one is backed now (one registration
+ * on the loop, like kr_reg_mr: the operator chose fewer pages over attach
+ * time; the worker then warms none). NULL with errno EAGAIN (none warm yet:
+ * the worker is at it; kr_attach asks again), ENOMEM (no hugepage) or the
  * registration's.
  */
 struct kr_keeper_heap *kr_keeper_heap_take(struct kr_keeper *k, struct kr_keeper_tenant *t,
 					   uint32_t j)
 {
-	struct kr_keeper_heap *h = NULL, *cold = NULL;
-	int rc;
+	struct kr_keeper_heap *h = NULL;
+	int want = k->cfg.warm_heaps ? KR_HEAP_WARM : KR_HEAP_COLD, rc;
 
-	for (uint32_t i = 0; i < k->cfg.jobs && !h; i++) {
-		if (t->heap[i].job_plus1)
-			continue;
-		if (t->heap[i].len)
+	for (uint32_t i = 0; i < k->cfg.jobs && !h; i++)
+		if (heap_state(&t->heap[i]) == want)
 			h = &t->heap[i];
-		else if (!cold)
-			cold = &t->heap[i];
-	}
-	if (!h && !cold) {
-		errno = ENOMEM; /* as many heaps as job slots: not while slots are free */
+	if (!h) {
+		errno = EAGAIN;
 		return NULL;
 	}
-	if (!h) {
-		h = cold;
+	if (want == KR_HEAP_COLD) {
 		pthread_mutex_lock(&k->cmd_lock);
 		rc = kr_keeper_heap_grow(k, t, h, KR_HEAP_FIRST);
 		pthread_mutex_unlock(&k->cmd_lock);
@@ -173,8 +239,9 @@ struct kr_keeper_heap *kr_keeper_heap_take(struct kr_keeper *k, struct kr_keeper
 		}
 	}
 	h->job_plus1 = j + 1;
+	__atomic_store_n(&h->state, KR_HEAP_HELD, __ATOMIC_RELEASE);
 	t->job_heap[j] = (uint32_t)(h - t->heap);
-	k->heaps_cold = true; /* one fewer warm: topped up between events */
+	kr_keeper_worker_wake(k); /* one warm fewer */
 	return h;
 }
 

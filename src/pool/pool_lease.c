@@ -234,17 +234,14 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 }
 
 /*
- * kr_keeper_scrub_jobs() - empty the heaps of up to budget jobs that left
- * (DIRTY), put their slots back and keep cfg.warm_heaps free heaps backed
- * per tenant. Returns scrubs left (> 0) or 0.
+ * kr_keeper_scrub_jobs() - put up to budget job slots whose job left (DIRTY)
+ * back in the free ring; their heaps go to the worker to be emptied
+ * (pool_heap.c). No firmware command here. Returns slots left (> 0) or 0.
  */
 int kr_keeper_scrub_jobs(struct kr_keeper *k, uint32_t budget)
 {
 	int left = 0;
 
-	/* the worker is running a firmware command: never wait for it */
-	if (pthread_mutex_trylock(&k->cmd_lock))
-		return 0; /* the next tick retries */
 	for (uint32_t j = 0; j < k->cfg.tenants * k->cfg.jobs; j++) {
 		struct kr_pool_job *job = kr_seg_job(k->seg, j);
 		struct kr_keeper_tenant *t = &k->tenant[j / k->cfg.jobs];
@@ -258,12 +255,9 @@ int kr_keeper_scrub_jobs(struct kr_keeper *k, uint32_t budget)
 		}
 		budget--;
 		h = kr_keeper_job_heap(k, j);
-		if (h->job_plus1 == j % k->cfg.jobs + 1) {
-			if (kr_keeper_heap_empty(t, h))
-				continue; /* stays DIRTY, out of the pool; retried next time */
-			h->job_plus1 = 0;
-			k->heaps_cold = true;
-		}
+		if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == KR_HEAP_HELD &&
+		    h->job_plus1 == j % k->cfg.jobs + 1)
+			kr_keeper_heap_left(k, h);
 		job->pid = 0;
 		job->uid = 0;
 		job->mrs = 0;
@@ -272,18 +266,5 @@ int kr_keeper_scrub_jobs(struct kr_keeper *k, uint32_t budget)
 		job->state = KR_JOB_FREE;
 		kr_keeper_ring_put(k, kr_seg_tenant(k->seg, t->idx)->job_ring_off, j);
 	}
-	if (k->heaps_cold && !left && kr_pool_now_ns() >= k->warm_retry_ns) {
-		k->heaps_cold = false;
-		for (uint32_t t = 0; t < k->cfg.tenants; t++) {
-			if (__atomic_load_n(&k->tenant[t].renew, __ATOMIC_ACQUIRE)) {
-				k->heaps_cold = true; /* its renewal warms it; look again */
-			} else if (kr_keeper_heaps_warm(k, &k->tenant[t], NULL)) {
-				/* no hugepage free: attaches back their heaps meanwhile */
-				k->heaps_cold = true;
-				k->warm_retry_ns = kr_pool_now_ns() + KR_WARM_RETRY_NS;
-			}
-		}
-	}
-	pthread_mutex_unlock(&k->cmd_lock);
 	return left;
 }

@@ -366,8 +366,10 @@ static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
 	if (!h) {
 		int e = errno;
 
-		KR_WARN_RATELIMITED("pool", "pid %d: no heap: %s", (int)c->pid, strerror(e));
 		kr_keeper_ring_put(k, tr->job_ring_off, j);
+		if (e != EAGAIN) /* EAGAIN: the worker is warming one; the library waits */
+			KR_WARN_RATELIMITED("pool", "pid %d: no heap: %s", (int)c->pid,
+					    strerror(e));
 		return -e;
 	}
 	job = kr_seg_job(k->seg, j);

@@ -201,8 +201,10 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 		rc = kr_keeper_rc_build(k, t, i);
 		kr_step_unlock(lock);
 	}
-	if (!rc)
+	if (!rc) {
 		rc = kr_keeper_heaps_warm(k, t, lock);
+		rc = rc > 0 ? 0 : rc;
+	}
 	for (uint32_t e = 0; !rc && e < cfg->ports; e++) {
 		kr_step_lock(lock);
 		rc = kr_keeper_ep_build(k, t, e);
@@ -222,6 +224,7 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	for (uint32_t j = 0; t->heap && j < k->cfg.jobs; j++) {
 		kr_keeper_heap_empty(t, &t->heap[j]);
 		t->heap[j].job_plus1 = 0;
+		t->heap[j].state = KR_HEAP_COLD;
 	}
 	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(k, &t->rc[i]);

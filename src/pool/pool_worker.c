@@ -2,10 +2,12 @@
 /*
  * The keeper's worker thread: every firmware command that answers no
  * request. It resets DCIs and RC QPs that came back (DIRTY), rebuilds BROKEN
- * ones and the queues of unbound receive endpoints (pool_port.c), and grows
- * tenants below their low-water mark (pool_grow.c), so that a lease or an
- * attach never waits behind a reset (~7 ms of firmware on a ConnectX-4, and
- * a job's exit can return dozens at once).
+ * ones and the queues of unbound receive endpoints (pool_port.c), empties
+ * the heaps of jobs that left and keeps --warm-heaps of them warm
+ * (pool_heap.c), and grows tenants below their low-water mark
+ * (pool_grow.c), so that a lease or an attach never waits behind a reset
+ * (~7 ms of firmware on a ConnectX-4, and a job's exit can return dozens at
+ * once).
  *
  * Who owns a slot:
  *   event loop   LEASED -> DIRTY (release, reclaim) and wakes the worker;
@@ -94,6 +96,7 @@ static int worker_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint3
 static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *failed)
 {
 	bool retry = kr_pool_now_ns() >= *retry_ns;
+	static bool heaps_failed; /* the worker's alone */
 	uint32_t done = 0;
 
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
@@ -110,6 +113,17 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 		}
 		if (renew != KR_RENEW_NONE)
 			continue; /* the loop puts it back in service first */
+		/* heaps first: an attach waits for a warm one, a lease has other DCIs */
+		if (retry || !heaps_failed) {
+			int rc = kr_keeper_heaps_restore(k, kt);
+
+			if (rc > 0)
+				done += (uint32_t)rc;
+			if (rc < 0)
+				*failed = heaps_failed = true; /* no hugepage: after the back-off */
+			else if (retry)
+				heaps_failed = false;
+		}
 		for (uint32_t e = 0; e < k->cfg.ports; e++) {
 			int rc = kr_keeper_ep_restore(k, kt, e);
 
@@ -135,6 +149,9 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 				st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 				if (st != KR_SLOT_DIRTY && (st != KR_SLOT_BROKEN || !retry))
 					continue;
+				/* a heap an attach waits for goes before each reset */
+				if (!heaps_failed && kr_keeper_heaps_restore(k, kt) < 0)
+					*failed = heaps_failed = true;
 				rc = worker_restore(k, kt, kind, i);
 				if (!rc)
 					done++;
@@ -240,7 +257,11 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 			continue;
 		/*
 		 * FREE before ready is cleared: a worker that sees ready clear then
-		 * sees FREE (or later) and leaves the slot alone (worker_pass).
+		 * sees FREE (or later) and leaves the slot alone (worker_pass). In
+		 * the free ring before ready is cleared too: growth counts ready
+		 * slots, then the ring (kr_keeper_grow_one), so a slot being adopted
+		 * is counted once or twice, never missed (a miss grew the pool past
+		 * its low-water mark).
 		 */
 		for (uint32_t i = 0; i < k->seg->dcis; i++)
 			if (__atomic_load_n(&kt->dci[i].ready, __ATOMIC_ACQUIRE)) {
@@ -248,8 +269,8 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 
 				__atomic_store_n(&kr_seg_dci(k->seg, t, i)->state, KR_SLOT_FREE,
 						 __ATOMIC_RELEASE);
-				__atomic_store_n(&q->ready, false, __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->dci_ring_off, i);
+				__atomic_store_n(&q->ready, false, __ATOMIC_RELEASE);
 				if (q->came_back_err && q->from_job_plus1 &&
 				    kr_seg_job(k->seg, q->from_job_plus1 - 1)->gen ==
 					q->from_job_gen)
@@ -261,8 +282,8 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 			if (__atomic_load_n(&kt->rc[i].ready, __ATOMIC_ACQUIRE)) {
 				__atomic_store_n(&kr_seg_rc(k->seg, t, i)->state, KR_SLOT_FREE,
 						 __ATOMIC_RELEASE);
-				__atomic_store_n(&kt->rc[i].ready, false, __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->rc_ring_off, i);
+				__atomic_store_n(&kt->rc[i].ready, false, __ATOMIC_RELEASE);
 			}
 		if (__atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE) == KR_RENEW_DONE)
 			kr_keeper_launch_renewed(k, kt);
