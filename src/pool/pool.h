@@ -367,6 +367,7 @@ struct kr_keeper {
 	int timer_fd;
 	char eal_prefix[32];
 	uint64_t reclaim_t0; /* when the oldest unfinished reclaim began, 0 = none */
+	bool heaps_failed; /* the worker's: a heap could not be warmed, retried after a back-off */
 	uint64_t ticks;
 	volatile int stop;
 	bool eal_up;
@@ -462,7 +463,6 @@ int kr_keeper_shm_renew(const char *name, struct kr_shm *shm);
 uint8_t *kr_keeper_shm_reserve(struct kr_keeper *k, uint64_t len);
 uint8_t *kr_keeper_shm_place(struct kr_keeper *k, uint64_t len);
 void kr_keeper_shm_unplace(struct kr_keeper *k, uint8_t *at, uint64_t len);
-int kr_keeper_shm_hold(void *at, uint64_t len);
 int kr_keeper_shm_map_at(const char *name, void *at, uint64_t len, struct kr_shm *shm);
 void kr_keeper_shm_unmap_held(struct kr_shm *shm);
 uint64_t kr_keeper_shm_huge_bytes(void);
@@ -870,8 +870,15 @@ struct kr_ctx {
 int kr_attach_reply_check(const struct kr_msg_attach_reply *rep, unsigned int nfds, bool observer);
 uint64_t kr_attach_zone_head_len(const struct kr_msg_attach_reply *rep);
 
-/* pool_job.c: ctx->lock held. One request/reply; a transport error kills the context. */
+/*
+ * pool_job.c: ctx->lock held. One request/reply; a transport error kills the
+ * context. kr_job_call_fd() sends fd along (SCM_RIGHTS). kr_job_lost(): the
+ * status of a call on ctx->sock that failed; a keeper gone marks ctx dead
+ * (-ENOTCONN, or -EPIPE when the write found the socket closed).
+ */
 int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep);
+int kr_job_call_fd(struct kr_ctx *ctx, void *req, size_t len, int fd, struct kr_msg_reply *rep);
+int kr_job_lost(struct kr_ctx *ctx, int rc);
 
 /* pool_job_port.c: a job's calls and reads for receive endpoints (see there) */
 /*

@@ -11,15 +11,15 @@
  * to 64 MB is 6 steps: a heap holds at most 6 MRs and pins each page once
  * per MR over it.
  *
- * Warm heaps: cfg.warm_heaps free heaps per tenant keep their first 2 MB
- * backed and registered, so an attach issues no firmware command; a job
- * takes a warm one (none warm, in a burst of attaches: the attach is
- * answered EAGAIN at once and kr_attach asks again). When a job leaves, its heap is emptied: MRs
- * deregistered (every key the job gave out dies), chunks unmapped and their
- * place held again; a descriptor the old job kept reaches only the old
- * pages, the next job gets new ones. Emptying and warming run on the
- * keeper's worker (see enum kr_heap_state for who touches what), never on
- * the event loop: an attach never waits behind them.
+ * Warm heaps: kr_keeper_heaps_wanted() free heaps per tenant keep their
+ * first 2 MB backed and registered, so an attach issues no firmware
+ * command; a job takes a warm one (none warm, in a burst of attaches: the
+ * attach is answered EAGAIN at once and kr_attach asks again). When a job
+ * leaves, its heap is emptied: MRs deregistered (every key the job gave out
+ * dies), chunks unmapped and their place held again; a descriptor the old
+ * job kept reaches only the old pages, the next job gets new ones. Emptying
+ * and warming run on the keeper's worker (see enum kr_heap_state for who
+ * touches what), never on the event loop: an attach never waits behind them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -164,15 +164,13 @@ int kr_keeper_heaps_warm(struct kr_keeper *k, struct kr_keeper_tenant *t, pthrea
 
 /*
  * kr_keeper_heaps_restore() - the worker: empty t's LEFT heaps, then warm
- * up to cfg.warm_heaps. Returns heaps done (>= 0) or the first error (the
- * worker retries after its back-off).
+ * up to kr_keeper_heaps_wanted(). Returns heaps done (>= 0) or the first
+ * error (the worker retries after its back-off).
  */
 int kr_keeper_heaps_restore(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
-	uint32_t warm = 0, cold = 0, left = 0;
+	uint32_t warm = 0, cold = 0, left = 0, want = kr_keeper_heaps_wanted(k, t);
 	int done = 0, rc;
-
-	uint32_t want = kr_keeper_heaps_wanted(k, t);
 
 	for (uint32_t i = 0; i < k->cfg.jobs; i++) {
 		int st = heap_state(&t->heap[i]);
@@ -181,7 +179,7 @@ int kr_keeper_heaps_restore(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		cold += st == KR_HEAP_COLD;
 		left += st == KR_HEAP_LEFT;
 	}
-	if (!left && (warm == want || (warm < want && !cold)))
+	if (!left && (warm >= want || !cold))
 		return 0; /* nothing to do: a look the worker takes before each reset */
 	for (uint32_t i = 0; i < k->cfg.jobs; i++) {
 		struct kr_keeper_heap *h = &t->heap[i];

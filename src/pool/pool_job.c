@@ -16,24 +16,38 @@
 #include "kr_log.h"
 #include "pool.h"
 
-/* kr_job_call() - see pool.h. */
-int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep)
+/* kr_job_lost() - see pool.h. */
+int kr_job_lost(struct kr_ctx *ctx, int rc)
+{
+	if (rc == -ENOTCONN || rc == -EPIPE || rc == -ECONNRESET) {
+		ctx->dead = true;
+		return rc == -EPIPE ? -EPIPE : -ENOTCONN;
+	}
+	return rc;
+}
+
+/* kr_job_call_fd() - see pool.h; fd < 0: none. */
+int kr_job_call_fd(struct kr_ctx *ctx, void *req, size_t len, int fd, struct kr_msg_reply *rep)
 {
 	int rc;
 
 	if (ctx->dead || ctx->observer)
 		return ctx->dead ? -ENOTCONN : -EPERM;
 	((struct kr_msg_hdr *)req)->seq = ++ctx->seq;
-	rc = kr_msg_call(ctx->sock, req, len, rep, sizeof(*rep), NULL, 0, NULL);
-	if (rc == -ENOTCONN || rc == -EPIPE || rc == -ECONNRESET) {
-		ctx->dead = true;
-		return rc == -EPIPE ? -EPIPE : -ENOTCONN;
-	}
+	rc = fd < 0 ? kr_msg_call(ctx->sock, req, len, rep, sizeof(*rep), NULL, 0, NULL)
+		    : kr_msg_call_fd(ctx->sock, req, len, fd, rep, sizeof(*rep));
+	rc = kr_job_lost(ctx, rc);
 	if (rc)
 		return rc;
 	if (rep->hdr.len != sizeof(*rep))
 		return -EPROTO;
 	return rep->status;
+}
+
+/* kr_job_call() - see pool.h. */
+int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep)
+{
+	return kr_job_call_fd(ctx, req, len, -1, rep);
 }
 
 /* ---- the node cache: the keeper writes it, jobs report ---- */

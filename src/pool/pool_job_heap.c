@@ -62,7 +62,7 @@ static bool grow_reply_ok(const struct kr_ctx *ctx, const struct kr_msg_heap_rep
 /*
  * kr_pool_heap_grow() - the arena's grow: back the heap up to need. Returns
  * the backed length, or -ENOMEM (past the heap's size, or the node has no
- * hugepage left), -ENOTCONN (the keeper is gone), -EPROTO.
+ * hugepage left), -ENOTCONN or -EPIPE (the keeper is gone), -EPROTO.
  */
 int64_t kr_pool_heap_grow(void *arg, uint64_t need)
 {
@@ -80,12 +80,8 @@ int64_t kr_pool_heap_grow(void *arg, uint64_t need)
 		goto out;
 	}
 	kr_msg_init(&req.hdr, KR_MSG_HEAP_GROW, sizeof(req), ++ctx->seq);
-	rc = kr_msg_call(ctx->sock, &req, sizeof(req), &rep, sizeof(rep), &fd, 1, &nfds);
-	if (rc == -ENOTCONN || rc == -EPIPE || rc == -ECONNRESET) {
-		ctx->dead = true;
-		rc = -ENOTCONN;
-		goto out;
-	}
+	rc = kr_job_lost(
+	    ctx, kr_msg_call(ctx->sock, &req, sizeof(req), &rep, sizeof(rep), &fd, 1, &nfds));
 	if (rc)
 		goto out;
 	if (rep.hdr.len == sizeof(rep) && rep.status) {

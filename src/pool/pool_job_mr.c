@@ -112,17 +112,9 @@ struct kr_mr *kr_reg_mr_fd(struct kr_ctx *ctx, int fd, uint64_t off, size_t len,
 	}
 	kr_msg_init(&req.hdr, KR_MSG_REG_MR_FD, sizeof(req), 0);
 	pthread_mutex_lock(&ctx->lock);
-	rc = -ENOTCONN;
-	if (!ctx->dead) {
-		req.hdr.seq = ++ctx->seq;
-		rc = kr_msg_call_fd(ctx->sock, &req, sizeof(req), fd, &rep, sizeof(rep));
-		if (rc == -ENOTCONN || rc == -EPIPE || rc == -ECONNRESET) {
-			ctx->dead = true;
-			rc = -ENOTCONN;
-		} else if (!rc) {
-			rc = rep.hdr.len != sizeof(rep) ? -EPROTO : rep.status;
-		}
-	}
+	rc = kr_job_call_fd(ctx, &req, sizeof(req), fd, &rep);
+	if (rc == -EPIPE)
+		rc = -ENOTCONN; /* as documented for kr_reg_mr_fd */
 	if (!rc && (!rep.index || rep.index > KR_POOL_MAX_JOB_MRS))
 		rc = -EPROTO;
 	if (!rc) {

@@ -152,7 +152,6 @@ int kr_keeper_reg_mr_fd(struct kr_keeper *k, struct kr_keeper_conn *c,
 		 (off_t)lo);
 	if (p == MAP_FAILED) {
 		rc = -errno;
-		kr_keeper_shm_hold(at, map_len);
 		kr_keeper_shm_unplace(k, at, map_len);
 		return rc == -ENOMEM ? -ENOMEM : -EINVAL;
 	}
@@ -162,7 +161,6 @@ int kr_keeper_reg_mr_fd(struct kr_keeper *k, struct kr_keeper_conn *c,
 				at + (req->off - lo), req->len, req->addr, req->access, &m->mr);
 	pthread_mutex_unlock(&k->cmd_lock);
 	if (rc) {
-		kr_keeper_shm_hold(at, map_len);
 		kr_keeper_shm_unplace(k, at, map_len);
 		return rc;
 	}
@@ -183,7 +181,6 @@ int kr_keeper_mr_release(struct kr_keeper *k, struct kr_keeper_mr *m)
 	if (rc)
 		return rc;
 	if (m->map) {
-		kr_keeper_shm_hold(m->map, m->map_len);
 		kr_keeper_shm_unplace(k, m->map, m->map_len);
 		m->map = NULL;
 	}

@@ -227,10 +227,17 @@ uint8_t *kr_keeper_shm_place(struct kr_keeper *k, uint64_t len)
 	return kr_keeper_shm_reserve(k, len);
 }
 
-/* kr_keeper_shm_unplace() - give back a place (held again by the caller) for reuse. */
+/*
+ * kr_keeper_shm_unplace() - give back a place from kr_keeper_shm_place(): what
+ * is mapped there is replaced by a hold (no pages), and the place is reused.
+ */
 void kr_keeper_shm_unplace(struct kr_keeper *k, uint8_t *at, uint64_t len)
 {
 	len = kr_pool_pages_len(len);
+	if (shm_hold(at, len, true)) {
+		munmap(at, len); /* no hold: something else may land there, never reuse it */
+		return;
+	}
 	for (uint32_t i = 0; i < k->nshm_free; i++) {
 		if (k->shm_free[i].at + k->shm_free[i].len == at) {
 			k->shm_free[i].len += len;
@@ -249,12 +256,6 @@ void kr_keeper_shm_unplace(struct kr_keeper *k, uint8_t *at, uint64_t len)
 	}
 	k->shm_free[k->nshm_free].at = at;
 	k->shm_free[k->nshm_free++].len = len;
-}
-
-/* kr_keeper_shm_hold() - make [at, at + len) of ours inaccessible again (no pages). */
-int kr_keeper_shm_hold(void *at, uint64_t len)
-{
-	return shm_hold(at, len, true);
 }
 
 /* kr_keeper_shm_map_at() - kr_keeper_shm_map inside a reservation of ours, at at. */

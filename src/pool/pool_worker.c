@@ -89,6 +89,27 @@ static int worker_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint3
 }
 
 /*
+ * Empty t's heaps whose job left and warm free ones (pool_heap.c). After a
+ * failure (no hugepage) only when retry says the back-off has passed.
+ * Returns heaps done.
+ */
+static uint32_t worker_heaps(struct kr_keeper *k, struct kr_keeper_tenant *t, bool retry,
+			     bool *failed)
+{
+	int rc;
+
+	if (k->heaps_failed && !retry)
+		return 0;
+	rc = kr_keeper_heaps_restore(k, t);
+	if (rc < 0) {
+		*failed = k->heaps_failed = true;
+		return 0;
+	}
+	k->heaps_failed = false;
+	return (uint32_t)rc;
+}
+
+/*
  * One pass over every tenant: restore what came back, then grow. BROKEN slots
  * only once *retry_ns has passed. Returns slots made ready; *failed is set
  * when a rebuild or a build failed.
@@ -96,7 +117,6 @@ static int worker_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint3
 static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *failed)
 {
 	bool retry = kr_pool_now_ns() >= *retry_ns;
-	static bool heaps_failed; /* the worker's alone */
 	uint32_t done = 0;
 
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
@@ -114,16 +134,7 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 		if (renew != KR_RENEW_NONE)
 			continue; /* the loop puts it back in service first */
 		/* heaps first: an attach waits for a warm one, a lease has other DCIs */
-		if (retry || !heaps_failed) {
-			int rc = kr_keeper_heaps_restore(k, kt);
-
-			if (rc > 0)
-				done += (uint32_t)rc;
-			if (rc < 0)
-				*failed = heaps_failed = true; /* no hugepage: after the back-off */
-			else if (retry)
-				heaps_failed = false;
-		}
+		done += worker_heaps(k, kt, retry, failed);
 		for (uint32_t e = 0; e < k->cfg.ports; e++) {
 			int rc = kr_keeper_ep_restore(k, kt, e);
 
@@ -150,8 +161,7 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 				if (st != KR_SLOT_DIRTY && (st != KR_SLOT_BROKEN || !retry))
 					continue;
 				/* a heap an attach waits for goes before each reset */
-				if (!heaps_failed && kr_keeper_heaps_restore(k, kt) < 0)
-					*failed = heaps_failed = true;
+				done += worker_heaps(k, kt, false, failed);
 				rc = worker_restore(k, kt, kind, i);
 				if (!rc)
 					done++;

@@ -195,6 +195,15 @@ int kp_run(const char *const *argv, char *out, size_t cap, int timeout_s)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+void kp_seg_header(const struct kp_keeper *k, struct kr_pool_seg *out)
+{
+	struct kr_ctx *obs = kr_pool_observe(k->sock);
+
+	CHECK(obs != NULL);
+	*out = *obs->seg;
+	kr_detach(obs);
+}
+
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms)
 {
 	struct kr_attach_opts o = {.socket_path = k->sock};

@@ -43,6 +43,8 @@ int kp_run(const char *const *argv, char *out, size_t cap, int timeout_s);
 const char *kp_tool(const char *env);
 /* Milliseconds on CLOCK_MONOTONIC. */
 double kp_now_ms(void);
+/* A copy of k's pool segment header, through an observer (the keeper's own figures). */
+void kp_seg_header(const struct kp_keeper *k, struct kr_pool_seg *out);
 /* Attach to k, retrying on ENOSPC/ECONNREFUSED for up to timeout_ms. NULL + errno. */
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms);
 /*

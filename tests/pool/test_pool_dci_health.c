@@ -64,13 +64,10 @@ static void job_a(int out, int in, void *arg)
 
 static uint64_t keeper_resets(void)
 {
-	struct kr_ctx *obs = kr_pool_observe(K.sock);
-	uint64_t n;
+	struct kr_pool_seg s;
 
-	CHECK(obs != NULL);
-	n = obs->seg->resets;
-	kr_detach(obs);
-	return n;
+	kp_seg_header(&K, &s);
+	return s.resets;
 }
 
 int main(void)

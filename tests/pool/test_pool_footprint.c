@@ -50,14 +50,11 @@ static long kernel_pages(void)
 /* The keeper's own figure, in 2 MB pages (it refreshes it every 100 ms). */
 static long keeper_pages(void)
 {
-	struct kr_ctx *obs = kr_pool_observe(K.sock);
-	long n;
+	struct kr_pool_seg s;
 
-	CHECK(obs != NULL);
-	n = (long)(obs->seg->hugepage_bytes / KR_POOL_PAGE);
-	CHECK_EQ(obs->seg->hugepage_bytes % KR_POOL_PAGE, 0);
-	kr_detach(obs);
-	return n;
+	kp_seg_header(&K, &s);
+	CHECK_EQ(s.hugepage_bytes % KR_POOL_PAGE, 0);
+	return (long)(s.hugepage_bytes / KR_POOL_PAGE);
 }
 
 /* Wait (10 s at most) until the keeper reports what the kernel counts above base. */
