@@ -301,14 +301,21 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 
 /*
  * kr_keeper_rc_reset() - bring an RC QP a job held (in whatever state the
- * connect left it) back to INIT, empty: 2RST, drain its CQ, RST->INIT.
- * Returns 0, or the command error (the caller rebuilds the QP).
+ * connect left it) back to INIT, empty: query, 2RST, drain its CQ,
+ * RST->INIT. Returns 0, or the command error (the caller rebuilds the QP:
+ * one that cannot even be queried is not trusted again).
  */
 int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
+	struct kr_devx_qp_info info;
 	uint32_t seen;
 	int rc;
 
+	/* whether a request of its holder failed (the loop counts that) */
+	rc = kr_devx_qp_query(&q->qp, &info);
+	if (rc)
+		return rc;
+	q->came_back_err = info.state == KR_QPC_STATE_ERR || info.state == KR_QPC_STATE_SQER;
 	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
 	if (rc)
 		return rc;
@@ -319,8 +326,9 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	if (rc)
 		return rc;
 	k->seg->resets++;
-	KR_DBG("pool", "tenant %u RC %u (qpn 0x%x) reset to INIT, %u CQEs over the lease",
-	       q->tenant, q->index, q->qp.qpn, seen);
+	KR_DBG("pool",
+	       "tenant %u RC %u (qpn 0x%x) reset to INIT from state %u, %u CQEs over the lease",
+	       q->tenant, q->index, q->qp.qpn, info.state, seen);
 	return 0;
 }
 

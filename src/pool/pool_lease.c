@@ -119,11 +119,14 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
  */
 static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off)
 {
-	if (s->kind == KR_SLOT_DCI) {
-		struct kr_keeper_qp *q = &k->tenant[s->tenant].dci[s->index];
+	if (s->kind == KR_SLOT_DCI || s->kind == KR_SLOT_RC) {
+		struct kr_keeper_tenant *t = &k->tenant[s->tenant];
+		struct kr_keeper_qp *q =
+		    s->kind == KR_SLOT_DCI ? &t->dci[s->index] : &t->rc[s->index];
 
 		/* its mapping goes before the reset */
-		kr_keeper_krmin_revoke(k, q);
+		if (s->kind == KR_SLOT_DCI)
+			kr_keeper_krmin_revoke(k, q);
 		/* whose errors, if it comes back broken */
 		if (s->owner_job) {
 			q->from_job_plus1 = s->owner_job;

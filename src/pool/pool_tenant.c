@@ -338,8 +338,11 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		t->dci[i].came_back_err = false;
 		t->dci[i].from_job_plus1 = 0;
 	}
-	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++)
+	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++) {
 		t->rc[i].ready = false;
+		t->rc[i].came_back_err = false;
+		t->rc[i].from_job_plus1 = 0;
+	}
 	kr_keeper_tenant_dct_close(k, t); /* closed when the launch left: nothing to do */
 	pthread_mutex_lock(&k->cmd_lock);
 	tenant_dev_destroy(k, t);

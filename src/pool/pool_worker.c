@@ -251,6 +251,16 @@ void kr_keeper_worker_wake(struct kr_keeper *k)
 		KR_ERR_RATELIMITED("pool", "worker eventfd: %s", strerror(errno));
 }
 
+/* A QP the worker found in error counts against the job that gave it back. */
+static void adopt_blame(struct kr_keeper *k, struct kr_keeper_qp *q)
+{
+	if (q->came_back_err && q->from_job_plus1 &&
+	    kr_seg_job(k->seg, q->from_job_plus1 - 1)->gen == q->from_job_gen)
+		kr_keeper_guard_error(k, q->from_job_plus1 - 1);
+	q->came_back_err = false;
+	q->from_job_plus1 = 0;
+}
+
 /* kr_keeper_worker_adopt() - see pool.h. */
 void kr_keeper_worker_adopt(struct kr_keeper *k)
 {
@@ -281,12 +291,7 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 						 __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->dci_ring_off, i);
 				__atomic_store_n(&q->ready, false, __ATOMIC_RELEASE);
-				if (q->came_back_err && q->from_job_plus1 &&
-				    kr_seg_job(k->seg, q->from_job_plus1 - 1)->gen ==
-					q->from_job_gen)
-					kr_keeper_guard_error(k, q->from_job_plus1 - 1);
-				q->came_back_err = false;
-				q->from_job_plus1 = 0;
+				adopt_blame(k, q);
 			}
 		for (uint32_t i = 0; i < k->seg->rc_spares; i++)
 			if (__atomic_load_n(&kt->rc[i].ready, __ATOMIC_ACQUIRE)) {
@@ -294,6 +299,7 @@ void kr_keeper_worker_adopt(struct kr_keeper *k)
 						 __ATOMIC_RELEASE);
 				kr_keeper_ring_put(k, tr->rc_ring_off, i);
 				__atomic_store_n(&kt->rc[i].ready, false, __ATOMIC_RELEASE);
+				adopt_blame(k, &kt->rc[i]);
 			}
 		if (__atomic_load_n(&kt->renew, __ATOMIC_ACQUIRE) == KR_RENEW_DONE)
 			kr_keeper_launch_renewed(k, kt);
