@@ -84,7 +84,17 @@ struct kr_attach_opts {
 	 * this job alone). Jobs reach only memory of their own launch.
 	 */
 	const char *launch_key;
+	/*
+	 * DC initiators each thread may post through (1..KR_DCIS_PER_THREAD_MAX;
+	 * see kr_connect()). 0: $KR_DCIS_PER_THREAD, else
+	 * KR_DCIS_PER_THREAD_DEFAULT.
+	 */
+	uint32_t dcis_per_thread;
 };
+
+/* A thread spreads its peers over up to this many DCIs (kr_connect()). */
+#define KR_DCIS_PER_THREAD_DEFAULT 4u
+#define KR_DCIS_PER_THREAD_MAX	   8u
 
 /*
  * kr_attach() - attach this process to the local keeper. Connects to its
@@ -97,15 +107,14 @@ struct kr_attach_opts {
  * ENOENT or ECONNREFUSED (no keeper at the socket), EACCES (socket not
  * accessible: not in the keeper's group), EUSERS (the uid holds as many
  * connections as it may), EINVAL (bad opts, or a launch key that is not 64 hex
- * digits), EALREADY (already attached), ENOSPC (no free job slot, no
- * tenant slot free for a new launch, or no warm heap within 2 s: in a burst
- * of attaches the keeper's worker warms heaps one registration at a time,
- * and kr_attach waits for it), EPERM (the launch is bound on this
- * node under another uid or key), EADDRINUSE (the keeper's addresses
- * are taken in this process), EPROTO (the keeper speaks another protocol or
- * sent a malformed reply), ENODEV (the keeper fences its jobs with kmod-min
- * and this process cannot open /dev/krmin), ENOMEM,
- * ENOTCONN or EPIPE (the keeper went away during the attach).
+ * digits, dcis_per_thread or $KR_DCIS_PER_THREAD above
+ * KR_DCIS_PER_THREAD_MAX or not a number), EALREADY (already attached), ENOSPC (no free job slot,
+ * no tenant slot free for a new launch, or no warm heap within 2 s: in a burst of attaches the
+ * keeper's worker warms heaps one registration at a time, and kr_attach waits for it), EPERM (the
+ * launch is bound on this node under another uid or key), EADDRINUSE (the keeper's addresses are
+ * taken in this process), EPROTO (the keeper speaks another protocol or sent a malformed reply),
+ * ENODEV (the keeper fences its jobs with kmod-min and this process cannot open /dev/krmin),
+ * ENOMEM, ENOTCONN or EPIPE (the keeper went away during the attach).
  *
  * With kmod-min (krpoold(8)) the job maps each DCI it leases, rings and its
  * own UAR page, through /dev/krmin, and the library installs a SIGBUS
@@ -133,6 +142,7 @@ struct kr_ctx_attr {
 	int32_t keeper_pid;
 	uint32_t dci_leases;  /* DCIs this job holds */
 	size_t heap_len;      /* bytes the kr_malloc heap may grow to (krpoold --heap-mb) */
+	uint32_t dcis_per_thread; /* see kr_attach_opts */
 };
 
 /*
@@ -282,20 +292,29 @@ struct kr_connect_opts {
 
 /*
  * kr_connect() - a virtual QP to the caller's tenant on node @peer, with RC
- * semantics (reliable, in order per vQP) over the DC initiator leased to the
- * calling thread: the thread's first connect takes a DCI an earlier thread
- * of the process let go, or the one granted with kr_attach(), else leases
- * one from the keeper (kept in
- * thread-local storage for ctx and shared by all the thread's vQPs). With
- * its last vQP the thread lets the DCI go: kept by the process for its next
- * thread when nothing is in flight on it (at most 8), else given back. The peer's DCT comes from
- * the node's metadata (kr_dct_resolve: cache or MetaServer); KR_NODE_SELF is this node's keeper. No
- * firmware command and no handshake run here.
+ * semantics (reliable, in order per vQP) over one of the DC initiators
+ * (DCIs) the calling thread posts through. No firmware command and no
+ * handshake run here. The peer's DCT comes from the node's metadata
+ * (kr_dct_resolve: cache or MetaServer); KR_NODE_SELF is this node's keeper.
  *
- * The vQP posts through the DCI of the thread that created it: use it from
- * that thread (or serialise). Disconnect every vQP before kr_detach(). A DCI switches DC targets
- * only when idle (the hardware rule), so one thread's vQPs to different peers serialise on its DCI:
- * each switch costs a round trip of the previous target's traffic.
+ * Which DCI: a DCI talks to one DC target at a time and switches only when
+ * idle (the hardware rule), so vQPs to different peers on one DCI
+ * serialise, each switch waiting for the previous target's traffic. A
+ * thread therefore holds up to kr_ctx_attr.dcis_per_thread DCIs (default
+ * KR_DCIS_PER_THREAD_DEFAULT) and places each new vQP by this policy:
+ *   1. on the thread's DCI that already serves the same DC target, if it
+ *      has the credits (no switch is added);
+ *   2. else on a DCI of its own while the thread holds fewer than its
+ *      limit: one an earlier thread of the process let go, or one granted
+ *      with kr_attach(), else one leased from the keeper;
+ *   3. else (at the limit, or the pool has none free) on the thread's DCI
+ *      serving the fewest targets that has the credits.
+ * A vQP stays on its DCI for its life (its requests complete in order). With
+ * its last vQP a DCI is let go: kept by the process for its next thread when
+ * nothing is in flight on it (at most 8), else given back.
+ *
+ * The vQP posts through a DCI of the thread that created it: use it from
+ * that thread (or serialise). Disconnect every vQP before kr_detach().
  *
  * With opts->port the vQP targets the receive endpoint of that port on the
  * peer (its DC target: one-sided operations work there too) and takes a
@@ -311,8 +330,9 @@ struct kr_connect_opts {
  * the peer, or it is not published yet: retry), EUSERS (the port's table has
  * no free sender slot),
  * ETIMEDOUT (the receiver did not answer the slot claim), ENOSPC
- * (the thread's DCI has fewer free credits than asked: disconnect a vQP or
- * connect from another thread; or no DCI free in the pool: retry), ENOENT
+ * (none of the thread's DCIs has the credits asked for and it may lease no
+ * other: disconnect a vQP or connect from another thread; or no DCI free in
+ * the pool: retry), ENOENT
  * (no such node), EHOSTUNREACH/EAGAIN (metadata lookup failed, retry),
  * EBUSY (the job is throttled for too many failed requests, see
  * kr_lease_alloc()), EMFILE (the process holds the most DCIs it may), ENOTCONN/EPIPE (keeper

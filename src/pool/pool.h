@@ -845,6 +845,7 @@ struct kr_ctx {
 	uint32_t dci_block; /* a DCI's rings in its slot, from its SQ's page */
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
+	uint32_t dcis_per_thread; /* kr_attach_opts.dcis_per_thread, resolved (virtqp_policy.c) */
 };
 
 /*

@@ -157,6 +157,32 @@ static int attach_wait(struct kr_ctx *ctx, const char *path, struct kr_msg_attac
 	}
 }
 
+/* kr_attach_opts.dcis_per_thread, else $KR_DCIS_PER_THREAD, else the default. 0 or -EINVAL. */
+static int attach_dcis_per_thread(uint32_t opt, uint32_t *n)
+{
+	const char *env = getenv("KR_DCIS_PER_THREAD");
+	unsigned long v = opt;
+	char *end;
+
+	if (!opt && env && *env) {
+		errno = 0;
+		v = strtoul(env, &end, 10);
+		if (errno || *end || !v) {
+			KR_ERR("pool", "KR_DCIS_PER_THREAD=%s: not a number from 1 to %u", env,
+			       KR_DCIS_PER_THREAD_MAX);
+			return -EINVAL;
+		}
+	}
+	if (!v)
+		v = KR_DCIS_PER_THREAD_DEFAULT;
+	if (v > KR_DCIS_PER_THREAD_MAX) {
+		KR_ERR("pool", "%lu DCIs per thread: at most %u", v, KR_DCIS_PER_THREAD_MAX);
+		return -EINVAL;
+	}
+	*n = (uint32_t)v;
+	return 0;
+}
+
 static struct kr_ctx *ctx_new(void)
 {
 	struct kr_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -202,6 +228,9 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 		goto err_free;
 	}
 	rc = kr_launch_init(opts ? opts->launch_key : NULL, &ctx->launch);
+	if (rc)
+		goto err_free;
+	rc = attach_dcis_per_thread(opts ? opts->dcis_per_thread : 0, &ctx->dcis_per_thread);
 	if (rc)
 		goto err_free;
 	rc = attach_wait(ctx,
@@ -470,6 +499,7 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
 	attr->keeper_pid = ctx->seg ? ctx->seg->keeper_pid : 0;
 	attr->dci_leases = n;
 	attr->heap_len = ctx->heap_max;
+	attr->dcis_per_thread = ctx->dcis_per_thread;
 	pthread_mutex_unlock(&ctx->lock);
 	return gone ? -ENOTCONN : 0;
 }

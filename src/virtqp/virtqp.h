@@ -4,8 +4,10 @@
  * thread. Private header of the folder.
  *
  * Files, one role each:
- *   virtqp_dci.c    the per-thread DCI: lease, table of in-flight requests,
+ *   virtqp_dci.c    one DCI: lease, table of in-flight requests,
  *                   completion dispatch, recovery through the keeper
+ *   virtqp_policy.c a thread's DCIs and which one a new vQP goes on
+ *   virtqp_spare.c  DCIs kept between the process's threads
  *   virtqp_conn.c   kr_connect/kr_disconnect/kr_vqp_query, kr_poll
  *   virtqp_post.c   the request checks and kr_post_*
  *   virtqp_send.c   the sender side of ports: slot claim, kr_post_send, credits
@@ -77,7 +79,21 @@ struct kr_vq_req {
 	const void *tail; /* SEND: KR_SEND_HDR_LEN bytes sent after local (heap memory), or NULL */
 };
 
-/* The DCI leased to one thread of one ctx. */
+/* A DC target a DCI's vQPs post to, and how many of them do. */
+struct kr_vq_tgt {
+	uint64_t key; /* kr_vq_tgt_key() */
+	uint32_t nvqp;
+};
+
+/* Names a vQP's DC target: peer node and DCT number. */
+static inline uint64_t kr_vq_tgt_key(uint32_t node, uint32_t dctn)
+{
+	return (uint64_t)node << 32 | dctn;
+}
+
+struct kr_vq_thread;
+
+/* A DCI leased to one thread of one ctx. */
 struct kr_vq_dci {
 	struct kr_ctx *ctx;
 	struct kr_lease lease;
@@ -95,6 +111,9 @@ struct kr_vq_dci {
 	bool broken; /* an error CQE: the QP is in error until recovered */
 	uint32_t nvqp;
 	uint32_t recoveries;
+	struct kr_vq_thread *owner; /* the thread whose set holds it; NULL once it exited */
+	struct kr_vq_tgt *tgt;	    /* [ntgt] the targets its vQPs post to */
+	uint32_t ntgt, tgt_cap;
 };
 
 /* A virtual QP. */
@@ -254,10 +273,30 @@ struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t node, const struct 
 				const struct kr_connect_opts *opts);
 
 /* virtqp_dci.c */
-/* The calling thread's DCI for ctx, leased at first use. NULL + errno. */
-struct kr_vq_dci *kr_vq_dci_get(struct kr_ctx *ctx);
-/* Drop a vQP's hold; the last one gives the lease back. */
-void kr_vq_dci_put(struct kr_vq_dci *d);
+/* A DCI for ctx: a spare of the process, else a new lease. NULL + errno. */
+struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx);
+/* Give d back to the keeper (if leased) and free it. */
+void kr_vq_dci_free(struct kr_vq_dci *d);
+
+/* virtqp_policy.c */
+/*
+ * The DCI of the calling thread a new vQP to target key with credits goes
+ * on (kr_connect()'s policy), leasing one if the policy says so. Then
+ * kr_vq_dci_hold(), or kr_vq_dci_unpick() if the connect fails. NULL +
+ * errno (EINVAL: credits beyond a DCI's ring; ENOSPC: no DCI of the thread
+ * has the credits and none may be added; or kr_vq_dci_new()'s).
+ */
+struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t credits);
+/* A vQP to target key with credits holds d. 0 or -ENOMEM (nothing held). */
+int kr_vq_dci_hold(struct kr_vq_dci *d, uint64_t key, uint32_t credits);
+/* A pick no vQP took: a DCI nothing holds leaves the thread's set (as by kr_vq_dci_put()). */
+void kr_vq_dci_unpick(struct kr_vq_dci *d);
+/*
+ * A vQP to target key lets go of d (its credits are the caller's to return);
+ * the last one takes d out of its thread's set and keeps it as a spare or
+ * gives it back.
+ */
+void kr_vq_dci_put(struct kr_vq_dci *d, uint64_t key);
 /*
  * Reap the DCI's CQ, deliver each completion to its vQP, recover the DCI
  * once every request of a broken one is accounted for. 0, or -ENOTCONN /

@@ -56,6 +56,7 @@ struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t peer, const struct 
 {
 	static uint32_t next_id;
 	uint32_t credits = KR_VQP_DEFAULT_CREDITS;
+	uint64_t key;
 	struct kr_vq_dci *d;
 	struct kr_vqp *v;
 	int rc;
@@ -66,17 +67,10 @@ struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t peer, const struct 
 	}
 	if (opts && opts->credits)
 		credits = opts->credits;
-	d = kr_vq_dci_get(ctx);
+	key = kr_vq_tgt_key(peer, av->dctn);
+	d = kr_vq_dci_pick(ctx, key, credits);
 	if (!d)
 		return NULL;
-	if (credits > d->cnt) {
-		rc = -EINVAL;
-		goto err_put;
-	}
-	if (credits > d->credits_free) {
-		rc = -ENOSPC;
-		goto err_put;
-	}
 	v = calloc(1, sizeof(*v));
 	if (!v) {
 		rc = -ENOMEM;
@@ -94,8 +88,9 @@ struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t peer, const struct 
 	v->state = KR_VQP_RTS;
 	v->credits = credits;
 	v->av = *av;
-	d->credits_free -= credits;
-	d->nvqp++;
+	rc = kr_vq_dci_hold(d, key, credits);
+	if (rc)
+		goto err_free;
 	return v;
 
 err_free:
@@ -103,8 +98,7 @@ err_free:
 	free(v->wc_cost);
 	free(v);
 err_put:
-	if (!d->nvqp)
-		kr_vq_dci_put(d);
+	kr_vq_dci_unpick(d);
 	errno = -rc;
 	return NULL;
 }
@@ -135,8 +129,8 @@ int kr_disconnect(struct kr_vqp *v)
 	d->credits_free += v->credits - inflight;
 	free(v->wcq);
 	free(v->wc_cost);
+	kr_vq_dci_put(d, kr_vq_tgt_key(v->node, v->av.dctn));
 	free(v);
-	kr_vq_dci_put(d);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The DCI leased to one thread: the ring of requests in flight (who posted
+ * A DCI leased to one thread: the ring of requests in flight (who posted
  * each, with which wr_id), completion dispatch to the vQPs, and recovery of
- * the shared DCI after one vQP's error.
+ * the shared DCI after one vQP's error. Which DCI a vQP gets is
+ * virtqp_policy.c's.
  *
  * Dispatch: every request is posted signaled with the DCI's posting sequence
  * as its devx wr_id; a DCI completes in order, so each CQE names the oldest
@@ -25,9 +26,6 @@
 #include "kr_log.h"
 #include "virtqp.h"
 
-/* The calling thread's DCI (one attach per process, so one per thread). */
-static __thread struct kr_vq_dci *kr_vq_tls;
-
 static int vq_dci_view(struct kr_vq_dci *d)
 {
 	int rc = kr_pool_dci_qp(d->ctx, &d->lease, &d->qp, &d->cq);
@@ -39,18 +37,13 @@ static int vq_dci_view(struct kr_vq_dci *d)
 	return 0;
 }
 
-struct kr_vq_dci *kr_vq_dci_get(struct kr_ctx *ctx)
+struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx)
 {
-	struct kr_vq_dci *d = kr_vq_tls;
+	struct kr_vq_dci *d = kr_vq_spare_get(ctx); /* an earlier thread's: no keeper call */
 	int rc;
 
-	if (d && d->ctx == ctx)
+	if (d)
 		return d;
-	d = kr_vq_spare_get(ctx); /* an earlier thread's: no keeper call */
-	if (d) {
-		kr_vq_tls = d;
-		return d;
-	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		errno = ENOMEM;
@@ -63,42 +56,30 @@ struct kr_vq_dci *kr_vq_dci_get(struct kr_ctx *ctx)
 	d->leased = true;
 	rc = vq_dci_view(d);
 	if (rc)
-		goto err_release;
+		goto err_free;
 	d->cnt = d->qp->sq_wqebb_cnt;
 	d->credits_free = d->cnt;
 	d->ent = calloc(d->cnt, sizeof(*d->ent));
 	d->redo = calloc(d->cnt, sizeof(*d->redo));
 	if (!d->ent || !d->redo) {
 		rc = -ENOMEM;
-		goto err_release;
+		goto err_free;
 	}
-	kr_vq_tls = d;
 	return d;
 
-err_release:
-	kr_lease_free(ctx, &d->lease);
 err_free:
-	free(d->ent);
-	free(d->redo);
-	free(d);
+	kr_vq_dci_free(d);
 	errno = -rc;
 	return NULL;
 }
 
-void kr_vq_dci_put(struct kr_vq_dci *d)
+void kr_vq_dci_free(struct kr_vq_dci *d)
 {
-	if (d->nvqp)
-		d->nvqp--;
-	if (d->nvqp)
-		return;
-	if (kr_vq_tls == d)
-		kr_vq_tls = NULL;
-	if (kr_vq_spare_put(d))
-		return; /* the next thread's first connect takes it */
 	if (d->leased)
 		kr_lease_free(d->ctx, &d->lease);
 	free(d->ent);
 	free(d->redo);
+	free(d->tgt);
 	free(d);
 }
 

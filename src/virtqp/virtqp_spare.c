@@ -41,6 +41,7 @@ static void spare_free(struct kr_vq_dci *d)
 {
 	free(d->ent);
 	free(d->redo);
+	free(d->tgt);
 	free(d);
 }
 

@@ -5,11 +5,12 @@
  * their payloads; then the request checks: every malformed request is
  * refused with -EINVAL and nothing is posted (the DCI's producer index and
  * the vQP's ring do not move); a request beyond the vQP's credits gets
- * -EAGAIN and nothing is overwritten; connect refuses credits the DCI has
- * not got (ENOSPC); a vQP disconnected with requests in flight gives their
+ * -EAGAIN and nothing is overwritten; credits beyond what the thread's DCI
+ * has left put the vQP on another DCI, beyond a whole DCI's are refused
+ * (EINVAL); a vQP disconnected with requests in flight gives their
  * credits back when their CQEs arrive, and no completion of it reaches
- * another vQP. Two vQPs of one thread share one DCI lease; another thread
- * gets its own.
+ * another vQP. Two vQPs of one thread to one target share one DCI lease;
+ * another thread gets its own.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -131,7 +132,7 @@ static int credits(struct kr_ctx *ctx, struct kr_vqp *v1, uint8_t *src, uint8_t 
 
 	v = kr_connect(ctx, KR_NODE_SELF, &o);
 	CHECK(v != NULL);
-	CHECK(v->dci == v1->dci); /* one DCI per thread */
+	CHECK(v->dci == v1->dci); /* the same target: the DCI already serving it */
 	CHECK_OK(kr_vqp_query(v, &a));
 	CHECK_EQ(a.transport, KR_VQP_DC);
 	CHECK_EQ(a.state, KR_VQP_RTS);
@@ -151,15 +152,24 @@ static int credits(struct kr_ctx *ctx, struct kr_vqp *v1, uint8_t *src, uint8_t 
 	CHECK_OK(kr_post_read(v, src + 16, 8, (uintptr_t)dst, rkey, 12, 0));
 	CHECK_OK(vq_wait_ok(v, 12));
 
-	/* the DCI's send queue is shared out: what is left, no more */
+	/*
+	 * The DCI's send queue is shared out: more than what is left goes on
+	 * another DCI of the thread (test_virtqp_policy runs out of them);
+	 * more than a whole DCI's, nowhere.
+	 */
 	{
 		struct kr_connect_opts big = {.credits = v1->dci->credits_free + 1};
+		struct kr_connect_opts whole = {.credits = v1->dci->cnt + 1};
 		struct kr_connect_opts huge = {.credits = 100000};
 		struct kr_connect_opts bad = {.flags = 1};
+		struct kr_vqp *vb = kr_connect(ctx, KR_NODE_SELF, &big);
 
+		CHECK(vb != NULL);
+		CHECK(vb->dci != v1->dci);
+		CHECK_OK(kr_disconnect(vb));
 		errno = 0;
-		CHECK(kr_connect(ctx, KR_NODE_SELF, &big) == NULL);
-		CHECK_EQ(errno, ENOSPC);
+		CHECK(kr_connect(ctx, KR_NODE_SELF, &whole) == NULL);
+		CHECK_EQ(errno, EINVAL);
 		CHECK(kr_connect(ctx, KR_NODE_SELF, &huge) == NULL);
 		CHECK_EQ(errno, EINVAL);
 		CHECK(kr_connect(ctx, KR_NODE_SELF, &bad) == NULL);

@@ -8,11 +8,12 @@
  * the record comes from the node cache (no firmware command, no handshake),
  * and it checks WRITE, READ, CAS and FAA against B's memory, then a bad rkey
  * on B. B checks the bytes and the counter in its own memory. An unknown
- * node gives ENOENT. A second vQP of the same thread to its own node shares
- * the DCI: interleaved writes to both targets (the DCI switches target
- * between them) all land, in order per vQP.
+ * node gives ENOENT. With KR_DCIS_PER_THREAD=1 a second vQP of the same
+ * thread, to its own node, shares the DCI: interleaved writes to both targets (the DCI switches
+ * target between them) all land, in order per vQP.
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -65,13 +66,16 @@ static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 
 static int side_a(const struct kp_keeper *ka, const struct b_info *b)
 {
-	struct kr_ctx *ctx = kp_attach(ka, 5000);
 	struct kr_vqp_attr a;
+	struct kr_ctx *ctx;
 	struct kr_vqp *v;
 	uint8_t *src, *chk;
 	uint64_t *old;
 	struct kr_wc wc;
 
+	/* one DCI per thread, so that the two targets below share it */
+	CHECK_OK(setenv("KR_DCIS_PER_THREAD", "1", 1));
+	ctx = kp_attach(ka, 5000);
 	CHECK(ctx != NULL);
 	src = kr_malloc(ctx, LEN);
 	chk = kr_malloc(ctx, LEN);
