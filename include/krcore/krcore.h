@@ -93,8 +93,8 @@ struct kr_attach_opts {
 };
 
 /* A thread spreads its peers over up to this many DCIs (kr_connect()). */
-#define KR_DCIS_PER_THREAD_DEFAULT 4u
-#define KR_DCIS_PER_THREAD_MAX	   8u
+#define KR_DCIS_PER_THREAD_DEFAULT 8u
+#define KR_DCIS_PER_THREAD_MAX	   16u
 
 /*
  * kr_attach() - attach this process to the local keeper. Connects to its
@@ -306,7 +306,9 @@ struct kr_connect_opts {
  *      has the credits (no switch is added);
  *   2. else on a DCI of its own while the thread holds fewer than its
  *      limit: one an earlier thread of the process let go, or one granted
- *      with kr_attach(), else one leased from the keeper;
+ *      with kr_attach(), else one leased from the keeper (for a thread's
+ *      second and later DCIs only while more than a quarter of the
+ *      tenant's DCIs are free: fan-out never starves a first connect);
  *   3. else (at the limit, or the pool has none free) on the thread's DCI
  *      serving the fewest targets that has the credits.
  * A vQP stays on its DCI for its life (its requests complete in order). With

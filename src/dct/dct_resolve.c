@@ -54,8 +54,7 @@ static struct kr_dct_zone *job_dct_zone(struct kr_ctx *ctx)
 static struct {
 	pthread_mutex_t lock;
 	struct kr_ctx *ctx; /* the attachment the state below belongs to */
-	uint64_t keeper_gen;
-	uint32_t job_gen;
+	uint64_t attach_id;
 	bool leased;
 	struct kr_lease lease;
 	struct kr_dct_slot *buf; /* kr_malloc: in the heap MR, one row (KR_META_ROW_MAX) */
@@ -186,12 +185,10 @@ static int look_prepare(struct kr_ctx *ctx)
 {
 	int rc;
 
-	if (g_look.ctx != ctx || g_look.keeper_gen != ctx->keeper_gen ||
-	    g_look.job_gen != ctx->job_gen) {
+	if (g_look.ctx != ctx || g_look.attach_id != ctx->attach_id) {
 		/* a previous attachment's lease and buffer went with its detach */
 		g_look.ctx = ctx;
-		g_look.keeper_gen = ctx->keeper_gen;
-		g_look.job_gen = ctx->job_gen;
+		g_look.attach_id = ctx->attach_id;
 		g_look.leased = false;
 		g_look.buf = NULL;
 	}

@@ -846,6 +846,13 @@ struct kr_ctx {
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
 	uint32_t dcis_per_thread; /* kr_attach_opts.dcis_per_thread, resolved (virtqp_policy.c) */
+	/*
+	 * Names this attachment in the process, never reused: state kept across
+	 * calls (spare DCIs, the lookup DCI, a thread's DCIs) belongs to one
+	 * attachment. ctx, keeper and job generations do not tell: a new attach
+	 * may get the same ctx address and another job slot of the same gen.
+	 */
+	uint64_t attach_id;
 };
 
 /*

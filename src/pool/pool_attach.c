@@ -26,6 +26,7 @@
 
 static pthread_mutex_t attach_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct kr_ctx *attached; /* guarded by attach_mtx */
+static uint64_t attach_count;	/* attachments made in this process (ctx->attach_id) */
 
 /* ---- checks of what the keeper mapped for us ---- */
 
@@ -266,6 +267,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	}
 	ctx->nready = rep->nready;
 	ctx->keeper_gen = rep->keeper_gen;
+	ctx->attach_id = ++attach_count; /* attach_mtx held */
 	rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
 	if (!rc &&
 	    (ctx->tenant >= ctx->seg->ntenants || ctx->job >= ctx->seg->ntenants * ctx->seg->jobs))

@@ -37,13 +37,17 @@ static int vq_dci_view(struct kr_vq_dci *d)
 	return 0;
 }
 
-struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx)
+struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx, bool spare_only)
 {
 	struct kr_vq_dci *d = kr_vq_spare_get(ctx); /* an earlier thread's: no keeper call */
 	int rc;
 
 	if (d)
 		return d;
+	if (spare_only) {
+		errno = ENOSPC;
+		return NULL;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		errno = ENOMEM;

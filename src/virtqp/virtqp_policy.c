@@ -8,7 +8,10 @@
  * ctx->dcis_per_thread DCIs and spreads its targets over them: a new vQP
  * joins the DCI already serving its target (adding no switch), else takes
  * a DCI of its own while the thread is below its limit, else shares the
- * DCI serving the fewest targets. A vQP never moves (its order is its
+ * DCI serving the fewest targets. A thread's second and later DCIs come
+ * from the process's spares, or from the keeper only while more than a
+ * quarter of the tenant's DCIs are free: fan-out never starves another
+ * thread's first connect. A vQP never moves (its order is its
  * DCI's). Placement is decided at connect, never on the data path.
  *
  * The set lives in heap memory named by thread-local storage; at thread
@@ -24,8 +27,7 @@
 
 struct kr_vq_thread {
 	const struct kr_ctx *ctx; /* the attachment the set belongs to */
-	uint64_t keeper_gen;
-	uint32_t job_gen;
+	uint64_t attach_id;
 	uint32_t n;
 	struct kr_vq_dci *dci[KR_DCIS_PER_THREAD_MAX];
 };
@@ -70,11 +72,10 @@ static struct kr_vq_thread *thread_set(struct kr_ctx *ctx)
 		}
 		kr_vq_me = me;
 	}
-	if (me->ctx != ctx || me->keeper_gen != ctx->keeper_gen || me->job_gen != ctx->job_gen) {
+	if (me->ctx != ctx || me->attach_id != ctx->attach_id) {
 		thread_forget(me); /* their vQPs were to be disconnected before kr_detach() */
 		me->ctx = ctx;
-		me->keeper_gen = ctx->keeper_gen;
-		me->job_gen = ctx->job_gen;
+		me->attach_id = ctx->attach_id;
 	}
 	return me;
 }
@@ -85,6 +86,28 @@ static struct kr_vq_tgt *dci_tgt(struct kr_vq_dci *d, uint64_t key)
 		if (d->tgt[i].key == key)
 			return &d->tgt[i];
 	return NULL;
+}
+
+/*
+ * May a thread that holds a DCI already lease one more from the keeper?
+ * Only while more than a quarter of the tenant's built DCIs are free, so
+ * that fan-out never takes the DCI another thread's first connect needs (a
+ * spare of the process is always fine: the pool does not see it).
+ */
+static bool pool_has_room(const struct kr_ctx *ctx)
+{
+	const struct kr_pool_seg *s = ctx->seg;
+	uint32_t built = 0, free_now = 0;
+
+	/* the slots' states (keeper-written): FREE ones are in the free ring */
+	for (uint32_t i = 0; i < s->dcis; i++) {
+		uint32_t st =
+		    __atomic_load_n(&kr_seg_dci(s, ctx->tenant, i)->state, __ATOMIC_RELAXED);
+
+		built += st != KR_SLOT_EMPTY;
+		free_now += st == KR_SLOT_FREE;
+	}
+	return free_now > built / 4;
 }
 
 static void thread_drop(struct kr_vq_dci *d)
@@ -117,9 +140,9 @@ struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t cred
 		if (d->credits_free >= credits && dci_tgt(d, key))
 			return d;
 	}
-	/* 2. a DCI of its own while below the limit */
+	/* 2. a DCI of its own while below the limit (and the pool not short) */
 	if (me->n < ctx->dcis_per_thread) {
-		d = kr_vq_dci_new(ctx);
+		d = kr_vq_dci_new(ctx, me->n && !pool_has_room(ctx));
 		if (d) {
 			if (credits > d->cnt) {
 				kr_vq_dci_unpick(d);
@@ -130,7 +153,7 @@ struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t cred
 			me->dci[me->n++] = d;
 			return d;
 		}
-		/* the pool or the job's share is exhausted: share one held */
+		/* the pool is short or the job's share exhausted: share one held */
 		if (!me->n || (errno != ENOSPC && errno != EMFILE))
 			return NULL;
 		err = errno;

@@ -9,7 +9,7 @@
  * gets the rest back at once. The DCIs stay leased to the job, so the keeper
  * reclaims them at detach or death like any lease.
  *
- * The spares belong to one attachment (ctx, job and keeper generations): a
+ * The spares belong to one attachment (ctx->attach_id): a
  * later attachment drops what an earlier one left (the keeper took those
  * back at detach; their views died with the ctx).
  */
@@ -23,8 +23,7 @@
 static struct {
 	pthread_mutex_t lock;
 	const struct kr_ctx *ctx;
-	uint64_t keeper_gen;
-	uint32_t job_gen;
+	uint64_t attach_id;
 	uint32_t n;
 	uint32_t max;
 	struct kr_vq_dci *d[KR_VQ_SPARE_DCIS];
@@ -48,14 +47,12 @@ static void spare_free(struct kr_vq_dci *d)
 /* g_spare.lock held: forget spares of another attachment than ctx. */
 static void spare_own(const struct kr_ctx *ctx)
 {
-	if (g_spare.ctx == ctx && g_spare.keeper_gen == ctx->keeper_gen &&
-	    g_spare.job_gen == ctx->job_gen)
+	if (g_spare.ctx == ctx && g_spare.attach_id == ctx->attach_id)
 		return;
 	while (g_spare.n)
 		spare_free(g_spare.d[--g_spare.n]);
 	g_spare.ctx = ctx;
-	g_spare.keeper_gen = ctx->keeper_gen;
-	g_spare.job_gen = ctx->job_gen;
+	g_spare.attach_id = ctx->attach_id;
 }
 
 bool kr_vq_spare_put(struct kr_vq_dci *d)

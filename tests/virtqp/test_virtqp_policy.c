@@ -10,9 +10,14 @@
  *   - another thread gets DCIs of its own, even to the same peers;
  *   - a thread that exits with vQPs connected: the main thread disconnects
  *     them later (its set is gone; nothing dangles: ASan);
- *   - the pool with 2 DCIs free: a limit of 4 takes the 2 and shares them,
- *     no error; at the limit with no DCI holding the credits asked: ENOSPC;
- *   - options: dcis_per_thread 9, $KR_DCIS_PER_THREAD "0", "x", "9": EINVAL;
+ *   - a new attachment in the process uses nothing the last one kept (it
+ *     once posted on a spare DCI of the detached one: another job slot of
+ *     the same gen looked like the same attachment);
+ *   - the tenant with 5 of 12 DCIs free: a limit of 4 takes one, a second
+ *     while more than a quarter stay free, then shares, no error; another
+ *     thread's first connect still finds one; at the limit with no DCI
+ *     holding the credits asked: ENOSPC;
+ *   - options: dcis_per_thread 17, $KR_DCIS_PER_THREAD "0", "x", "17": EINVAL;
  *     "2" taken when the option is 0; the option wins over it.
  */
 #include <errno.h>
@@ -28,7 +33,7 @@
 #define PEERS 8
 #define LEN   4096
 
-static const char *const args[] = {"--tenants", "1", "--dcis",	    "12", "--jobs", "1",
+static const char *const args[] = {"--tenants", "1", "--dcis",	    "12", "--jobs", "2",
 				   "--heap-mb", "4", "--hugepages", "64", NULL};
 
 static struct kr_ctx *attach(const struct kp_keeper *k, uint32_t per_thread)
@@ -119,6 +124,16 @@ static void *other_thread(void *p)
 	return NULL;
 }
 
+/* A first connect of a new thread, to a peer the main thread also talks to. */
+static void *first_connect(void *p)
+{
+	struct thr *t = p;
+	struct kr_vqp *v = connect_peer(t->ctx, 1, 0);
+
+	t->rc = v && v->dci != t->main_v[0]->dci && !kr_disconnect(v) ? 0 : -1;
+	return NULL;
+}
+
 static int spread(struct kr_ctx *ctx, uint8_t *src, uint8_t *dst, uint8_t *back, uint32_t rkey)
 {
 	struct kr_vqp *v[PEERS + 1];
@@ -173,17 +188,30 @@ static int spread(struct kr_ctx *ctx, uint8_t *src, uint8_t *dst, uint8_t *back,
 	return 0;
 }
 
-/* The keeper has n DCIs free: a thread with a limit of 4 takes them and shares. */
-static int pool_short(struct kr_ctx *ctx, uint32_t left)
+/* A READ of 8 bytes on v: 0 or -EIO. */
+static int read_ok(struct kr_vqp *v, uint8_t *back, uint8_t *dst, uint32_t rkey, uint64_t id)
 {
-	struct kr_lease hold[16];
-	struct kr_vqp *v[4];
-	struct kr_vqp *w;
-	uint32_t nhold = 0;
-	int rc;
+	if (kr_post_read(v, back, 8, (uintptr_t)dst, rkey, id, 0))
+		return -EIO;
+	return vq_wait_ok(v, id);
+}
 
+/*
+ * The tenant has 5 of its 12 DCIs free: a thread with a limit of 4 takes
+ * one, a second while more than a quarter (3) stay free, then shares; the
+ * DCI left is for another thread's first connect. A fresh attachment: no
+ * DCI kept by the one before is used (each vQP READs).
+ */
+static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t rkey)
+{
 	const struct kr_pool_tenant *pt = kr_seg_tenant(ctx->seg, ctx->tenant);
+	struct kr_lease hold[16];
+	struct kr_vqp *v[4], *w;
+	uint32_t nhold = 0, left = 5;
 	double t0 = kp_now_ms();
+	struct thr t = {.ctx = ctx};
+	pthread_t th;
+	int rc;
 
 	/* every DCI of the pool, those still resetting too */
 	while (nhold < 16 && kp_now_ms() - t0 < 1000) {
@@ -195,7 +223,7 @@ static int pool_short(struct kr_ctx *ctx, uint32_t left)
 		else
 			CHECK_OK(rc);
 	}
-	CHECK(nhold > left && nhold < 16);
+	CHECK_EQ(nhold, 12);
 	for (uint32_t i = 0; i < left; i++)
 		CHECK_OK(kr_lease_free(ctx, &hold[--nhold]));
 	/* the worker resets them before they are leasable */
@@ -206,13 +234,28 @@ static int pool_short(struct kr_ctx *ctx, uint32_t left)
 	for (uint32_t i = 0; i < 4; i++) {
 		v[i] = connect_peer(ctx, i + 1, 0);
 		CHECK(v[i] != NULL);
+		CHECK_OK(read_ok(v[i], back, dst, rkey, 50 + i));
 	}
-	CHECK_EQ(distinct_dcis(v, 4), left);
-	/* at its DCIs, none with a whole DCI's credits left: ENOSPC */
-	errno = 0;
+	CHECK_EQ(distinct_dcis(v, 4), 2);
+	CHECK_EQ(kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off), 3);
+	/* another thread's first connect finds one */
+	t.main_v = v;
+	CHECK_OK(pthread_create(&th, NULL, first_connect, &t));
+	CHECK_OK(pthread_join(th, NULL));
+	CHECK_OK(t.rc);
+	/*
+	 * That thread let its DCI go, kept by the process: a spare may be
+	 * taken with the pool short. Then none of ours has a whole DCI's
+	 * credits left and the pool is short: ENOSPC.
+	 */
 	w = connect_peer(ctx, 5, v[0]->dci->cnt);
-	CHECK(w == NULL);
+	CHECK(w != NULL);
+	CHECK(w->dci != v[0]->dci && w->dci != v[1]->dci && w->dci != v[2]->dci);
+	CHECK_OK(read_ok(w, back, dst, rkey, 60));
+	errno = 0;
+	CHECK(connect_peer(ctx, 6, v[0]->dci->cnt) == NULL);
 	CHECK_EQ(errno, ENOSPC);
+	CHECK_OK(kr_disconnect(w));
 	errno = 0;
 	w = connect_peer(ctx, 5, v[0]->dci->cnt + 1);
 	CHECK(w == NULL);
@@ -226,7 +269,7 @@ static int pool_short(struct kr_ctx *ctx, uint32_t left)
 
 static int options(const struct kp_keeper *k)
 {
-	static const char *const bad_env[] = {"0", "x", "9", "2x", "-1"};
+	static const char *const bad_env[] = {"0", "x", "17", "2x", "-1"};
 	struct kr_ctx_attr ca;
 	struct kr_ctx *ctx;
 
@@ -266,6 +309,7 @@ int main(void)
 	struct kr_mr *mr;
 	struct kr_mr_key key;
 	uint8_t *src, *dst, *back;
+	uint64_t id;
 
 	kp_require_hugepages(16);
 	kp_keeper_init(&k);
@@ -282,11 +326,20 @@ int main(void)
 	CHECK_OK(kr_mr_key(mr, &key));
 	CHECK_OK(spread(ctx, src, dst, back, key.rkey));
 	CHECK_OK(kr_dereg_mr(mr));
+	id = ctx->attach_id;
 	CHECK_OK(kr_detach(ctx));
-	/* a new attachment: no spare DCI kept from the one before */
+	/* a new attachment (maybe another job slot of the same gen): nothing of the last */
 	ctx = attach(&k, 4);
 	CHECK(ctx != NULL);
-	CHECK_OK(pool_short(ctx, 2));
+	CHECK(ctx->attach_id > id);
+	dst = kr_malloc(ctx, LEN);
+	back = kr_malloc(ctx, LEN);
+	CHECK(dst && back);
+	mr = kr_reg_mr(ctx, dst, LEN, KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ);
+	CHECK(mr != NULL);
+	CHECK_OK(kr_mr_key(mr, &key));
+	CHECK_OK(pool_short(ctx, back, dst, key.rkey));
+	CHECK_OK(kr_dereg_mr(mr));
 	CHECK_OK(kr_detach(ctx));
 	CHECK_OK(options(&k));
 	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);
