@@ -11,6 +11,7 @@ writes into OUTDIR (default: FILE's directory):
                       another node
   read.png            8-byte READ latency (p50) and async rate, vQP beside raw DCI, to this
                       node and to another node (with the UDP ping-pong floor)
+  fanout.png          one thread's async READ rate to N peers round-robin by DCIs per thread
 """
 import json
 import os
@@ -101,6 +102,18 @@ def read_fig(local, peer, out):
     plt.close(fig)
 
 
+def fanout_fig(run, out):
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ks = [str(d["dcis_per_thread"]) for d in run["dcis"]]
+    ax.bar(ks, [d["mops"] for d in run["dcis"]])
+    ax.set_xlabel("DCIs per thread (kr_attach_opts.dcis_per_thread)")
+    ax.set_ylabel("async 8-byte READ, Mop/s")
+    ax.set_title(f"One thread to {run['peers']} peers round-robin", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -123,6 +136,10 @@ def main():
     if rd or peer:
         read_fig(rd, peer, os.path.join(outdir, "read.png"))
         made.append("read.png")
+    fan = find(runs, "fanout")
+    if fan:
+        fanout_fig(fan, os.path.join(outdir, "fanout.png"))
+        made.append("fanout.png")
     if not made:
         sys.exit(f"{sys.argv[1]}: no krbench connect or read run in it")
     print(f"wrote {', '.join(made)} to {outdir}")

@@ -476,6 +476,9 @@ static void usage(FILE *f)
 		   "  node, vQP vs raw DCI -> DCT in the same run (default 10000)\n"
 		   "       krbench send --peer [-n ITERS] [--json] [--profile M]\n"
 		   "  the same to node 2 of two keepers started here, through its echo job\n"
+		   "       krbench fanout [--peers N] [-n ITERS] [--json] [--profile M]\n"
+		   "  async READs from one thread to N peers round-robin (default 8) with 1, 2\n"
+		   "  and 4 DCIs per thread, N + 1 keepers started here (default 20000)\n"
 		   "       krbench all [-n ITERS] [--json] [FILE]\n"
 		   "  every bench above, each in its own process, one JSON document to FILE\n"
 		   "       krbench connect [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
@@ -491,14 +494,20 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"cycles", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'}, {"krpoold", required_argument, NULL, 'k'},
-	    {"help", no_argument, NULL, 'h'},	      {"profile", required_argument, NULL, 'p'},
-	    {"nodes", required_argument, NULL, 'N'},  {"peer", no_argument, NULL, 'P'},
-	    {"busy", required_argument, NULL, 'B'},   {NULL, 0, NULL, 0},
+	    {"cycles", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"krpoold", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"nodes", required_argument, NULL, 'N'},
+	    {"peer", no_argument, NULL, 'P'},
+	    {"busy", required_argument, NULL, 'B'},
+	    {"peers", required_argument, NULL, 'M'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *sock = NULL, *krpoold = NULL, *n_arg = NULL;
-	int cycles = 1000, nodes = 0, ndci = 0, opt;
+	int cycles = 1000, nodes = 0, ndci = 0, peers = 0, opt;
 	bool json = false, n_set = false, peer = false;
 
 	while ((opt = getopt_long(argc, argv, "n:js:h", opts, NULL)) != -1) {
@@ -529,6 +538,14 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			peer = true;
+			break;
+		case 'M':
+			peers = atoi(optarg);
+			if (peers < 1 || peers > KB_MAX_NODES - 1) {
+				fprintf(stderr, "krbench: --peers must be 1..%d\n",
+					KB_MAX_NODES - 1);
+				return 2;
+			}
 			break;
 		case 'B':
 			ndci = atoi(optarg);
@@ -565,6 +582,9 @@ int main(int argc, char **argv)
 		return kb_bench_send_peer(n_set ? cycles : 10000, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "send") && cycles >= 1 && cycles <= 1000000)
 		return bench_send(n_set ? cycles : 10000, json, sock, krpoold);
+	if (optind == argc - 1 && !strcmp(argv[optind], "fanout") && cycles >= 1 &&
+	    cycles <= 1000000 && !sock)
+		return kb_bench_fanout(peers ? peers : 8, n_set ? cycles : 20000, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 &&
 	    cycles <= 1000000 && peer)
 		return kb_bench_read_peer(n_set ? cycles : 10000, json, krpoold);

@@ -8,6 +8,7 @@
  *   krbench_remote.c   krbench connect --nodes: remote connects vs the verbs way
  *   krbench_read.c     the READ loops (vQP, raw DCI) of krbench read
  *   krbench_peer.c     krbench read --peer: to another node, beside a UDP ping-pong
+ *   krbench_fanout.c   krbench fanout: one thread's READs over N peers, by DCIs per thread
  *   krbench_send.c     krbench send: ports and vQPs vs a raw DCI -> DCT pair
  *   krbench_send_peer.c krbench send --peer: the same through node 2's echo job
  *   krbench_all.c      krbench all: every bench, one JSON document
@@ -38,6 +39,8 @@ double kb_pct(const double *sorted, int n, double p);
 void kb_p50_p99(double *lat, int n, double *p50, double *p99);
 /* Attach to the keeper at sock, retrying for up to 10 s; NULL (reported). */
 struct kr_ctx *kb_attach_node(const char *sock);
+/* The same with kr_attach_opts.dcis_per_thread (0: the default). */
+struct kr_ctx *kb_attach_node_dcis(const char *sock, uint32_t dcis_per_thread);
 /*
  * Every process of a krbench run is one launch: KR_LAUNCH_KEY as given, else
  * a random one set for this run before anything forks. 0 or -1.
@@ -48,7 +51,7 @@ int kb_krpoold_path(const char *krpoold, char *buf, size_t len);
 
 /* ---- krbench_cluster.c ---- */
 
-#define KB_MAX_NODES 8
+#define KB_MAX_NODES 9
 
 /* N keepers, node ids 1..N, on sim hosts 127.0.0.2.. over one UDP port; node 1 the MetaServer. */
 struct kb_cluster {
@@ -162,6 +165,11 @@ struct kb_rd_raw {
  */
 int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t raddr,
 	      uint32_t rkey, int iters, double *lat, struct kb_rd_res *res);
+
+/* ---- krbench_fanout.c ---- */
+
+/* Async READs from one thread to peers nodes round-robin, K DCIs per thread. 0, 1 or 77. */
+int kb_bench_fanout(int peers, int iters, bool json, const char *krpoold);
 
 /* ---- krbench_peer.c ---- */
 

@@ -28,6 +28,8 @@ static const char *const kb_runs[][8] = {
     {"read", "--peer", NULL},
     {"connect", "--nodes", "2", "--profile", "connectx4", NULL},
     {"connect", "--nodes", "4", NULL},
+    {"fanout", NULL},
+    {"attach", "--busy", "100", NULL},
 };
 
 #define KB_NRUNS (int)(sizeof(kb_runs) / sizeof(kb_runs[0]))

@@ -123,10 +123,14 @@ static pid_t keeper_spawn(const struct kb_cluster *c, int node, const char *krpo
 			dup2(fd, STDERR_FILENO);
 		}
 	}
-	/* node 1's MetaServer table sized for this cluster, not for 16384 nodes */
+	/*
+	 * node 1's MetaServer table sized for this cluster, not for 16384 nodes;
+	 * its pool big enough for a thread that fans out over 8 DCIs with more
+	 * than a quarter left (krbench fanout)
+	 */
 	execl(krpoold, krpoold, "--foreground", "--socket", c->sock[node - 1], "--device", dev,
 	      "--node-id", id, node == 1 ? "--meta-listen" : "--metaserver-addr", ms, "--tenants",
-	      "1", "--dcis", "8", "--jobs", "4", "--heap-mb", "2", "--hugepages",
+	      "1", "--dcis", node == 1 ? "16" : "8", "--jobs", "4", "--heap-mb", "2", "--hugepages",
 	      KR_STR(KB_KEEPER_PAGES), "--max-nodes", "64",
 	      node == 1 ? "--metaserver" : (char *)NULL, (char *)NULL);
 	fprintf(stderr, "krbench: cannot run %s: %s\n", krpoold, strerror(errno));

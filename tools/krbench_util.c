@@ -102,7 +102,12 @@ int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t
 
 struct kr_ctx *kb_attach_node(const char *sock)
 {
-	struct kr_attach_opts o = {.socket_path = sock};
+	return kb_attach_node_dcis(sock, 0);
+}
+
+struct kr_ctx *kb_attach_node_dcis(const char *sock, uint32_t dcis_per_thread)
+{
+	struct kr_attach_opts o = {.socket_path = sock, .dcis_per_thread = dcis_per_thread};
 	struct kr_ctx *ctx = NULL;
 
 	/* a keeper answers its socket before it takes attaches */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # krbench all writes one JSON document with every bench (small iteration
-# counts here), and scripts/plot.py draws its three figures from it.
+# counts here), and scripts/plot.py draws its four figures from it.
 # Usage: test_bench_plot.sh KRBENCH SOURCE_ROOT
 set -eu
 krbench=$1 src=$2
@@ -16,7 +16,11 @@ rc=0
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 names = [(r["bench"], r.get("nodes"), r.get("profile")) for r in runs]
-assert len(runs) == 8, names
+assert len(runs) == 10, names
+fan = next(r for r in runs if r["bench"] == "fanout")
+assert fan["fanout_ratio"] > 0 and len(fan["dcis"]) == 4, fan
+busy = next(r for r in runs if r["bench"] == "attach" and "busy_p99_ratio" in r)
+assert busy["busy_p99_ratio"] > 0, busy
 send = next(r for r in runs if r["bench"] == "send")
 assert all(k in send for k in ("p50_us", "msg_rate", "raw_msg_rate", "rate_ratio")), send
 peer = next(r for r in runs if r["bench"] == "read_peer")
@@ -26,7 +30,7 @@ assert all(len(c["cdf_us"]) == 21 for c in remote["cases"]), remote
 print("runs:", names)
 PY
 "$src/scripts/plot.py" "$dir/all.json" "$dir"
-for f in connect_cdf connects_per_s read; do
+for f in connect_cdf connects_per_s read fanout; do
 	[ -s "$dir/$f.png" ] || { echo "FAIL: no $f.png"; exit 1; }
 done
 echo "ok: krbench all + plot.py"
