@@ -22,9 +22,7 @@ dir=$(mktemp -d /tmp/krcore-demo.XXXXXX)
 hp_before=$(ls /dev/hugepages)
 keepers=() jobs=()
 stop_all() {
-	local p
-	for p in "${jobs[@]}" "${keepers[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${jobs[@]}" "${keepers[@]}"; do wait "$p" 2>/dev/null || true; done
+	kr_stop ${jobs[@]+"${jobs[@]}"} ${keepers[@]+"${keepers[@]}"}
 	jobs=() keepers=()
 }
 cleanup() {
@@ -35,28 +33,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # One UDP port for every sim host, the next one for MetaServer registrations.
-port=$(kr_free_port)
-meta=127.0.0.2:$((port + 1))
-echo "== 1. four keepers: sim hosts 127.0.0.2..5, UDP port $port, MetaServer on node 1 =="
-for n in 1 2 3 4; do
-	args=(--foreground --socket "$dir/node$n.sock" --device "sim:node$n@127.0.0.$((n + 1)):$port"
-		--node-id "$n" --tenants 1 --dcis 8 --jobs 4 --heap-mb 2 --hugepages 32)
-	if [ "$n" = 1 ]; then
-		args+=(--metaserver --max-nodes 64 --meta-listen "$meta") # a table for this cluster's size
-	else
-		args+=(--metaserver-addr "$meta")
-	fi
-	"$bin/tools/krpoold" "${args[@]}" >"$dir/node$n.log" 2>&1 &
-	keepers+=($!)
-	echo "   krpoold ${args[*]}"
-done
-for n in 1 2 3 4; do
-	kr_wait_keeper "$dir/node$n.sock" || {
-		echo "demo: the keeper of node $n did not start:"
-		cat "$dir/node$n.log"
-		exit 1
-	}
-done
+echo "== 1. four keepers: sim hosts 127.0.0.2..5 over UDP loopback, MetaServer on node 1 =="
+kr_start_keepers "$dir" 4 || exit 1
 
 echo "== 2. serve_region on nodes 2..4: 4 KiB of each job's heap, READ/WRITE/atomic key =="
 peers=()
@@ -71,11 +49,7 @@ done
 echo "== 3. hello_krcore on node 1 =="
 "$bin/examples/hello_krcore" --socket "$dir/node1.sock" "${peers[@]}"
 stop_all
-# New hugepage files that no live process maps (others' keepers may run meanwhile).
-leftover=
-for f in $(comm -13 <(echo "$hp_before") <(ls /dev/hugepages)); do
-	grep -qs "/dev/hugepages/$f" /proc/[0-9]*/maps || leftover+=" $f"
-done
+leftover=$(kr_hugepages_left "$hp_before")
 [ -z "$leftover" ] || { echo "demo: hugepage files left behind:$leftover"; exit 1; }
 echo "   keepers and jobs stopped, hugepages released"
 

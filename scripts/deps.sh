@@ -9,7 +9,8 @@ pkgs=(meson ninja-build pkg-config gcc make libc6-dev python3
       libdpdk-dev libjemalloc-dev libcmocka-dev libsodium-dev
       linux-headers-amd64 valgrind
       tshark iproute2   # tshark: the sim's wire-format test; iproute2: ip netns
-      python3-matplotlib)  # scripts/plot.py
+      python3-matplotlib   # scripts/plot.py
+      openmpi-bin libopenmpi-dev libpmix-dev)  # examples/mpi_alltoall under mpirun
 if [ "${1:-}" = "--kmod" ]; then
 	pkgs+=(qemu-system-x86 busybox-static linux-image-amd64 cpio kmod)
 fi

@@ -63,9 +63,7 @@ report=$(realpath -m "${KR_SMOKE_REPORT:-hw-smoke-report.txt}")
 dir=$(mktemp -d /tmp/krcore-smoke.XXXXXX)
 pids=()
 cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	kr_stop ${pids[@]+"${pids[@]}"}
 	rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -35,3 +35,53 @@ kr_serve_region() {
 	done
 	read -r kr_addr kr_rkey <"$2"
 }
+
+# kr_start_keepers DIR N: the keepers of nodes 1..N on sim hosts
+# 127.0.0.2.. over one free UDP port (node 1 also the MetaServer), sockets
+# DIR/node<n>.sock, logs DIR/node<n>.log; each pid appended to the array
+# keepers, the port in kr_port. More krpoold arguments: the array
+# kr_keeper_args. Waits until each answers; 0, or 1 (a keeper that did not
+# start: its log printed).
+kr_start_keepers() {
+	local dir=$1 n=$2 i meta args
+	kr_port=$(kr_free_port)
+	meta=127.0.0.2:$((kr_port + 1))
+	for i in $(seq "$n"); do
+		args=(--foreground --socket "$dir/node$i.sock"
+			--device "sim:node$i@127.0.0.$((i + 1)):$kr_port" --node-id "$i" --tenants 1
+			--dcis 8 --jobs 4 --heap-mb 2 --hugepages 32 ${kr_keeper_args[@]+"${kr_keeper_args[@]}"})
+		if [ "$i" = 1 ]; then
+			args+=(--metaserver --max-nodes 64 --meta-listen "$meta") # a table for this size
+		else
+			args+=(--metaserver-addr "$meta")
+		fi
+		"$bin/tools/krpoold" "${args[@]}" >"$dir/node$i.log" 2>&1 &
+		keepers+=($!)
+		echo "   krpoold ${args[*]}"
+	done
+	for i in $(seq "$n"); do
+		kr_wait_keeper "$dir/node$i.sock" || {
+			echo "the keeper of node $i did not start:"
+			cat "$dir/node$i.log"
+			return 1
+		}
+	done
+}
+
+# kr_stop PID...: SIGTERM each, then reap each (children of this shell).
+kr_stop() {
+	local p
+	for p in "$@"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "$@"; do wait "$p" 2>/dev/null || true; done
+}
+
+# kr_hugepages_left BEFORE: the hugepage files made since BEFORE (a listing
+# of /dev/hugepages) that no live process maps (others' keepers may run
+# meanwhile); prints them, nothing when none.
+kr_hugepages_left() {
+	local f left=
+	for f in $(comm -13 <(echo "$1") <(ls /dev/hugepages)); do
+		grep -qs "/dev/hugepages/$f" /proc/[0-9]*/maps || left+=" $f"
+	done
+	echo "$left"
+}

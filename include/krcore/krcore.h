@@ -143,6 +143,7 @@ struct kr_ctx_attr {
 	uint32_t dci_leases;  /* DCIs this job holds */
 	size_t heap_len;      /* bytes the kr_malloc heap may grow to (krpoold --heap-mb) */
 	uint32_t dcis_per_thread; /* see kr_attach_opts */
+	uint32_t node; /* this node's id (krpoold --node-id): what peers kr_connect() to */
 };
 
 /*

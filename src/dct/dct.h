@@ -36,6 +36,8 @@ struct kr_dct_rec {
  * -ENOTCONN (keeper gone), -EINVAL.
  */
 int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec);
+/* kr_dct_self_node() - this node's id as its keeper published it; 0 when it has none. */
+uint32_t kr_dct_self_node(struct kr_ctx *ctx);
 
 struct kr_dct_port_rec;
 /*

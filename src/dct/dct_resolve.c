@@ -381,6 +381,14 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 	return rc;
 }
 
+/* kr_dct_self_node() - see dct.h. */
+uint32_t kr_dct_self_node(struct kr_ctx *ctx)
+{
+	struct kr_dct_zone *dz = job_dct_zone(ctx);
+
+	return dz ? __atomic_load_n(&dz->node_id, __ATOMIC_RELAXED) : 0;
+}
+
 int kr_dct_resolve(struct kr_ctx *ctx, uint32_t node_id, struct kr_dct_rec *rec)
 {
 	struct kr_dct_zone *dz;

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dct/dct.h"
 #include "kr_clock.h"
 #include "kr_log.h"
 #include "pool.h"
@@ -502,6 +503,7 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
 	attr->dci_leases = n;
 	attr->heap_len = ctx->heap_max;
 	attr->dcis_per_thread = ctx->dcis_per_thread;
+	attr->node = ctx->observer ? 0 : kr_dct_self_node(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return gone ? -ENOTCONN : 0;
 }

@@ -77,6 +77,13 @@ static int side_a(const struct kp_keeper *ka, const struct b_info *b)
 	CHECK_OK(setenv("KR_DCIS_PER_THREAD", "1", 1));
 	ctx = kp_attach(ka, 5000);
 	CHECK(ctx != NULL);
+	{
+		struct kr_ctx_attr ca;
+
+		CHECK_OK(kr_ctx_query(ctx, &ca));
+		CHECK_EQ(ca.node, 1); /* what its peers connect to */
+		CHECK_EQ(ca.dcis_per_thread, 1);
+	}
 	src = kr_malloc(ctx, LEN);
 	chk = kr_malloc(ctx, LEN);
 	old = kr_malloc(ctx, 8);
