@@ -186,6 +186,13 @@ int main(int argc, char **argv)
 		int64_t t = now_ns();
 		struct kr_vqp *vqp = kr_connect(ctx, peers[i].node, NULL);
 
+		/* a MetaServer that did not answer in time (a loaded machine): ask again, 2 s */
+		while (!vqp && (errno == EAGAIN || errno == EHOSTUNREACH) &&
+		       now_ns() - t < 2000000000ll) {
+			usleep(10000);
+			vqp = kr_connect(ctx, peers[i].node, NULL);
+		}
+
 		if (!vqp) {
 			/* ENOENT: no keeper of that node id registered with a MetaServer */
 			fprintf(stderr, "hello_krcore: kr_connect(%" PRIu32 "): %s\n",

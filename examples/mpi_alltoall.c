@@ -5,6 +5,7 @@
  * READs them back, then checks what every other rank wrote into its own.
  *
  *   mpirun -np N [-x KR_LAUNCH_KEY] [-x KR_KEEPER_SOCKET] mpi_alltoall [--json]
+ *          [--verbs-dev DEV | --verbs-port PORT [--profile MODEL]]
  *
  * The ranks of one job are one launch: they share KR_LAUNCH_KEY (export it
  * to every rank). Each rank finds its keeper at $KR_KEEPER_SOCKET, else the
@@ -20,12 +21,24 @@
  * exchange, connects with their first completions); --json prints one
  * object (ranks, nodes, krcore_bootstrap_ms, attach_ms, exchange_ms,
  * connect_ms).
- * Exit 0 when every byte checked out on every rank, 1 otherwise.
+ *
+ * With --verbs-dev (a device every rank opens, e.g. mlx5_0) or --verbs-port
+ * (rank r opens sim:vr<r>@127.0.0.<20 + r>:PORT under the cost model
+ * --profile, default connectx4) the same job then bootstraps the verbs way
+ * (mpi_verbs.c) and rank 0 prints both and verbs_bootstrap_ms /
+ * krcore_bootstrap_ms (bootstrap_ratio).
+ * --soak MS keeps every rank doing WRITE + READ rounds with every peer for
+ * MS ms after the bootstrap: a rank that dies meanwhile is reported by each
+ * other rank as lost (only that one), and those exit 1.
+ * Exit 0 when every byte checked out on every rank, 1 otherwise; 2 for bad
+ * usage.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <mpi.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +46,8 @@
 #include <unistd.h>
 
 #include <krcore/krcore.h>
+
+#include "mpi_verbs.h"
 
 #define WAIT_NS (10ll * 1000 * 1000 * 1000) /* any single step: far above its goal */
 
@@ -76,13 +91,18 @@ static int wait_one(struct kr_vqp *vqp, int rank, int peer, const char *what)
 	return -1;
 }
 
-/* kr_connect, retried while the peer's node is not registered yet (keepers start together). */
+/*
+ * kr_connect, retried while the peer's node is not registered yet (keepers
+ * start together). 8 credits (WQEBBs): room for 4 requests in flight, all
+ * this job keeps per peer, so one DCI carries 32 peers' vQPs, not 8.
+ */
 static struct kr_vqp *connect_node(struct kr_ctx *ctx, uint32_t node)
 {
+	const struct kr_connect_opts opts = {.credits = 8};
 	int64_t t0 = now_ns();
 	struct kr_vqp *vqp;
 
-	while (!(vqp = kr_connect(ctx, node, NULL)) &&
+	while (!(vqp = kr_connect(ctx, node, &opts)) &&
 	       (errno == ENOENT || errno == EAGAIN || errno == EHOSTUNREACH) &&
 	       now_ns() - t0 < WAIT_NS)
 		usleep(1000);
@@ -135,28 +155,106 @@ static int talk_to_all(struct kr_ctx *ctx, const struct rank_info *all, int rank
 	return failed;
 }
 
-int main(int argc, char **argv)
+static volatile sig_atomic_t g_term;
+
+static void on_term(int sig)
 {
-	int rank, ranks, failed = 0, total_failed = 0,
-			 json = argc > 1 && !strcmp(argv[1], "--json");
-	double boot_ms, max_ms = 0, min_ms = 0, phase[3], phase_max[3] = {0};
+	(void)sig;
+	g_term = 1;
+}
+
+/*
+ * --soak: WRITE + READ rounds to every peer for ms (or until SIGTERM, which
+ * a launcher sends before SIGKILL when it takes a job down). A peer whose
+ * request fails is reported once, on the spot, and left alone; the others go
+ * on. Returns the peers lost: with any, the job cannot meet again in a
+ * collective and the caller exits at once.
+ */
+static int soak(const struct rank_info *all, int rank, int ranks, struct kr_vqp **vqp,
+		uint64_t *scratch, int ms)
+{
+	int64_t end = now_ns() + (int64_t)ms * 1000000;
+	uint64_t round = 0;
+	int lost = 0;
+
+	signal(SIGTERM, on_term);
+	if (rank == 0)
+		printf("soak: %d ms of WRITE + READ rounds to every peer\n", ms);
+	fflush(stdout);
+	while (!g_term && now_ns() < end) {
+		round++;
+		for (int p = 0; p < ranks; p++) {
+			uint64_t raddr = all[p].addr + 8 * (uint64_t)rank;
+			struct kr_wc wc[2];
+			int64_t t0 = now_ns();
+			int got = 0, n = 0;
+
+			if (!vqp[p])
+				continue;
+			scratch[2 * p] = mark(rank, p) ^ round << 48;
+			if (kr_post_write(vqp[p], &scratch[2 * p], 8, raddr, all[p].rkey, 1, 0) ||
+			    kr_post_read(vqp[p], &scratch[2 * p + 1], 8, raddr, all[p].rkey, 2, 0))
+				got = -1;
+			while (got >= 0 && got < 2 && now_ns() - t0 < WAIT_NS &&
+			       (n = kr_poll(vqp[p], wc + got, 2 - got)) >= 0) {
+				got += n;
+				if (!n)
+					sched_yield();
+			}
+			if (got == 2 && wc[0].status == KR_WC_SUCCESS &&
+			    wc[1].status == KR_WC_SUCCESS && scratch[2 * p + 1] == scratch[2 * p])
+				continue;
+			printf("rank %d: lost rank %d in round %" PRIu64 ": %s\n", rank, p, round,
+			       got == 2 ? kr_strerror(wc[0].status ? wc[0].status : wc[1].status)
+			       : n < 0	? strerror(-n)
+					: "no completion");
+			fflush(stdout);
+			kr_disconnect(vqp[p]);
+			vqp[p] = NULL;
+			lost++;
+		}
+	}
+	printf("rank %d: soak: %" PRIu64 " rounds, %d peers lost\n", rank, round, lost);
+	fflush(stdout);
+	return lost;
+}
+
+/* What the krcore bootstrap measured on this rank (ms), and the job's nodes. */
+struct boot {
+	double total;
+	double phase[3]; /* attach, exchange, connects with first completions */
+	int nodes;
+};
+
+static int count_nodes(const struct rank_info *all, int ranks)
+{
+	int nodes = 0;
+
+	for (int p = 0; p < ranks; p++) {
+		int q = 0;
+
+		while (q < p && all[q].node != all[p].node)
+			q++;
+		nodes += q == p;
+	}
+	return nodes;
+}
+
+/* The krcore bootstrap (collective), then soak_ms of soak(). Returns this rank's failures. */
+static int krcore_bootstrap(int rank, int ranks, int soak_ms, struct boot *b)
+{
+	struct rank_info me, *all = calloc((size_t)ranks, sizeof(*all));
+	struct kr_vqp **vqp = calloc((size_t)ranks, sizeof(*vqp));
+	uint64_t *slots, *scratch;
 	struct kr_ctx_attr attr;
-	struct rank_info me = {0}, *all;
-	struct kr_vqp **vqp;
 	struct kr_mr_key key;
 	struct kr_ctx *ctx;
 	struct kr_mr *mr;
-	uint64_t *slots, *scratch;
+	int failed;
 	int64_t t0;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-	all = calloc((size_t)ranks, sizeof(*all));
-	vqp = calloc((size_t)ranks, sizeof(*vqp));
 	if (!all || !vqp)
 		MPI_Abort(MPI_COMM_WORLD, 1);
-
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = now_ns();
 	ctx = kr_attach(NULL);
@@ -179,13 +277,14 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	memset(slots, 0, 8 * (size_t)ranks);
-	phase[0] = (double)(now_ns() - t0) / 1e6;
+	b->phase[0] = (double)(now_ns() - t0) / 1e6;
 	me = (struct rank_info){.node = attr.node, .rkey = key.rkey, .addr = key.addr};
 	MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
-	phase[1] = (double)(now_ns() - t0) / 1e6 - phase[0];
+	b->phase[1] = (double)(now_ns() - t0) / 1e6 - b->phase[0];
 	failed = talk_to_all(ctx, all, rank, ranks, vqp, scratch);
-	boot_ms = (double)(now_ns() - t0) / 1e6;
-	phase[2] = boot_ms - phase[0] - phase[1];
+	b->total = (double)(now_ns() - t0) / 1e6;
+	b->phase[2] = b->total - b->phase[0] - b->phase[1];
+	b->nodes = count_nodes(all, ranks);
 
 	/* every WRITE to us landed before the others passed the barrier */
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -195,35 +294,8 @@ int main(int argc, char **argv)
 				slots[p]);
 			failed++;
 		}
-	MPI_Reduce(&boot_ms, &max_ms, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	MPI_Reduce(&boot_ms, &min_ms, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-	MPI_Reduce(phase, phase_max, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0) {
-		int nodes = 0;
-
-		for (int p = 0; p < ranks; p++) {
-			int q = 0;
-
-			while (q < p && all[q].node != all[p].node)
-				q++;
-			nodes += q == p;
-		}
-		if (json)
-			printf("{\"bench\": \"mpi_alltoall\", \"ranks\": %d, \"nodes\": %d, "
-			       "\"krcore_bootstrap_ms\": %.3f, \"krcore_bootstrap_min_ms\": %.3f, "
-			       "\"attach_ms\": %.3f, \"exchange_ms\": %.3f, \"connect_ms\": %.3f, "
-			       "\"failed\": %d}\n",
-			       ranks, nodes, max_ms, min_ms, phase_max[0], phase_max[1],
-			       phase_max[2], total_failed);
-		else
-			printf("mpi_alltoall: %d ranks on %d nodes, each connected to all others "
-			       "with a WRITE + READ checked: bootstrap %.3f ms (slowest rank; "
-			       "fastest %.3f ms; slowest attach %.3f, exchange %.3f, connects and "
-			       "first completions %.3f ms), %d failures\n",
-			       ranks, nodes, max_ms, min_ms, phase_max[0], phase_max[1],
-			       phase_max[2], total_failed);
-	}
+	if (soak_ms > 0 && soak(all, rank, ranks, vqp, scratch, soak_ms))
+		exit(1); /* a rank is gone: no collective can complete */
 	for (int p = 0; p < ranks; p++)
 		if (vqp[p])
 			kr_disconnect(vqp[p]);
@@ -231,6 +303,98 @@ int main(int argc, char **argv)
 	kr_detach(ctx);
 	free(vqp);
 	free(all);
+	return failed;
+}
+
+/* The slowest rank's figures at rank 0; the job's failures on every rank. */
+static int gather(const struct boot *b, int failed, struct boot *max, double *min_total)
+{
+	int total = 0;
+
+	MPI_Reduce(&b->total, &max->total, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Reduce(&b->total, min_total, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+	MPI_Reduce(b->phase, max->phase, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	max->nodes = b->nodes;
+	return total;
+}
+
+static void report(int ranks, const struct boot *k, double k_min, int failed, double verbs_ms,
+		   bool json)
+{
+	if (json) {
+		printf("{\"bench\": \"mpi_alltoall\", \"ranks\": %d, \"nodes\": %d, "
+		       "\"krcore_bootstrap_ms\": %.3f, \"krcore_bootstrap_min_ms\": %.3f, "
+		       "\"attach_ms\": %.3f, \"exchange_ms\": %.3f, \"connect_ms\": %.3f",
+		       ranks, k->nodes, k->total, k_min, k->phase[0], k->phase[1], k->phase[2]);
+		if (verbs_ms > 0)
+			printf(", \"verbs_bootstrap_ms\": %.3f, \"bootstrap_ratio\": %.2f",
+			       verbs_ms, verbs_ms / k->total);
+		printf(", \"failed\": %d}\n", failed);
+		return;
+	}
+	printf("mpi_alltoall: %d ranks on %d nodes, each connected to all others with a WRITE + "
+	       "READ checked, %d failures (times: the slowest rank)\n",
+	       ranks, k->nodes, failed);
+	printf("%-8s %-52s %12s\n", "path", "what", "bootstrap ms");
+	printf("%-8s %-52s %12.3f\n", "krcore", "kr_attach, Allgather, kr_connect, WRITE+READ",
+	       k->total);
+	printf("%-8s   attach %.3f, exchange %.3f, connects and first completions %.3f; fastest "
+	       "rank %.3f\n",
+	       "", k->phase[0], k->phase[1], k->phase[2], k_min);
+	if (verbs_ms > 0) {
+		printf("%-8s %-52s %12.3f\n", "verbs",
+		       "open, RC QP per peer, Alltoall, RTS, WRITE+READ", verbs_ms);
+		printf("bootstrap_ratio (verbs / krcore): %.2f\n", verbs_ms / k->total);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *verbs_dev = NULL, *profile = "connectx4";
+	struct boot b = {0}, max = {0};
+	int rank, ranks, failed, verbs_port = 0, soak_ms = 0;
+	double k_min = 0, verbs_ms = 0, verbs_max = 0;
+	bool json = false;
+	char dev[96];
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--verbs-dev") && i + 1 < argc) {
+			verbs_dev = argv[++i];
+		} else if (!strcmp(argv[i], "--verbs-port") && i + 1 < argc) {
+			verbs_port = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
+			profile = argv[++i];
+		} else if (!strcmp(argv[i], "--soak") && i + 1 < argc) {
+			soak_ms = atoi(argv[++i]);
+		} else {
+			if (rank == 0)
+				fprintf(stderr,
+					"usage: mpi_alltoall [--json] [--verbs-dev DEV | "
+					"--verbs-port PORT [--profile MODEL]] [--soak MS]\n");
+			MPI_Finalize();
+			return 2;
+		}
+	}
+	if (verbs_port > 0 && ranks <= 200) {
+		snprintf(dev, sizeof(dev), "sim:vr%d@127.0.0.%d:%d%s%s", rank, 20 + rank,
+			 verbs_port, strcmp(profile, "none") ? ",profile=" : "",
+			 strcmp(profile, "none") ? profile : "");
+		verbs_dev = dev;
+	}
+
+	failed = krcore_bootstrap(rank, ranks, soak_ms, &b);
+	if (verbs_dev)
+		failed += mpi_verbs_bootstrap(verbs_dev, rank, ranks, &verbs_ms);
+	MPI_Reduce(&verbs_ms, &verbs_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	failed = gather(&b, failed, &max, &k_min);
+	if (rank == 0)
+		report(ranks, &max, k_min, failed, verbs_max, json);
 	MPI_Finalize();
-	return total_failed ? 1 : 0;
+	return failed ? 1 : 0;
 }

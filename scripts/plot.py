@@ -12,6 +12,9 @@ writes into OUTDIR (default: FILE's directory):
   read.png            8-byte READ latency (p50) and async rate, vQP beside raw DCI, to this
                       node and to another node (with the UDP ping-pong floor)
   fanout.png          one thread's async READ rate to N peers round-robin by DCIs per thread
+
+or from `scripts/mpi-bootstrap.sh`'s FILE.json:
+  mpi_bootstrap.png   an MPI job's bootstrap time against its ranks, krcore beside verbs
 """
 import json
 import os
@@ -114,6 +117,27 @@ def fanout_fig(run, out):
     plt.close(fig)
 
 
+def mpi_bootstrap_fig(runs, out):
+    runs = sorted(runs, key=lambda r: r["ranks"])
+    ranks = [r["ranks"] for r in runs]
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.plot(ranks, [r["krcore_bootstrap_ms"] for r in runs], "o-", label="krcore")
+    verbs = [r for r in runs if "verbs_bootstrap_ms" in r]
+    if verbs:
+        ax.plot([r["ranks"] for r in verbs], [r["verbs_bootstrap_ms"] for r in verbs], "s--",
+                label="verbs (RC QP per peer)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ranks)
+    ax.set_xticklabels([str(n) for n in ranks])
+    ax.set_xlabel("ranks (all-to-all, 4 sim nodes)")
+    ax.set_ylabel("bootstrap, slowest rank (ms)")
+    ax.set_title("MPI job bootstrap", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -136,12 +160,16 @@ def main():
     if rd or peer:
         read_fig(rd, peer, os.path.join(outdir, "read.png"))
         made.append("read.png")
+    mpi = [r for r in runs if r.get("bench") == "mpi_alltoall"]
+    if mpi:
+        mpi_bootstrap_fig(mpi, os.path.join(outdir, "mpi_bootstrap.png"))
+        made.append("mpi_bootstrap.png")
     fan = find(runs, "fanout")
     if fan:
         fanout_fig(fan, os.path.join(outdir, "fanout.png"))
         made.append("fanout.png")
     if not made:
-        sys.exit(f"{sys.argv[1]}: no krbench connect or read run in it")
+        sys.exit(f"{sys.argv[1]}: no krbench or mpi_alltoall run in it")
     print(f"wrote {', '.join(made)} to {outdir}")
 
 

@@ -40,7 +40,7 @@ kr_serve_region() {
 # 127.0.0.2.. over one free UDP port (node 1 also the MetaServer), sockets
 # DIR/node<n>.sock, logs DIR/node<n>.log; each pid appended to the array
 # keepers, the port in kr_port. More krpoold arguments: the array
-# kr_keeper_args. Waits until each answers; 0, or 1 (a keeper that did not
+# kr_keeper_args; sim device options (",profile=connectx4"): kr_sim_opts. Waits until each answers; 0, or 1 (a keeper that did not
 # start: its log printed).
 kr_start_keepers() {
 	local dir=$1 n=$2 i meta args
@@ -48,7 +48,7 @@ kr_start_keepers() {
 	meta=127.0.0.2:$((kr_port + 1))
 	for i in $(seq "$n"); do
 		args=(--foreground --socket "$dir/node$i.sock"
-			--device "sim:node$i@127.0.0.$((i + 1)):$kr_port" --node-id "$i" --tenants 1
+			--device "sim:node$i@127.0.0.$((i + 1)):$kr_port${kr_sim_opts:-}" --node-id "$i" --tenants 1
 			--dcis 8 --jobs 4 --heap-mb 2 --hugepages 32 ${kr_keeper_args[@]+"${kr_keeper_args[@]}"})
 		if [ "$i" = 1 ]; then
 			args+=(--metaserver --max-nodes 64 --meta-listen "$meta") # a table for this size

@@ -309,7 +309,8 @@ struct kr_connect_opts {
  *      limit: one an earlier thread of the process let go, or one granted
  *      with kr_attach(), else one leased from the keeper (for a thread's
  *      second and later DCIs only while more than a quarter of the
- *      tenant's DCIs are free: fan-out never starves a first connect);
+ *      tenant's DCIs are free, so fan-out never starves a first connect,
+ *      or when none of the thread's DCIs has the credits asked for);
  *   3. else (at the limit, or the pool has none free) on the thread's DCI
  *      serving the fewest targets that has the credits.
  * A vQP stays on its DCI for its life (its requests complete in order). With

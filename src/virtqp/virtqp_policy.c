@@ -10,8 +10,9 @@
  * a DCI of its own while the thread is below its limit, else shares the
  * DCI serving the fewest targets. A thread's second and later DCIs come
  * from the process's spares, or from the keeper only while more than a
- * quarter of the tenant's DCIs are free: fan-out never starves another
- * thread's first connect. A vQP never moves (its order is its
+ * quarter of the tenant's DCIs are free, so that fan-out never starves
+ * another thread's first connect; or when none of its DCIs has the credits
+ * a new vQP asks for (taking from the reserve beats failing). A vQP never moves (its order is its
  * DCI's). Placement is decided at connect, never on the data path.
  *
  * The set lives in heap memory named by thread-local storage; at thread
@@ -124,10 +125,29 @@ static void thread_drop(struct kr_vq_dci *d)
 		}
 }
 
+/* A new DCI into the thread's set (spare_only: no keeper lease). NULL + errno. */
+static struct kr_vq_dci *thread_add(struct kr_ctx *ctx, struct kr_vq_thread *me, uint32_t credits,
+				    bool spare_only)
+{
+	struct kr_vq_dci *d = kr_vq_dci_new(ctx, spare_only);
+
+	if (!d)
+		return NULL;
+	if (credits > d->cnt) {
+		kr_vq_dci_unpick(d);
+		errno = EINVAL;
+		return NULL;
+	}
+	d->owner = me;
+	me->dci[me->n++] = d;
+	return d;
+}
+
 struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t credits)
 {
 	struct kr_vq_thread *me = thread_set(ctx);
 	struct kr_vq_dci *d, *best = NULL;
+	bool below, short_pool = false;
 	int err = ENOSPC;
 
 	if (!me) {
@@ -140,19 +160,13 @@ struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t cred
 		if (d->credits_free >= credits && dci_tgt(d, key))
 			return d;
 	}
-	/* 2. a DCI of its own while below the limit (and the pool not short) */
-	if (me->n < ctx->dcis_per_thread) {
-		d = kr_vq_dci_new(ctx, me->n && !pool_has_room(ctx));
-		if (d) {
-			if (credits > d->cnt) {
-				kr_vq_dci_unpick(d);
-				errno = EINVAL;
-				return NULL;
-			}
-			d->owner = me;
-			me->dci[me->n++] = d;
+	/* 2. a DCI of its own while below the limit (a spare only, if the pool is short) */
+	below = me->n < ctx->dcis_per_thread;
+	if (below) {
+		short_pool = me->n && !pool_has_room(ctx);
+		d = thread_add(ctx, me, credits, short_pool);
+		if (d)
 			return d;
-		}
 		/* the pool is short or the job's share exhausted: share one held */
 		if (!me->n || (errno != ENOSPC && errno != EMFILE))
 			return NULL;
@@ -167,9 +181,15 @@ struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t cred
 		    (d->ntgt == best->ntgt && d->credits_free > best->credits_free))
 			best = d;
 	}
-	if (!best)
-		errno = me->n && credits > me->dci[0]->cnt ? EINVAL : err;
-	return best;
+	if (best)
+		return best;
+	/* none has the room: from the reserve, rather than fail */
+	if (short_pool && (d = thread_add(ctx, me, credits, false)))
+		return d;
+	if (short_pool && errno != ENOSPC && errno != EMFILE)
+		return NULL;
+	errno = me->n && credits > me->dci[0]->cnt ? EINVAL : err;
+	return NULL;
 }
 
 int kr_vq_dci_hold(struct kr_vq_dci *d, uint64_t key, uint32_t credits)

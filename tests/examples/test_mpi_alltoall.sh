@@ -4,7 +4,12 @@
 # nodes, `mpirun --oversubscribe -np 8` with two ranks per node
 # (scripts/sim-rank.sh picks each rank's keeper); every rank connects to
 # every other, WRITEs and READs 8 bytes, and checks what all others wrote
-# into its own memory. Then node 4's keeper is stopped: its ranks' attach
+# into its own memory; then the same bootstrap the verbs way (an RC QP per
+# peer, MPI_Alltoall of QP numbers, RTS, WRITE + READ), both under the
+# ConnectX-4 firmware cost model. Then rank 3 is SIGKILLed while every rank
+# keeps doing WRITE + READ rounds with every other: the others report that
+# rank lost and no other, mpirun exits non-zero, and no keeper holds a lease
+# of the job afterwards. Then node 4's keeper is stopped: its ranks' attach
 # fails with a message naming its socket and mpirun exits non-zero. No
 # keeper or hugepage is left behind. Exit 77 without Open MPI or hugepages.
 # Usage: test_mpi_alltoall.sh BUILDDIR SOURCE_ROOT
@@ -28,6 +33,7 @@ dir=$(mktemp -d /tmp/krcore-mpi.XXXXXX)
 hp_before=$(ls /dev/hugepages)
 keepers=()
 kr_keeper_args=(--dcis 16)
+kr_sim_opts=,profile=connectx4
 cleanup() {
 	kr_stop ${keepers[@]+"${keepers[@]}"}
 	rm -rf "$dir"
@@ -35,17 +41,50 @@ cleanup() {
 trap cleanup EXIT
 
 kr_start_keepers "$dir" 4 >"$dir/start.log" || { cat "$dir/start.log"; exit 1; }
-run() { # NP: mpirun of mpi_alltoall, two ranks per node; its output in $dir/out
-	timeout 120 mpirun --oversubscribe --bind-to none -np "$1" -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
-		"$src/scripts/sim-rank.sh" "$dir" 2 "$bin/examples/mpi_alltoall" >"$dir/out" 2>&1
+vport=$(kr_free_port) # the verbs way's sim NICs, one per rank on 127.0.0.20..
+run() { # NP ARG...: mpirun of mpi_alltoall, two ranks per node; its output in $dir/out
+	local np=$1
+	shift
+	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
+		"$src/scripts/sim-rank.sh" "$dir" 2 "$bin/examples/mpi_alltoall" "$@" >"$dir/out" 2>&1
 }
 
-echo "== 8 ranks on 4 nodes, all-to-all =="
+echo "== 8 ranks on 4 nodes, all-to-all, krcore and the verbs way =="
 rc=0
-run 8 || rc=$?
+run 8 --verbs-port "$vport" --profile connectx4 || rc=$?
 [ "$rc" = 0 ] || { cat "$dir/out"; echo "FAIL: mpirun exited $rc"; exit 1; }
 cat "$dir/out"
 grep -q "8 ranks on 4 nodes.*, 0 failures" "$dir/out" || { echo "FAIL: not 8 ranks on 4 nodes with 0 failures"; exit 1; }
+grep -q "^bootstrap_ratio" "$dir/out" || { echo "FAIL: no verbs figure"; exit 1; }
+
+echo "== rank 3 SIGKILLed mid-run: the others lose it, and only it =="
+rm -f "$dir"/rank*.pid
+run 8 --soak 30000 &
+mpid=$!
+for _ in $(seq 600); do
+	grep -q "^soak:" "$dir/out" 2>/dev/null && [ -s "$dir/rank3.pid" ] && break
+	sleep 0.05
+done
+grep -q "^soak:" "$dir/out" || { cat "$dir/out"; echo "FAIL: the soak did not start"; exit 1; }
+sleep 0.5
+kill -KILL "$(cat "$dir/rank3.pid")"
+rc=0
+wait "$mpid" || rc=$?
+[ "$rc" != 0 ] || { cat "$dir/out"; echo "FAIL: mpirun exited 0 with a rank killed"; exit 1; }
+grep "lost rank" "$dir/out" || true
+grep -q "lost rank 3 " "$dir/out" || { cat "$dir/out"; echo "FAIL: no rank saw rank 3 lost"; exit 1; }
+if grep "lost rank" "$dir/out" | grep -qv "lost rank 3 "; then
+	echo "FAIL: a rank other than 3 was reported lost"
+	exit 1
+fi
+for n in 1 2 3 4; do # every rank is gone now: each keeper took its leases back
+	for _ in $(seq 100); do
+		"$bin/tools/krctl" --socket "$dir/node$n.sock" --json leases | grep -q '"pid"' || break
+		sleep 0.05
+	done
+	! "$bin/tools/krctl" --socket "$dir/node$n.sock" --json leases | grep -q '"pid"' ||
+		{ echo "FAIL: node $n still holds leases of the job"; exit 1; }
+done
 
 echo "== node 4's keeper stopped: its ranks' attach names the socket =="
 kill -TERM "${keepers[3]}"

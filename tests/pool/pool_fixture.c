@@ -204,6 +204,16 @@ void kp_seg_header(const struct kp_keeper *k, struct kr_pool_seg *out)
 	kr_detach(obs);
 }
 
+struct kr_vqp *kp_connect_wait(struct kr_ctx *ctx, uint32_t peer)
+{
+	double t0 = kp_now_ms();
+	struct kr_vqp *v;
+
+	while (!(v = kr_connect(ctx, peer, NULL)) && errno == ENOSPC && kp_now_ms() - t0 < 10000)
+		sleep_ms(1);
+	return v;
+}
+
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms)
 {
 	struct kr_attach_opts o = {.socket_path = k->sock};

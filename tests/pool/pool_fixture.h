@@ -45,6 +45,11 @@ const char *kp_tool(const char *env);
 double kp_now_ms(void);
 /* A copy of k's pool segment header, through an observer (the keeper's own figures). */
 void kp_seg_header(const struct kp_keeper *k, struct kr_pool_seg *out);
+/*
+ * kr_connect(ctx, peer, NULL), retrying ENOSPC for up to 10 s (DCIs given
+ * back are leasable once the keeper's worker has reset them). NULL + errno.
+ */
+struct kr_vqp *kp_connect_wait(struct kr_ctx *ctx, uint32_t peer);
 /* Attach to k, retrying on ENOSPC/ECONNREFUSED for up to timeout_ms. NULL + errno. */
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms);
 /*

@@ -15,7 +15,8 @@
  *     the same gen looked like the same attachment);
  *   - the tenant with 5 of 12 DCIs free: a limit of 4 takes one, a second
  *     while more than a quarter stay free, then shares, no error; another
- *     thread's first connect still finds one; at the limit with no DCI
+ *     thread's first connect still finds one; a vQP none of its DCIs has
+ *     the credits for takes one from the reserve; at the limit with no DCI
  *     holding the credits asked: ENOSPC;
  *   - options: dcis_per_thread 17, $KR_DCIS_PER_THREAD "0", "x", "17": EINVAL;
  *     "2" taken when the option is 0; the option wins over it.
@@ -206,7 +207,7 @@ static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t 
 {
 	const struct kr_pool_tenant *pt = kr_seg_tenant(ctx->seg, ctx->tenant);
 	struct kr_lease hold[16];
-	struct kr_vqp *v[4], *w;
+	struct kr_vqp *v[4], *w, *w2;
 	uint32_t nhold = 0, left = 5;
 	double t0 = kp_now_ms();
 	struct thr t = {.ctx = ctx};
@@ -246,15 +247,24 @@ static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t 
 	/*
 	 * That thread let its DCI go, kept by the process: a spare may be
 	 * taken with the pool short. Then none of ours has a whole DCI's
-	 * credits left and the pool is short: ENOSPC.
+	 * credits left: one from the reserve rather than fail. At the limit
+	 * (4), none with the credits: ENOSPC.
 	 */
 	w = connect_peer(ctx, 5, v[0]->dci->cnt);
 	CHECK(w != NULL);
 	CHECK(w->dci != v[0]->dci && w->dci != v[1]->dci && w->dci != v[2]->dci);
 	CHECK_OK(read_ok(w, back, dst, rkey, 60));
+	CHECK_EQ(kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off),
+		 2); /* the spare's lease stayed */
+	w2 = connect_peer(ctx, 6, v[0]->dci->cnt);
+	CHECK(w2 != NULL);
+	CHECK(w2->dci != w->dci && w2->dci != v[0]->dci && w2->dci != v[1]->dci);
+	CHECK_OK(read_ok(w2, back, dst, rkey, 61));
+	CHECK_EQ(kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off), 1);
 	errno = 0;
-	CHECK(connect_peer(ctx, 6, v[0]->dci->cnt) == NULL);
+	CHECK(connect_peer(ctx, 7, v[0]->dci->cnt) == NULL);
 	CHECK_EQ(errno, ENOSPC);
+	CHECK_OK(kr_disconnect(w2));
 	CHECK_OK(kr_disconnect(w));
 	errno = 0;
 	w = connect_peer(ctx, 5, v[0]->dci->cnt + 1);

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The verbs way of mpi_alltoall's bootstrap, what it is measured against:
+ * each rank opens its NIC (device, PD, UAR, MR), creates a CQ and an RC QP
+ * for every other rank, swaps (QPN, PSN, GID/MAC, address, rkey) with every
+ * rank in one MPI_Alltoall, brings each QP through RST->INIT->RTR->RTS,
+ * waits in a barrier until every QP of the job is ready to receive, then
+ * WRITEs 8 bytes to each peer and READs them back. Through the same devx
+ * code krcore's keeper uses (here on a sim device of the rank's own, with
+ * the firmware cost model it is given), not through libibverbs, so both
+ * sides pay the same modelled firmware costs.
+ *
+ * On the sim each rank has a NIC of its own, so the firmware commands of
+ * two ranks of one node run in parallel: on a real node they would share
+ * one NIC's command interface, so this baseline is if anything optimistic.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <krcore/krcore.h>
+
+#include "devx.h"
+#include "mpi_verbs.h"
+
+#define MV_PSN	0x2a2a2aU
+#define MV_WAIT (10ll * 1000 * 1000 * 1000)
+
+/* What a rank sends each peer about the QP it made for that peer. */
+struct mv_msg {
+	uint32_t qpn; /* 0: this rank failed before it had one */
+	uint32_t psn;
+	struct kr_devx_addr port; /* the sender's GID and MAC */
+	uint64_t addr;		  /* the sender's slots */
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+struct mv_conn {
+	struct kr_devx_cq cq;
+	struct kr_devx_qp qp;
+	bool made;
+	bool up;
+};
+
+struct mv_rank {
+	struct kr_devx_ctx *ctx;
+	struct kr_devx_pd pd;
+	struct kr_devx_uar *uar;
+	uint64_t *mem; /* slots[ranks], then write[ranks] and read[ranks] */
+	struct kr_devx_mr mr;
+	bool pd_ok, mr_ok;
+	struct mv_conn *conn;
+};
+
+static int64_t mv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int mv_open(struct mv_rank *r, const char *dev, int ranks)
+{
+	int rc = kr_devx_open(dev, &r->ctx);
+
+	if (rc)
+		return rc;
+	rc = kr_devx_pd_alloc(r->ctx, &r->pd);
+	if (rc)
+		return rc;
+	r->pd_ok = true;
+	rc = r->ctx->ops->alloc_uar(r->ctx, 0, &r->uar);
+	if (rc)
+		return rc;
+	r->mem = aligned_alloc(4096, (24 * (size_t)ranks + 4095) & ~(size_t)4095);
+	if (!r->mem)
+		return -ENOMEM;
+	memset(r->mem, 0, 24 * (size_t)ranks);
+	rc = kr_devx_mr_reg(r->ctx, &r->pd, r->mem, 24 * (size_t)ranks,
+			    KR_ACCESS_LOCAL_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_WRITE,
+			    &r->mr);
+	r->mr_ok = !rc;
+	return rc;
+}
+
+/* A CQ and an RC QP in RST for one peer. */
+static int mv_qp_create(struct mv_rank *r, struct mv_conn *k)
+{
+	struct kr_devx_cq_attr ca = {.ncqe = 16, .uar = r->uar};
+	struct kr_devx_qp_attr qa = {.type = KR_DEVX_QP_RC,
+				     .pdn = r->pd.pdn,
+				     .send_cq = &k->cq,
+				     .recv_cq = &k->cq,
+				     .uar = r->uar,
+				     .sq_wqebb = 16,
+				     .rq_wqe = 4,
+				     .max_recv_sge = 1};
+	int rc = kr_devx_cq_create(r->ctx, &ca, &k->cq);
+
+	if (rc)
+		return rc;
+	rc = kr_devx_qp_create(r->ctx, &qa, &k->qp);
+	if (rc)
+		kr_devx_cq_destroy(&k->cq);
+	k->made = !rc;
+	return rc;
+}
+
+/* RST->INIT->RTR->RTS towards the peer that sent m. */
+static int mv_qp_connect(struct mv_conn *k, const struct mv_msg *m)
+{
+	struct kr_devx_qp_conn c = {.port = 1,
+				    .access = KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_WRITE,
+				    .remote_qpn = m->qpn,
+				    .mtu = KR_MTU_1K,
+				    .rq_psn = m->psn,
+				    .sq_psn = MV_PSN,
+				    .min_rnr_nak = 12,
+				    .ack_timeout = 14,
+				    .retry_count = 7,
+				    .rnr_retry = 7,
+				    .log_sra_max = 4,
+				    .log_rra_max = 4};
+
+	kr_devx_qp_conn_path(&c, &k->qp.ctx->port, &m->port, k->qp.qpn, m->qpn);
+	return kr_devx_qp_connect(&k->qp, &c);
+}
+
+static int mv_post(struct mv_conn *k, enum kr_devx_wr_opcode op, uint64_t *local, uint32_t lkey,
+		   uint64_t raddr, uint32_t rkey, uint64_t id)
+{
+	struct kr_devx_sge sge = {.addr = (uintptr_t)local, .length = 8, .lkey = lkey};
+	struct kr_devx_wr wr = {.wr_id = id,
+				.opcode = op,
+				.flags = KR_WR_SIGNALED,
+				.sge = &sge,
+				.num_sge = 1,
+				.remote_addr = raddr,
+				.rkey = rkey};
+	int rc = kr_devx_qp_post_send(&k->qp, &wr);
+
+	if (!rc)
+		kr_devx_qp_ring(&k->qp);
+	return rc;
+}
+
+/* The WRITE's and the READ's completions of one peer's QP. 0 or -EIO. */
+static int mv_wait_two(struct mv_conn *k)
+{
+	int64_t t0 = mv_now_ns();
+	int got = 0;
+
+	while (got < 2 && mv_now_ns() - t0 < MV_WAIT) {
+		struct kr_devx_wc wc;
+		int n = kr_devx_cq_poll(&k->cq, &wc, 1);
+
+		if (n < 0 || (n == 1 && wc.status != KR_WC_SUCCESS))
+			return -EIO;
+		got += n;
+		if (!n)
+			sched_yield();
+	}
+	return got == 2 ? 0 : -EIO;
+}
+
+static void mv_close(struct mv_rank *r, int ranks)
+{
+	for (int p = 0; r->conn && p < ranks; p++)
+		if (r->conn[p].made) {
+			kr_devx_qp_destroy(&r->conn[p].qp);
+			kr_devx_cq_destroy(&r->conn[p].cq);
+		}
+	if (r->mr_ok)
+		kr_devx_mr_dereg(&r->mr);
+	if (r->uar)
+		r->ctx->ops->free_uar(r->uar);
+	if (r->pd_ok)
+		kr_devx_pd_free(&r->pd);
+	if (r->ctx)
+		kr_devx_close(r->ctx);
+	free(r->mem);
+	free(r->conn);
+}
+
+/* mpi_verbs_bootstrap() - see mpi_verbs.h. */
+int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms)
+{
+	struct mv_rank r = {0};
+	struct mv_msg *out = calloc((size_t)ranks, sizeof(*out));
+	struct mv_msg *in = calloc((size_t)ranks, sizeof(*in));
+	uint64_t *slots, *wr, *rd;
+	int failed = 0, rc;
+	int64_t t0;
+
+	r.conn = calloc((size_t)ranks, sizeof(*r.conn));
+	if (!out || !in || !r.conn)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = mv_now_ns();
+	rc = mv_open(&r, dev, ranks);
+	if (rc) {
+		fprintf(stderr, "rank %d: verbs: opening %s: %s\n", rank, dev, strerror(-rc));
+		failed++;
+	}
+	slots = r.mem;
+	wr = slots ? slots + ranks : NULL;
+	rd = slots ? slots + 2 * ranks : NULL;
+	for (int p = 0; !rc && p < ranks; p++) {
+		if (p == rank)
+			continue;
+		rc = mv_qp_create(&r, &r.conn[p]);
+		if (rc) {
+			fprintf(stderr, "rank %d: verbs: RC QP for rank %d: %s\n", rank, p,
+				strerror(-rc));
+			failed++;
+			break;
+		}
+		out[p] = (struct mv_msg){.qpn = r.conn[p].qp.qpn,
+					 .psn = MV_PSN,
+					 .port = r.ctx->port.addr,
+					 .addr = (uintptr_t)slots,
+					 .rkey = r.mr.rkey};
+	}
+	/* every rank takes part in the collectives, failed or not: nobody hangs */
+	MPI_Alltoall(out, sizeof(*out), MPI_BYTE, in, sizeof(*in), MPI_BYTE, MPI_COMM_WORLD);
+	for (int p = 0; p < ranks; p++) {
+		if (p == rank || !r.conn[p].made || !in[p].qpn)
+			continue;
+		rc = mv_qp_connect(&r.conn[p], &in[p]);
+		if (rc) {
+			fprintf(stderr, "rank %d: verbs: connecting to rank %d: %s\n", rank, p,
+				strerror(-rc));
+			failed++;
+		}
+		r.conn[p].up = !rc;
+	}
+	MPI_Barrier(MPI_COMM_WORLD); /* every QP of the job can receive now */
+	for (int p = 0; p < ranks; p++) {
+		uint64_t raddr = in[p].addr + 8 * (uint64_t)rank;
+
+		if (!r.conn[p].up)
+			continue;
+		wr[p] = 0x7600000000000000ull | (uint64_t)(uint32_t)rank << 24 | (uint32_t)p;
+		if (mv_post(&r.conn[p], KR_WR_RDMA_WRITE, &wr[p], r.mr.lkey, raddr, in[p].rkey,
+			    1) ||
+		    mv_post(&r.conn[p], KR_WR_RDMA_READ, &rd[p], r.mr.lkey, raddr, in[p].rkey, 2)) {
+			r.conn[p].up = false;
+			failed++;
+		}
+	}
+	for (int p = 0; p < ranks; p++)
+		if (r.conn[p].up && (mv_wait_two(&r.conn[p]) || rd[p] != wr[p])) {
+			fprintf(stderr, "rank %d: verbs: WRITE + READ to rank %d failed\n", rank,
+				p);
+			failed++;
+		}
+	*ms = (double)(mv_now_ns() - t0) / 1e6;
+	MPI_Barrier(MPI_COMM_WORLD); /* every QP idle before any is destroyed */
+	mv_close(&r, ranks);
+	free(in);
+	free(out);
+	return failed;
+}

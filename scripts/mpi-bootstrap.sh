@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Bootstrap time of an MPI job against its size, krcore beside the verbs way:
+# four keepers on simulated nodes under the ConnectX-4 firmware cost model,
+# then `mpirun --oversubscribe -np N examples/mpi_alltoall --json` for
+# N = 2, 4, 8, 16 (N/4 ranks per node, at least 1). Writes
+# {"bench": "mpi_bootstrap", "runs": [...]} to OUT (default
+# BUILDDIR/mpi-bootstrap.json); `scripts/plot.py OUT` draws
+# mpi_bootstrap.png from it. Exit 77 without Open MPI or hugepages.
+# Usage: scripts/mpi-bootstrap.sh BUILDDIR [OUT] [RANKS...]
+set -euo pipefail
+bin=${1:?usage: mpi-bootstrap.sh BUILDDIR [OUT] [RANKS...]}
+out=$(realpath -m "${2:-$bin/mpi-bootstrap.json}")
+shift $(($# < 2 ? $# : 2))
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(2 4 8 16)
+src=$(dirname "$0")/..
+. "$(dirname "$0")/sim-cluster-lib.sh"
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
+[ -x "$bin/examples/mpi_alltoall" ] || { echo "SKIP: no $bin/examples/mpi_alltoall"; exit 77; }
+free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+[ "${free:-0}" -ge 128 ] || { echo "SKIP: four keepers need 128 free hugepages"; exit 77; }
+
+export KR_LAUNCH_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 # Open MPI's own, at exit
+dir=$(mktemp -d /tmp/krcore-mpib.XXXXXX)
+keepers=()
+kr_keeper_args=(--dcis 16)
+kr_sim_opts=,profile=connectx4
+trap 'kr_stop ${keepers[@]+"${keepers[@]}"}; rm -rf "$dir"' EXIT
+kr_start_keepers "$dir" 4 >"$dir/start.log" || { cat "$dir/start.log"; exit 1; }
+vport=$(kr_free_port)
+runs=()
+for n in "${sizes[@]}"; do
+	per=$(((n + 3) / 4))
+	timeout 600 mpirun --oversubscribe --bind-to none -np "$n" -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
+		"$src/scripts/sim-rank.sh" "$dir" "$per" "$bin/examples/mpi_alltoall" --json \
+		--verbs-port "$vport" --profile connectx4 >"$dir/out" 2>&1 ||
+		{ cat "$dir/out"; echo "mpi-bootstrap: $n ranks failed"; exit 1; }
+	line=$(grep '^{"bench": "mpi_alltoall"' "$dir/out")
+	echo "$line"
+	runs+=("$line")
+done
+{
+	printf '{"bench": "mpi_bootstrap", "profile": "connectx4", "runs": ['
+	(IFS=,; printf '%s' "${runs[*]}")
+	printf ']}\n'
+} >"$out"
+echo "wrote $out"
