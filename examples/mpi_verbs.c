@@ -43,8 +43,7 @@ struct mv_msg {
 };
 
 struct mv_conn {
-	struct kr_devx_cq cq;
-	struct kr_devx_qp qp;
+	struct kr_devx_rc rc;
 	bool made;
 	bool up;
 };
@@ -91,49 +90,6 @@ static int mv_open(struct mv_rank *r, const char *dev, int ranks)
 	return rc;
 }
 
-/* A CQ and an RC QP in RST for one peer. */
-static int mv_qp_create(struct mv_rank *r, struct mv_conn *k)
-{
-	struct kr_devx_cq_attr ca = {.ncqe = 16, .uar = r->uar};
-	struct kr_devx_qp_attr qa = {.type = KR_DEVX_QP_RC,
-				     .pdn = r->pd.pdn,
-				     .send_cq = &k->cq,
-				     .recv_cq = &k->cq,
-				     .uar = r->uar,
-				     .sq_wqebb = 16,
-				     .rq_wqe = 4,
-				     .max_recv_sge = 1};
-	int rc = kr_devx_cq_create(r->ctx, &ca, &k->cq);
-
-	if (rc)
-		return rc;
-	rc = kr_devx_qp_create(r->ctx, &qa, &k->qp);
-	if (rc)
-		kr_devx_cq_destroy(&k->cq);
-	k->made = !rc;
-	return rc;
-}
-
-/* RST->INIT->RTR->RTS towards the peer that sent m. */
-static int mv_qp_connect(struct mv_conn *k, const struct mv_msg *m)
-{
-	struct kr_devx_qp_conn c = {.port = 1,
-				    .access = KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_WRITE,
-				    .remote_qpn = m->qpn,
-				    .mtu = KR_MTU_1K,
-				    .rq_psn = m->psn,
-				    .sq_psn = MV_PSN,
-				    .min_rnr_nak = 12,
-				    .ack_timeout = 14,
-				    .retry_count = 7,
-				    .rnr_retry = 7,
-				    .log_sra_max = 4,
-				    .log_rra_max = 4};
-
-	kr_devx_qp_conn_path(&c, &k->qp.ctx->port, &m->port, k->qp.qpn, m->qpn);
-	return kr_devx_qp_connect(&k->qp, &c);
-}
-
 static int mv_post(struct mv_conn *k, enum kr_devx_wr_opcode op, uint64_t *local, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint64_t id)
 {
@@ -145,10 +101,10 @@ static int mv_post(struct mv_conn *k, enum kr_devx_wr_opcode op, uint64_t *local
 				.num_sge = 1,
 				.remote_addr = raddr,
 				.rkey = rkey};
-	int rc = kr_devx_qp_post_send(&k->qp, &wr);
+	int rc = kr_devx_qp_post_send(&k->rc.qp, &wr);
 
 	if (!rc)
-		kr_devx_qp_ring(&k->qp);
+		kr_devx_qp_ring(&k->rc.qp);
 	return rc;
 }
 
@@ -160,7 +116,7 @@ static int mv_wait_two(struct mv_conn *k)
 
 	while (got < 2 && mv_now_ns() - t0 < MV_WAIT) {
 		struct kr_devx_wc wc;
-		int n = kr_devx_cq_poll(&k->cq, &wc, 1);
+		int n = kr_devx_cq_poll(&k->rc.cq, &wc, 1);
 
 		if (n < 0 || (n == 1 && wc.status != KR_WC_SUCCESS))
 			return -EIO;
@@ -174,10 +130,8 @@ static int mv_wait_two(struct mv_conn *k)
 static void mv_close(struct mv_rank *r, int ranks)
 {
 	for (int p = 0; r->conn && p < ranks; p++)
-		if (r->conn[p].made) {
-			kr_devx_qp_destroy(&r->conn[p].qp);
-			kr_devx_cq_destroy(&r->conn[p].cq);
-		}
+		if (r->conn[p].made)
+			kr_devx_rc_destroy(&r->conn[p].rc);
 	if (r->mr_ok)
 		kr_devx_mr_dereg(&r->mr);
 	if (r->uar)
@@ -216,14 +170,15 @@ int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms)
 	for (int p = 0; !rc && p < ranks; p++) {
 		if (p == rank)
 			continue;
-		rc = mv_qp_create(&r, &r.conn[p]);
+		rc = kr_devx_rc_create(r.ctx, &r.pd, r.uar, 16, 4, &r.conn[p].rc);
+		r.conn[p].made = !rc;
 		if (rc) {
 			fprintf(stderr, "rank %d: verbs: RC QP for rank %d: %s\n", rank, p,
 				strerror(-rc));
 			failed++;
 			break;
 		}
-		out[p] = (struct mv_msg){.qpn = r.conn[p].qp.qpn,
+		out[p] = (struct mv_msg){.qpn = r.conn[p].rc.qp.qpn,
 					 .psn = MV_PSN,
 					 .port = r.ctx->port.addr,
 					 .addr = (uintptr_t)slots,
@@ -234,7 +189,7 @@ int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms)
 	for (int p = 0; p < ranks; p++) {
 		if (p == rank || !r.conn[p].made || !in[p].qpn)
 			continue;
-		rc = mv_qp_connect(&r.conn[p], &in[p]);
+		rc = kr_devx_rc_connect(&r.conn[p].rc, &in[p].port, in[p].qpn, in[p].psn, MV_PSN);
 		if (rc) {
 			fprintf(stderr, "rank %d: verbs: connecting to rank %d: %s\n", rank, p,
 				strerror(-rc));

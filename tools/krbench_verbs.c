@@ -49,11 +49,6 @@ struct vb_msg {
 	uint32_t pad;
 };
 
-struct vb_conn {
-	struct kr_devx_cq cq;
-	struct kr_devx_qp qp;
-};
-
 static int vb_open(const struct kb_cluster *c, int host, const char *name, struct vb_dev *d)
 {
 	char dev[96];
@@ -78,51 +73,15 @@ static int vb_open(const struct kb_cluster *c, int host, const char *name, struc
 }
 
 /* A CQ and an RC QP (in RST). 0 or the devx error. */
-static int vb_qp_create(struct vb_dev *d, struct vb_conn *k)
+static int vb_qp_create(struct vb_dev *d, struct kr_devx_rc *k)
 {
-	struct kr_devx_cq_attr ca = {.ncqe = 64, .uar = d->uar};
-	struct kr_devx_qp_attr qa = {.type = KR_DEVX_QP_RC,
-				     .pdn = d->pd.pdn,
-				     .send_cq = &k->cq,
-				     .recv_cq = &k->cq,
-				     .uar = d->uar,
-				     .sq_wqebb = 64,
-				     .rq_wqe = 16,
-				     .max_recv_sge = 1};
-	int rc = kr_devx_cq_create(d->ctx, &ca, &k->cq);
-
-	if (rc)
-		return rc;
-	rc = kr_devx_qp_create(d->ctx, &qa, &k->qp);
-	if (rc)
-		kr_devx_cq_destroy(&k->cq);
-	return rc;
-}
-
-static void vb_qp_destroy(struct vb_conn *k)
-{
-	kr_devx_qp_destroy(&k->qp);
-	kr_devx_cq_destroy(&k->cq);
+	return kr_devx_rc_create(d->ctx, &d->pd, d->uar, 64, 16, k);
 }
 
 /* RST->INIT->RTR->RTS towards the peer described by m. */
-static int vb_qp_connect(struct vb_conn *k, const struct vb_msg *m)
+static int vb_qp_connect(struct kr_devx_rc *k, const struct vb_msg *m)
 {
-	struct kr_devx_qp_conn c = {.port = 1,
-				    .access = KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_WRITE,
-				    .remote_qpn = m->qpn,
-				    .mtu = KR_MTU_1K,
-				    .rq_psn = m->psn,
-				    .sq_psn = VB_PSN,
-				    .min_rnr_nak = 12,
-				    .ack_timeout = 14,
-				    .retry_count = 7,
-				    .rnr_retry = 7,
-				    .log_sra_max = 4,
-				    .log_rra_max = 4};
-
-	kr_devx_qp_conn_path(&c, &k->qp.ctx->port, &m->port, k->qp.qpn, m->qpn);
-	return kr_devx_qp_connect(&k->qp, &c);
+	return kr_devx_rc_connect(k, &m->port, m->qpn, m->psn, VB_PSN);
 }
 
 static bool io_all(int fd, void *buf, size_t len, bool wr)
@@ -148,7 +107,7 @@ static bool io_all(int fd, void *buf, size_t len, bool wr)
 static void vb_serve_one(struct vb_dev *d, int fd)
 {
 	struct vb_msg in, out = {.psn = VB_PSN, .addr = (uintptr_t)d->buf, .rkey = d->mr.rkey};
-	struct vb_conn k;
+	struct kr_devx_rc k;
 	char c;
 
 	if (!io_all(fd, &in, sizeof(in), false))
@@ -163,7 +122,7 @@ static void vb_serve_one(struct vb_dev *d, int fd)
 			while (read(fd, &c, 1) > 0)
 				;
 	}
-	vb_qp_destroy(&k);
+	kr_devx_rc_destroy(&k);
 }
 
 static int vb_server_main(const struct kb_cluster *c, int host, int up)
@@ -214,7 +173,7 @@ static int vb_connect_read(struct vb_dev *d, uint16_t port, double *conn_us, dou
 				.sge = &sge,
 				.num_sge = 1};
 	struct kr_devx_wc wc;
-	struct vb_conn k;
+	struct kr_devx_rc k;
 	double t0 = kb_now_us();
 	int fd, rc, n = 0, one = 1;
 
@@ -255,7 +214,7 @@ static int vb_connect_read(struct vb_dev *d, uint16_t port, double *conn_us, dou
 out_fd:
 	close(fd);
 out_qp:
-	vb_qp_destroy(&k);
+	kr_devx_rc_destroy(&k);
 	return rc;
 }
 

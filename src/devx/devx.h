@@ -619,6 +619,23 @@ void kr_devx_dc_av_path(struct kr_devx_dc_av *av, const struct kr_devx_port *loc
  * port: rgid, rmac (RoCE) or rlid (IB), sgid_index, hop_limit and the UDP
  * source port from the two QP numbers. The rest of conn is the caller's.
  */
+/* ---- an RC connection the verbs way (devx_rc.c): the baselines' ---- */
+struct kr_devx_rc {
+	struct kr_devx_cq cq; /* sq_wqebb CQEs, the QP's send and receive CQ */
+	struct kr_devx_qp qp;
+};
+/* A CQ and an RC QP in RST, in pd, ringing uar. 0, or the devx error (nothing left made). */
+int kr_devx_rc_create(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, struct kr_devx_uar *uar,
+		      uint32_t sq_wqebb, uint32_t rq_wqe, struct kr_devx_rc *rc);
+/*
+ * RST->INIT->RTR->RTS towards remote_qpn at peer: READ and WRITE rights,
+ * MTU 1024, ack timeout 14 (67 ms), 7 retries, RNR retry forever, 16
+ * READs/atomics in flight each way. 0 or the devx error.
+ */
+int kr_devx_rc_connect(struct kr_devx_rc *rc, const struct kr_devx_addr *peer, uint32_t remote_qpn,
+		       uint32_t rq_psn, uint32_t sq_psn);
+void kr_devx_rc_destroy(struct kr_devx_rc *rc);
+
 void kr_devx_qp_conn_path(struct kr_devx_qp_conn *conn, const struct kr_devx_port *local,
 			  const struct kr_devx_addr *peer, uint32_t lqpn, uint32_t rqpn);
 
