@@ -5,14 +5,18 @@
  * READs them back, then checks what every other rank wrote into its own.
  *
  *   mpirun -np N [-x KR_LAUNCH_KEY] [-x KR_KEEPER_SOCKET] mpi_alltoall [--json]
- *          [--verbs-dev DEV | --verbs-port PORT [--profile MODEL]]
+ *          [--verbs-dev DEV | --verbs-port PORT [--profile MODEL]] [--pmix]
+ *          [--soak MS [--ready FILE]]
  *
  * The ranks of one job are one launch: they share KR_LAUNCH_KEY (export it
  * to every rank). Each rank finds its keeper at $KR_KEEPER_SOCKET, else the
  * default socket (one keeper per node, the usual cluster setup); a launcher
  * that runs several simulated nodes on one machine sets it per rank
  * (scripts/sim-rank.sh). Nothing else is launcher-specific: the ranks swap
- * (node, address, rkey) once with MPI_Allgather and connect by node id.
+ * (node, address, rkey) once with MPI_Allgather and connect by node id
+ * (the peer's DC target from the node cache or one MetaServer READ); with
+ * --pmix they publish their endpoints in the launcher's PMIx store
+ * (kr_pmix_exchange) and connect by rank (kr_connect_rank), no MetaServer.
  *
  * Bootstrap time: from a barrier before kr_attach to the first completion
  * from every peer (attach, the exchange, every connect and one WRITE + READ
@@ -28,9 +32,10 @@
  * (mpi_verbs.c) and rank 0 prints both and verbs_bootstrap_ms /
  * krcore_bootstrap_ms (bootstrap_ratio).
  * --soak MS keeps every rank doing WRITE + READ rounds with every peer for
- * MS ms after the bootstrap: a rank that dies meanwhile is reported lost by
- * each other rank, which goes on with its other peers for a second and
- * exits 1.
+ * MS ms after the bootstrap (rank 0 creates FILE of --ready when they all
+ * are in): a rank that dies meanwhile is reported lost by each other rank,
+ * which goes on with its other peers until the launcher takes the job down
+ * (SIGTERM), then exits 1.
  * Exit 0 when every byte checked out on every rank, 1 otherwise; 2 for bad
  * usage.
  */
@@ -97,9 +102,10 @@ static int wait_one(struct kr_vqp *vqp, int rank, int peer, const char *what)
  * start together). 8 credits (WQEBBs): room for 4 requests in flight, all
  * this job keeps per peer, so one DCI carries 32 peers' vQPs, not 8.
  */
+static const struct kr_connect_opts opts = {.credits = 8};
+
 static struct kr_vqp *connect_node(struct kr_ctx *ctx, uint32_t node)
 {
-	const struct kr_connect_opts opts = {.credits = 8};
 	int64_t t0 = now_ns();
 	struct kr_vqp *vqp;
 
@@ -116,7 +122,7 @@ static struct kr_vqp *connect_node(struct kr_ctx *ctx, uint32_t node)
  * take each peer's two completions. 0 or the failures.
  */
 static int talk_to_all(struct kr_ctx *ctx, const struct rank_info *all, int rank, int ranks,
-		       struct kr_vqp **vqp, uint64_t *scratch)
+		       bool pmix, struct kr_vqp **vqp, uint64_t *scratch)
 {
 	int failed = 0;
 
@@ -125,7 +131,9 @@ static int talk_to_all(struct kr_ctx *ctx, const struct rank_info *all, int rank
 
 		if (p == rank)
 			continue;
-		vqp[p] = connect_node(ctx, all[p].node);
+		/* by node id (MetaServer or node cache), or by rank (the PMIx store) */
+		vqp[p] = pmix ? kr_connect_rank(ctx, (uint32_t)p, &opts)
+			      : connect_node(ctx, all[p].node);
 		if (!vqp[p]) {
 			fprintf(stderr, "rank %d: kr_connect(node %" PRIu32 ") for rank %d: %s\n",
 				rank, all[p].node, p, strerror(errno));
@@ -165,22 +173,28 @@ static void on_term(int sig)
 }
 
 /*
- * --soak: WRITE + READ rounds to every peer for ms (or until SIGTERM, which
- * a launcher sends before SIGKILL when it takes a job down). A peer whose
- * request fails is reported once, on the spot, and left alone; the others go
- * on, for one more second at most. Returns the peers lost: with any, the
- * job cannot meet again in a collective and the caller exits.
+ * --soak: WRITE + READ rounds to every peer for ms, or until SIGTERM (a
+ * launcher sends it to every rank when it takes the job down, say because a
+ * rank died). A peer whose request fails is reported once, on the spot, and
+ * left alone; the others go on. Nothing is reported once SIGTERM came: by
+ * then the peers are being taken down too. rank 0 creates ready (if not
+ * NULL) when every rank is in. Returns the peers lost.
  */
 static int soak(const struct rank_info *all, int rank, int ranks, struct kr_vqp **vqp,
-		uint64_t *scratch, int ms)
+		uint64_t *scratch, int ms, const char *ready)
 {
 	int64_t end = now_ns() + (int64_t)ms * 1000000;
 	uint64_t round = 0;
 	int lost = 0;
 
 	signal(SIGTERM, on_term);
-	if (rank == 0)
+	if (rank == 0) {
+		FILE *f = ready ? fopen(ready, "w") : NULL;
+
+		if (f)
+			fclose(f);
 		printf("soak: %d ms of WRITE + READ rounds to every peer\n", ms);
+	}
 	fflush(stdout);
 	while (!g_term && now_ns() < end) {
 		round++;
@@ -205,6 +219,8 @@ static int soak(const struct rank_info *all, int rank, int ranks, struct kr_vqp 
 			if (got == 2 && wc[0].status == KR_WC_SUCCESS &&
 			    wc[1].status == KR_WC_SUCCESS && scratch[2 * p + 1] == scratch[2 * p])
 				continue;
+			if (g_term)
+				break; /* the job is being taken down: not this peer's doing */
 			printf("rank %d: lost rank %d in round %" PRIu64 ": %s\n", rank, p, round,
 			       got == 2 ? kr_strerror(wc[0].status ? wc[0].status : wc[1].status)
 			       : n < 0	? strerror(-n)
@@ -212,8 +228,7 @@ static int soak(const struct rank_info *all, int rank, int ranks, struct kr_vqp 
 			fflush(stdout);
 			kr_disconnect(vqp[p]);
 			vqp[p] = NULL;
-			if (!lost++ && end > now_ns() + 1000000000)
-				end = now_ns() + 1000000000;
+			lost++;
 		}
 	}
 	printf("rank %d: soak: %" PRIu64 " rounds, %d peers lost\n", rank, round, lost);
@@ -242,8 +257,13 @@ static int count_nodes(const struct rank_info *all, int ranks)
 	return nodes;
 }
 
-/* The krcore bootstrap (collective), then soak_ms of soak(). Returns this rank's failures. */
-static int krcore_bootstrap(int rank, int ranks, int soak_ms, struct boot *b)
+/*
+ * The krcore bootstrap (collective), peers found by node id or, with pmix,
+ * through the launcher's PMIx store; then soak_ms of soak(). Returns this
+ * rank's failures.
+ */
+static int krcore_bootstrap(int rank, int ranks, bool pmix, int soak_ms, const char *ready,
+			    struct boot *b)
 {
 	struct rank_info me, *all = calloc((size_t)ranks, sizeof(*all));
 	struct kr_vqp **vqp = calloc((size_t)ranks, sizeof(*vqp));
@@ -281,9 +301,13 @@ static int krcore_bootstrap(int rank, int ranks, int soak_ms, struct boot *b)
 	memset(slots, 0, 8 * (size_t)ranks);
 	b->phase[0] = (double)(now_ns() - t0) / 1e6;
 	me = (struct rank_info){.node = attr.node, .rkey = key.rkey, .addr = key.addr};
+	if (pmix && (errno = -kr_pmix_exchange(ctx))) {
+		fprintf(stderr, "rank %d: kr_pmix_exchange: %s\n", rank, strerror(errno));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
 	b->phase[1] = (double)(now_ns() - t0) / 1e6 - b->phase[0];
-	failed = talk_to_all(ctx, all, rank, ranks, vqp, scratch);
+	failed = talk_to_all(ctx, all, rank, ranks, pmix, vqp, scratch);
 	b->total = (double)(now_ns() - t0) / 1e6;
 	b->phase[2] = b->total - b->phase[0] - b->phase[1];
 	b->nodes = count_nodes(all, ranks);
@@ -296,8 +320,11 @@ static int krcore_bootstrap(int rank, int ranks, int soak_ms, struct boot *b)
 				slots[p]);
 			failed++;
 		}
-	if (soak_ms > 0 && soak(all, rank, ranks, vqp, scratch, soak_ms))
-		exit(1); /* a rank is gone: no collective can complete */
+	if (soak_ms > 0) {
+		if (soak(all, rank, ranks, vqp, scratch, soak_ms, ready) || g_term)
+			exit(1);	     /* a rank is gone: no collective can complete */
+		MPI_Barrier(MPI_COMM_WORLD); /* nobody detaches while another still soaks */
+	}
 	for (int p = 0; p < ranks; p++)
 		if (vqp[p])
 			kr_disconnect(vqp[p]);
@@ -322,13 +349,17 @@ static int gather(const struct boot *b, int failed, struct boot *max, double *mi
 }
 
 static void report(int ranks, const struct boot *k, double k_min, int failed, double verbs_ms,
-		   bool json)
+		   bool pmix, bool json)
 {
+	const char *lookup = pmix ? "pmix" : "metaserver";
+
 	if (json) {
-		printf("{\"bench\": \"mpi_alltoall\", \"ranks\": %d, \"nodes\": %d, "
+		printf("{\"bench\": \"mpi_alltoall\", \"lookup\": \"%s\", \"ranks\": %d, "
+		       "\"nodes\": %d, "
 		       "\"krcore_bootstrap_ms\": %.3f, \"krcore_bootstrap_min_ms\": %.3f, "
 		       "\"attach_ms\": %.3f, \"exchange_ms\": %.3f, \"connect_ms\": %.3f",
-		       ranks, k->nodes, k->total, k_min, k->phase[0], k->phase[1], k->phase[2]);
+		       lookup, ranks, k->nodes, k->total, k_min, k->phase[0], k->phase[1],
+		       k->phase[2]);
 		if (verbs_ms > 0)
 			printf(", \"verbs_bootstrap_ms\": %.3f, \"bootstrap_ratio\": %.2f",
 			       verbs_ms, verbs_ms / k->total);
@@ -336,8 +367,8 @@ static void report(int ranks, const struct boot *k, double k_min, int failed, do
 		return;
 	}
 	printf("mpi_alltoall: %d ranks on %d nodes, each connected to all others with a WRITE + "
-	       "READ checked, %d failures (times: the slowest rank)\n",
-	       ranks, k->nodes, failed);
+	       "READ checked, peers found by %s, %d failures (times: the slowest rank)\n",
+	       ranks, k->nodes, pmix ? "rank in the PMIx store" : "node id", failed);
 	printf("%-8s %-52s %12s\n", "path", "what", "bootstrap ms");
 	printf("%-8s %-52s %12.3f\n", "krcore", "kr_attach, Allgather, kr_connect, WRITE+READ",
 	       k->total);
@@ -353,11 +384,11 @@ static void report(int ranks, const struct boot *k, double k_min, int failed, do
 
 int main(int argc, char **argv)
 {
-	const char *verbs_dev = NULL, *profile = "connectx4";
+	const char *verbs_dev = NULL, *profile = "connectx4", *ready = NULL;
 	struct boot b = {0}, max = {0};
 	int rank, ranks, failed, verbs_port = 0, soak_ms = 0;
 	double k_min = 0, verbs_ms = 0, verbs_max = 0;
-	bool json = false;
+	bool json = false, pmix = false;
 	char dev[96];
 
 	MPI_Init(&argc, &argv);
@@ -372,13 +403,17 @@ int main(int argc, char **argv)
 			verbs_port = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
 			profile = argv[++i];
+		} else if (!strcmp(argv[i], "--pmix")) {
+			pmix = true;
 		} else if (!strcmp(argv[i], "--soak") && i + 1 < argc) {
 			soak_ms = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--ready") && i + 1 < argc) {
+			ready = argv[++i];
 		} else {
 			if (rank == 0)
-				fprintf(stderr,
-					"usage: mpi_alltoall [--json] [--verbs-dev DEV | "
-					"--verbs-port PORT [--profile MODEL]] [--soak MS]\n");
+				fprintf(stderr, "usage: mpi_alltoall [--json] [--verbs-dev DEV | "
+						"--verbs-port PORT [--profile MODEL]] [--pmix] "
+						"[--soak MS [--ready FILE]]\n");
 			MPI_Finalize();
 			return 2;
 		}
@@ -390,13 +425,13 @@ int main(int argc, char **argv)
 		verbs_dev = dev;
 	}
 
-	failed = krcore_bootstrap(rank, ranks, soak_ms, &b);
+	failed = krcore_bootstrap(rank, ranks, pmix, soak_ms, ready, &b);
 	if (verbs_dev)
 		failed += mpi_verbs_bootstrap(verbs_dev, rank, ranks, &verbs_ms);
 	MPI_Reduce(&verbs_ms, &verbs_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	failed = gather(&b, failed, &max, &k_min);
 	if (rank == 0)
-		report(ranks, &max, k_min, failed, verbs_max, json);
+		report(ranks, &max, k_min, failed, verbs_max, pmix, json);
 	MPI_Finalize();
 	return failed ? 1 : 0;
 }

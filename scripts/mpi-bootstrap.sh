@@ -7,6 +7,8 @@
 # {"bench": "mpi_bootstrap", "runs": [...]} to OUT (default
 # BUILDDIR/mpi-bootstrap.json); `scripts/plot.py OUT` draws
 # mpi_bootstrap.png from it. Exit 77 without Open MPI or hugepages.
+# KR_MPI_ARGS adds arguments to every run (e.g. --pmix: peers found by rank
+# in mpirun's PMIx store instead of the MetaServer).
 # Usage: scripts/mpi-bootstrap.sh BUILDDIR [OUT] [RANKS...]
 set -euo pipefail
 bin=${1:?usage: mpi-bootstrap.sh BUILDDIR [OUT] [RANKS...]}
@@ -36,7 +38,7 @@ for n in "${sizes[@]}"; do
 	per=$(((n + 3) / 4))
 	timeout 600 mpirun --oversubscribe --bind-to none -np "$n" -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
 		"$src/scripts/sim-rank.sh" "$dir" "$per" "$bin/examples/mpi_alltoall" --json \
-		--verbs-port "$vport" --profile connectx4 >"$dir/out" 2>&1 ||
+		--verbs-port "$vport" --profile connectx4 ${KR_MPI_ARGS:-} >"$dir/out" 2>&1 ||
 		{ cat "$dir/out"; echo "mpi-bootstrap: $n ranks failed"; exit 1; }
 	line=$(grep '^{"bench": "mpi_alltoall"' "$dir/out")
 	echo "$line"

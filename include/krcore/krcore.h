@@ -351,6 +351,28 @@ struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_con
  */
 int kr_disconnect(struct kr_vqp *vqp);
 
+/*
+ * Peers of a job started by a PMIx launcher (Open MPI's mpirun, Slurm's
+ * srun), found through the launcher's key-value store instead of the
+ * MetaServer. kr_pmix_exchange() - collective over the job: publish this
+ * rank's endpoint (its node's DC target record for its launch: node id, DCT
+ * number, port address; never a key) and fence until every rank's is in.
+ * Call it once per attachment, after kr_attach(). Returns 0, -EINVAL,
+ * -ENODEV (the keeper has no node id), -ENXIO (not started by a PMIx
+ * launcher), -EIO (the store refused), -EOPNOTSUPP (built without PMIx).
+ */
+int kr_pmix_exchange(struct kr_ctx *ctx);
+/*
+ * kr_connect_rank() - kr_connect() to the node of @rank of this PMIx job,
+ * its DC target taken from the store (no MetaServer READ); a rank of this
+ * node gives the KR_NODE_SELF vQP. One-sided only (opts->port must be 0).
+ * NULL with errno: as kr_connect(), and ENXIO (no kr_pmix_exchange() for
+ * this attachment), ENOENT (no such rank or it published nothing), EPROTO
+ * (the rank's record is not of this launch), EOPNOTSUPP (built without PMIx).
+ */
+struct kr_vqp *kr_connect_rank(struct kr_ctx *ctx, uint32_t rank,
+			       const struct kr_connect_opts *opts);
+
 /* Flags of kr_post_*(). Every request produces exactly one struct kr_wc. */
 enum kr_post_flags {
 	KR_POST_INLINE = 1u << 0, /* WRITE/SEND: copy up to KR_POST_MAX_INLINE bytes into the WQE */

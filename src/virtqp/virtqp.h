@@ -258,6 +258,9 @@ struct kr_vq_send {
 };
 
 /* virtqp_conn.c */
+struct kr_dct_rec;
+/* The DC address vector to the DC target rec names, with the launch's DC key. */
+void kr_vq_rec_av(const struct kr_ctx *ctx, const struct kr_dct_rec *rec, struct kr_devx_dc_av *av);
 /*
  * kr_vq_peer_av() - the DC address vector kr_connect() posts to peer with:
  * this keeper's DCT for KR_NODE_SELF, else the node's record (cache or

@@ -13,6 +13,15 @@
 #include "dct/dct.h"
 #include "virtqp.h"
 
+/* kr_vq_rec_av() - see virtqp.h. */
+void kr_vq_rec_av(const struct kr_ctx *ctx, const struct kr_dct_rec *rec, struct kr_devx_dc_av *av)
+{
+	memset(av, 0, sizeof(*av));
+	av->dctn = rec->dctn;
+	av->dc_key = ctx->launch.dc_key; /* the launch's, on every node: never in a record */
+	kr_devx_dc_av_path(av, &ctx->zone->port, &rec->addr, ctx->zone->dctn, rec->dctn);
+}
+
 /* kr_vq_peer_av() - see virtqp.h. */
 int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
 {
@@ -24,10 +33,7 @@ int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
 	rc = kr_dct_resolve(ctx, peer, &rec);
 	if (rc)
 		return rc;
-	memset(av, 0, sizeof(*av));
-	av->dctn = rec.dctn;
-	av->dc_key = ctx->launch.dc_key; /* the launch's, on every node: never in a record */
-	kr_devx_dc_av_path(av, &ctx->zone->port, &rec.addr, ctx->zone->dctn, rec.dctn);
+	kr_vq_rec_av(ctx, &rec, av);
 	return 0;
 }
 

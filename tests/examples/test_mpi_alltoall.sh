@@ -6,10 +6,12 @@
 # every other, WRITEs and READs 8 bytes, and checks what all others wrote
 # into its own memory; then the same bootstrap the verbs way (an RC QP per
 # peer, MPI_Alltoall of QP numbers, RTS, WRITE + READ), both under the
-# ConnectX-4 firmware cost model. Then rank 3 is SIGKILLed while every rank
+# ConnectX-4 firmware cost model; then once more with peers found by rank
+# in mpirun's PMIx store instead of the MetaServer. Then rank 3 is SIGKILLed while every rank
 # keeps doing WRITE + READ rounds with every other: each other rank's first
-# loss is rank 3 (ranks that mpirun takes down afterwards may be lost next),
-# mpirun exits non-zero, and no keeper holds a lease of the job afterwards. Then node 4's keeper is stopped: its ranks' attach
+# loss is rank 3 (no rank reports what it sees once mpirun takes the job
+# down), mpirun exits non-zero, and no keeper holds a lease of the job
+# afterwards. Then node 4's keeper is stopped: its ranks' attach
 # fails with a message naming its socket and mpirun exits non-zero. No
 # keeper or hugepage is left behind. Exit 77 without Open MPI or hugepages.
 # Usage: test_mpi_alltoall.sh BUILDDIR SOURCE_ROOT
@@ -57,15 +59,27 @@ cat "$dir/out"
 grep -q "8 ranks on 4 nodes.*, 0 failures" "$dir/out" || { echo "FAIL: not 8 ranks on 4 nodes with 0 failures"; exit 1; }
 grep -q "^bootstrap_ratio" "$dir/out" || { echo "FAIL: no verbs figure"; exit 1; }
 
+echo "== the same, peers found by rank in mpirun's PMIx store =="
+rc=0
+run 8 --pmix || rc=$?
+if [ "$rc" != 0 ] && grep -q "kr_pmix_exchange: Operation not supported" "$dir/out"; then
+	echo "   skipped: libkrcore built without PMIx (libpmix-dev)"
+else
+	[ "$rc" = 0 ] || { cat "$dir/out"; echo "FAIL: mpirun --pmix exited $rc"; exit 1; }
+	cat "$dir/out"
+	grep -q "8 ranks on 4 nodes.*rank in the PMIx store, 0 failures" "$dir/out" ||
+		{ echo "FAIL: not 8 ranks found through PMIx with 0 failures"; exit 1; }
+fi
+
 echo "== rank 3 SIGKILLed mid-run: the first peer each other rank loses is rank 3 =="
-rm -f "$dir"/rank*.pid
-run 8 --soak 30000 &
+rm -f "$dir"/rank*.pid "$dir/soak.ready"
+run 8 --soak 60000 --ready "$dir/soak.ready" &
 mpid=$!
-for _ in $(seq 600); do
-	grep -q "^soak:" "$dir/out" 2>/dev/null && [ -s "$dir/rank3.pid" ] && break
+for _ in $(seq 1200); do
+	[ -e "$dir/soak.ready" ] && [ -s "$dir/rank3.pid" ] && break
 	sleep 0.05
 done
-grep -q "^soak:" "$dir/out" || { cat "$dir/out"; echo "FAIL: the soak did not start"; exit 1; }
+[ -e "$dir/soak.ready" ] || { cat "$dir/out"; echo "FAIL: the soak did not start in 60 s"; exit 1; }
 sleep 0.5
 kill -KILL "$(cat "$dir/rank3.pid")"
 rc=0
