@@ -279,7 +279,12 @@ static int krcore_bootstrap(int rank, int ranks, bool pmix, int soak_ms, const c
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = now_ns();
-	ctx = kr_attach(NULL);
+	/*
+	 * ENOSPC: no slot free yet, e.g. the keeper still renews the tenant the
+	 * previous job left (new memory, new DC target): ask again, bounded.
+	 */
+	while (!(ctx = kr_attach(NULL)) && errno == ENOSPC && now_ns() - t0 < WAIT_NS)
+		usleep(10000);
 	if (!ctx) {
 		const char *sock = getenv("KR_KEEPER_SOCKET");
 

@@ -71,6 +71,18 @@ else
 		{ echo "FAIL: not 8 ranks found through PMIx with 0 failures"; exit 1; }
 fi
 
+echo "== kr_pmix_exchange / kr_connect_rank: bad input and every rank through the store =="
+rc=0
+timeout 120 mpirun --oversubscribe --bind-to none -np 2 -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
+	"$src/scripts/sim-rank.sh" "$dir" 1 "$bin/tests/examples/test_pmix_rank" >"$dir/out" 2>&1 || rc=$?
+cat "$dir/out"
+if grep -q "SKIP: libkrcore built without PMIx" "$dir/out"; then
+	echo "   skipped"
+elif [ "$rc" != 0 ] || ! grep -q "^pmix: 2 ranks" "$dir/out"; then
+	echo "FAIL: test_pmix_rank exited $rc"
+	exit 1
+fi
+
 echo "== rank 3 SIGKILLed mid-run: the first peer each other rank loses is rank 3 =="
 rm -f "$dir"/rank*.pid "$dir/soak.ready"
 run 8 --soak 60000 --ready "$dir/soak.ready" &
