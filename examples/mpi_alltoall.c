@@ -79,15 +79,36 @@ static uint64_t mark(int from, int to)
 }
 
 /* One completion of vqp within WAIT_NS: 0, or -1 (reported). */
-static int wait_one(struct kr_vqp *vqp, int rank, int peer, const char *what)
+/* Up to want completions of vqp into wc within WAIT_NS: how many came, or -errno. */
+static int poll_for(struct kr_vqp *vqp, struct kr_wc *wc, int want)
 {
 	int64_t t0 = now_ns();
-	struct kr_wc wc;
-	int n;
+	int got = 0, n;
 
-	/* yield while waiting: ranks may share cores (and, on the sim, with the NIC) */
-	while ((n = kr_poll(vqp, &wc, 1)) == 0 && now_ns() - t0 < WAIT_NS)
-		sched_yield();
+	while (got < want && now_ns() - t0 < WAIT_NS) {
+		n = kr_poll(vqp, wc + got, want - got);
+		if (n < 0)
+			return n;
+		got += n;
+		if (!n) /* yield: ranks may share cores (and, on the sim, with the NIC) */
+			sched_yield();
+	}
+	return got;
+}
+
+/* Our slot at the peer (raddr): WRITE pair[0] there, READ it back into pair[1]. 0 or -errno. */
+static int post_write_read(struct kr_vqp *vqp, uint64_t *pair, uint64_t raddr, uint32_t rkey)
+{
+	int rc = kr_post_write(vqp, &pair[0], 8, raddr, rkey, 1, 0);
+
+	return rc ? rc : kr_post_read(vqp, &pair[1], 8, raddr, rkey, 2, 0);
+}
+
+static int wait_one(struct kr_vqp *vqp, int rank, int peer, const char *what)
+{
+	struct kr_wc wc;
+	int n = poll_for(vqp, &wc, 1);
+
 	if (n == 1 && wc.status == KR_WC_SUCCESS)
 		return 0;
 	fprintf(stderr, "rank %d: %s to rank %d: %s\n", rank, what, peer,
@@ -142,8 +163,7 @@ static int talk_to_all(struct kr_ctx *ctx, const struct rank_info *all, int rank
 		}
 		scratch[2 * p] = mark(rank, p);
 		scratch[2 * p + 1] = 0;
-		if (kr_post_write(vqp[p], &scratch[2 * p], 8, raddr, all[p].rkey, 1, 0) ||
-		    kr_post_read(vqp[p], &scratch[2 * p + 1], 8, raddr, all[p].rkey, 2, 0)) {
+		if (post_write_read(vqp[p], &scratch[2 * p], raddr, all[p].rkey)) {
 			fprintf(stderr, "rank %d: post to rank %d failed\n", rank, p);
 			kr_disconnect(vqp[p]);
 			vqp[p] = NULL;
@@ -201,30 +221,23 @@ static int soak(const struct rank_info *all, int rank, int ranks, struct kr_vqp 
 		for (int p = 0; p < ranks; p++) {
 			uint64_t raddr = all[p].addr + 8 * (uint64_t)rank;
 			struct kr_wc wc[2];
-			int64_t t0 = now_ns();
-			int got = 0, n = 0;
+			int got;
 
 			if (!vqp[p])
 				continue;
 			scratch[2 * p] = mark(rank, p) ^ round << 48;
-			if (kr_post_write(vqp[p], &scratch[2 * p], 8, raddr, all[p].rkey, 1, 0) ||
-			    kr_post_read(vqp[p], &scratch[2 * p + 1], 8, raddr, all[p].rkey, 2, 0))
-				got = -1;
-			while (got >= 0 && got < 2 && now_ns() - t0 < WAIT_NS &&
-			       (n = kr_poll(vqp[p], wc + got, 2 - got)) >= 0) {
-				got += n;
-				if (!n)
-					sched_yield();
-			}
+			got = post_write_read(vqp[p], &scratch[2 * p], raddr, all[p].rkey);
+			if (!got)
+				got = poll_for(vqp[p], wc, 2);
 			if (got == 2 && wc[0].status == KR_WC_SUCCESS &&
 			    wc[1].status == KR_WC_SUCCESS && scratch[2 * p + 1] == scratch[2 * p])
 				continue;
 			if (g_term)
 				break; /* the job is being taken down: not this peer's doing */
 			printf("rank %d: lost rank %d in round %" PRIu64 ": %s\n", rank, p, round,
-			       got == 2 ? kr_strerror(wc[0].status ? wc[0].status : wc[1].status)
-			       : n < 0	? strerror(-n)
-					: "no completion");
+			       got == 2	 ? kr_strerror(wc[0].status ? wc[0].status : wc[1].status)
+			       : got < 0 ? strerror(-got)
+					 : "no completion");
 			fflush(stdout);
 			kr_disconnect(vqp[p]);
 			vqp[p] = NULL;

@@ -16,16 +16,13 @@ out=$(realpath -m "${2:-$bin/mpi-bootstrap.json}")
 shift $(($# < 2 ? $# : 2))
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(2 4 8 16)
-src=$(dirname "$0")/..
 . "$(dirname "$0")/sim-cluster-lib.sh"
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
 [ -x "$bin/examples/mpi_alltoall" ] || { echo "SKIP: no $bin/examples/mpi_alltoall"; exit 77; }
 free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 [ "${free:-0}" -ge 128 ] || { echo "SKIP: four keepers need 128 free hugepages"; exit 77; }
 
-export KR_LAUNCH_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 # Open MPI's own, at exit
+kr_mpi_env
 dir=$(mktemp -d /tmp/krcore-mpib.XXXXXX)
 keepers=()
 kr_keeper_args=(--dcis 16)
@@ -36,8 +33,7 @@ vport=$(kr_free_port)
 runs=()
 for n in "${sizes[@]}"; do
 	per=$(((n + 3) / 4))
-	timeout 600 mpirun --oversubscribe --bind-to none -np "$n" -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
-		"$src/scripts/sim-rank.sh" "$dir" "$per" "$bin/examples/mpi_alltoall" --json \
+	kr_mpirun 600 "$dir" "$per" "$n" "$bin/examples/mpi_alltoall" --json \
 		--verbs-port "$vport" --profile connectx4 ${KR_MPI_ARGS:-} >"$dir/out" 2>&1 ||
 		{ cat "$dir/out"; echo "mpi-bootstrap: $n ranks failed"; exit 1; }
 	line=$(grep '^{"bench": "mpi_alltoall"' "$dir/out")

@@ -85,3 +85,24 @@ kr_hugepages_left() {
 	done
 	echo "$left"
 }
+
+# kr_mpi_env: what mpirun jobs need here: one fresh launch key for the job's
+# ranks, root allowed (the tests run as root), and no leak report in ASan
+# builds from Open MPI's own allocations at exit (many from components it
+# has dlclose()d: no module name to suppress; krcore's leaks are checked by
+# every other test of the ASan build).
+kr_mpi_env() {
+	KR_LAUNCH_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+	export KR_LAUNCH_KEY OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+}
+
+# kr_mpirun SECONDS DIR PER NP PROGRAM [ARG...]: PROGRAM as an NP-rank job
+# on the keepers of DIR, PER ranks per node (scripts/sim-rank.sh), cores
+# oversubscribed, killed after SECONDS. Its exit status.
+kr_mpirun() {
+	local secs=$1 dir=$2 per=$3 np=$4
+	shift 4
+	timeout "$secs" mpirun --oversubscribe --bind-to none -np "$np" -x KR_LAUNCH_KEY \
+		-x ASAN_OPTIONS "$(dirname "${BASH_SOURCE[0]}")/sim-rank.sh" "$dir" "$per" "$@"
+}

@@ -12,8 +12,9 @@
  * from the process's spares, or from the keeper only while more than a
  * quarter of the tenant's DCIs are free, so that fan-out never starves
  * another thread's first connect; or when none of its DCIs has the credits
- * a new vQP asks for (taking from the reserve beats failing). A vQP never moves (its order is its
- * DCI's). Placement is decided at connect, never on the data path.
+ * a new vQP asks for (taking from the reserve beats failing). A vQP never
+ * moves (its order is its DCI's). Placement is decided at connect, never
+ * on the data path.
  *
  * The set lives in heap memory named by thread-local storage; at thread
  * exit its DCIs are orphaned (owner NULL), not freed: vQPs the thread left

@@ -25,12 +25,7 @@ free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 [ "${free:-0}" -ge 128 ] ||
 	{ echo "SKIP: four keepers need 128 free 2 MB hugepages, $free are free"; exit 77; }
 
-export KR_LAUNCH_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Open MPI's allocations at exit are reported as leaks, many from components
-# it has dlclose()d (no module name to suppress): no leak check in the ranks
-# (krcore's own are checked by every other test of the ASan build).
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+kr_mpi_env
 dir=$(mktemp -d /tmp/krcore-mpi.XXXXXX)
 hp_before=$(ls /dev/hugepages)
 keepers=()
@@ -47,8 +42,7 @@ vport=$(kr_free_port) # the verbs way's sim NICs, one per rank on 127.0.0.20..
 run() { # NP ARG...: mpirun of mpi_alltoall, two ranks per node; its output in $dir/out
 	local np=$1
 	shift
-	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
-		"$src/scripts/sim-rank.sh" "$dir" 2 "$bin/examples/mpi_alltoall" "$@" >"$dir/out" 2>&1
+	kr_mpirun 120 "$dir" 2 "$np" "$bin/examples/mpi_alltoall" "$@" >"$dir/out" 2>&1
 }
 
 echo "== 8 ranks on 4 nodes, all-to-all, krcore and the verbs way =="
@@ -73,8 +67,7 @@ fi
 
 echo "== kr_pmix_exchange / kr_connect_rank: bad input and every rank through the store =="
 rc=0
-timeout 120 mpirun --oversubscribe --bind-to none -np 2 -x KR_LAUNCH_KEY -x ASAN_OPTIONS \
-	"$src/scripts/sim-rank.sh" "$dir" 1 "$bin/tests/examples/test_pmix_rank" >"$dir/out" 2>&1 || rc=$?
+kr_mpirun 120 "$dir" 1 2 "$bin/tests/examples/test_pmix_rank" >"$dir/out" 2>&1 || rc=$?
 cat "$dir/out"
 if grep -q "SKIP: libkrcore built without PMIx" "$dir/out"; then
 	echo "   skipped"

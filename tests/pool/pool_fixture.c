@@ -214,6 +214,16 @@ struct kr_vqp *kp_connect_wait(struct kr_ctx *ctx, uint32_t peer)
 	return v;
 }
 
+int kp_lease_wait(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *l, int timeout_ms)
+{
+	double t0 = kp_now_ms();
+	int rc;
+
+	while ((rc = kr_lease_alloc(ctx, kind, l)) == -ENOSPC && kp_now_ms() - t0 < timeout_ms)
+		sleep_ms(1);
+	return rc;
+}
+
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms)
 {
 	struct kr_attach_opts o = {.socket_path = k->sock};

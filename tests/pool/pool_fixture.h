@@ -50,6 +50,12 @@ void kp_seg_header(const struct kp_keeper *k, struct kr_pool_seg *out);
  * back are leasable once the keeper's worker has reset them). NULL + errno.
  */
 struct kr_vqp *kp_connect_wait(struct kr_ctx *ctx, uint32_t peer);
+/*
+ * kr_lease_alloc(ctx, kind, l), retrying -ENOSPC for up to timeout_ms (a
+ * QP given back is leasable once the keeper's worker has reset it). 0 or
+ * the last error.
+ */
+int kp_lease_wait(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *l, int timeout_ms);
 /* Attach to k, retrying on ENOSPC/ECONNREFUSED for up to timeout_ms. NULL + errno. */
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms);
 /*

@@ -20,17 +20,6 @@ static const char *const args[] = {"--tenants",	  "1",	    "--dcis", "2",	   "--
 				   "2",		  "--jobs", "2",      "--heap-mb", "2",
 				   "--hugepages", "64",	    NULL};
 
-/* Lease an RC QP, retrying -ENOSPC while the keeper resets a returned one. */
-static int lease_rc(struct kr_ctx *ctx, struct kr_lease *l)
-{
-	double t0 = kp_now_ms();
-	int rc;
-
-	while ((rc = kr_lease_alloc(ctx, KR_LEASE_RC, l)) == -ENOSPC && kp_now_ms() - t0 < 5000)
-		usleep(1000);
-	return rc;
-}
-
 static int job(const struct kp_keeper *k, int to_parent, int from_parent)
 {
 	struct kr_lease l[2], extra, stale;
@@ -53,7 +42,7 @@ static int job(const struct kp_keeper *k, int to_parent, int from_parent)
 	/* give one back: the keeper resets it and it can be leased again */
 	CHECK_OK(kr_lease_free(ctx, &l[0]));
 	CHECK_ERR(kr_lease_free(ctx, &l[0]), -EINVAL);
-	CHECK_OK(lease_rc(ctx, &l[0]));
+	CHECK_OK(kp_lease_wait(ctx, KR_LEASE_RC, &l[0], 5000)); /* once the keeper reset it */
 	CHECK(l[0].gen > stale.gen);
 	/* the parent checks the segment, then kills us holding both */
 	CHECK_EQ(write(to_parent, "1", 1), 1);

@@ -28,21 +28,6 @@
 
 static struct kp_keeper K;
 
-/*
- * A DCI lease, waiting (bounded) while ENOSPC: each failed request below
- * gives its DCI back in error and the keeper's worker resets it before it
- * can be leased again, slower on a loaded machine.
- */
-static int lease_wait(struct kr_ctx *ctx, struct kr_lease *l)
-{
-	double t0 = kp_now_ms();
-	int rc;
-
-	while ((rc = kr_lease_alloc(ctx, KR_LEASE_DCI, l)) == -ENOSPC && kp_now_ms() - t0 < 10000)
-		usleep(1000);
-	return rc;
-}
-
 /* One request through the attacker's own launch's DCT; its completion status. */
 static int own_dct(struct kr_ctx *ctx, bool write_op, uint8_t *buf, uint64_t addr, uint32_t rkey)
 {
@@ -95,7 +80,8 @@ static int attacker(void *arg)
 	for (int i = 0; i < 4; i++) {
 		av.dc_key = i ? sec_rnd(&seed) : sec_launch()->dc_key;
 		memset(buf, 0, LEN);
-		SEC_EXPECT(lease_wait(ctx, &l) == 0);
+		/* each failed READ gave its DCI back in error: leasable once reset */
+		SEC_EXPECT(kp_lease_wait(ctx, KR_LEASE_DCI, &l, 10000) == 0);
 		st = kp_dci_read(ctx, &l, &av, buf, LEN, a->addr, a->rkey);
 		SEC_EXPECT(st == KR_WC_RETRY_EXC_ERR);
 		for (uint32_t b = 0; b < LEN; b++)
