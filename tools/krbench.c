@@ -22,8 +22,9 @@
  * (none, connectx4; named in the table and the JSON).
  *   krbench connect --nodes N [-n ITERS] [--json] [--profile NAME]
  * connecting to other nodes beside the verbs way (krbench_remote.c).
- *   krbench read --peer [-n ITERS] [--json] [--profile NAME]
- * READs to another node beside a UDP ping-pong (krbench_peer.c).
+ *   krbench read --peer [--promote] [-n ITERS] [--json] [--profile NAME]
+ * READs to another node beside a UDP ping-pong (krbench_peer.c); --promote: and
+ * the same vQP promoted to RC (rc_over_dc).
  *   krbench send [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]
  * two-sided messages to ports of this node, vQP vs raw DCI -> DCT
  * (krbench_send.c); with --peer to node 2 of two keepers (krbench_send_peer.c).
@@ -469,8 +470,9 @@ static void usage(FILE *f)
 		   "      --krpoold P   the keeper binary to start (default: next to krbench)\n"
 		   "       krbench read [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  8-byte READ latency and rate, vQP vs raw DCI (default 10000 iterations)\n"
-		   "       krbench read --peer [-n ITERS] [--json] [--profile M]\n"
-		   "  the same to node 2 of two keepers started here, beside a UDP ping-pong\n"
+		   "       krbench read --peer [--promote] [-n ITERS] [--json] [--profile M]\n"
+		   "  the same to node 2 of two keepers started here, beside a UDP ping-pong;\n"
+		   "  --promote: and the same vQP promoted to an RC QP (rc_over_dc)\n"
 		   "       krbench send [-n ITERS] [--json] [--socket PATH] [--krpoold PATH]\n"
 		   "  SEND ping-pong latency and message rate at 64 B and 4 KiB to ports of this\n"
 		   "  node, vQP vs raw DCI -> DCT in the same run (default 10000)\n"
@@ -494,21 +496,16 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"cycles", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"krpoold", required_argument, NULL, 'k'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {"nodes", required_argument, NULL, 'N'},
-	    {"peer", no_argument, NULL, 'P'},
-	    {"busy", required_argument, NULL, 'B'},
-	    {"peers", required_argument, NULL, 'M'},
-	    {NULL, 0, NULL, 0},
+	    {"cycles", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'}, {"krpoold", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},	      {"profile", required_argument, NULL, 'p'},
+	    {"nodes", required_argument, NULL, 'N'},  {"peer", no_argument, NULL, 'P'},
+	    {"busy", required_argument, NULL, 'B'},   {"peers", required_argument, NULL, 'M'},
+	    {"promote", no_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
 	};
 	const char *sock = NULL, *krpoold = NULL, *n_arg = NULL;
 	int cycles = 1000, nodes = 0, ndci = 0, peers = 0, opt;
-	bool json = false, n_set = false, peer = false;
+	bool json = false, n_set = false, peer = false, promote = false;
 
 	while ((opt = getopt_long(argc, argv, "n:js:h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -538,6 +535,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			peer = true;
+			break;
+		case 'R':
+			promote = true;
 			break;
 		case 'M':
 			peers = atoi(optarg);
@@ -587,7 +587,7 @@ int main(int argc, char **argv)
 		return kb_bench_fanout(peers ? peers : 8, n_set ? cycles : 20000, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 &&
 	    cycles <= 1000000 && peer)
-		return kb_bench_read_peer(n_set ? cycles : 10000, json, krpoold);
+		return kb_bench_read_peer(n_set ? cycles : 10000, json, promote, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "read") && cycles >= 1 && cycles <= 1000000)
 		return bench_read(n_set ? cycles : 10000, json, sock, krpoold);
 	if (optind != argc - 1 || strcmp(argv[optind], "attach") || cycles < 1 ||

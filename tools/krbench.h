@@ -173,7 +173,7 @@ int kb_bench_fanout(int peers, int iters, bool json, const char *krpoold);
 
 /* ---- krbench_peer.c ---- */
 
-int kb_bench_read_peer(int iters, bool json, const char *krpoold);
+int kb_bench_read_peer(int iters, bool json, bool promote, const char *krpoold);
 
 /* ---- krbench_send.c ---- */
 

@@ -25,7 +25,7 @@ static const char *const kb_runs[][8] = {
     {"send", NULL},
     {"connect", NULL},
     {"connect", "--profile", "connectx4", NULL},
-    {"read", "--peer", NULL},
+    {"read", "--peer", "--promote", NULL},
     {"connect", "--nodes", "2", "--profile", "connectx4", NULL},
     {"connect", "--nodes", "4", NULL},
     {"fanout", NULL},

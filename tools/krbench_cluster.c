@@ -126,12 +126,13 @@ static pid_t keeper_spawn(const struct kb_cluster *c, int node, const char *krpo
 	/*
 	 * node 1's MetaServer table sized for this cluster, not for 16384 nodes;
 	 * its pool big enough for a thread that fans out over 8 DCIs with more
-	 * than a quarter left (krbench fanout)
+	 * than a quarter left, and an RC spare for each of its peers
+	 * (krbench fanout's promoted row)
 	 */
 	execl(krpoold, krpoold, "--foreground", "--socket", c->sock[node - 1], "--device", dev,
 	      "--node-id", id, node == 1 ? "--meta-listen" : "--metaserver-addr", ms, "--tenants",
-	      "1", "--dcis", node == 1 ? "16" : "8", "--jobs", "4", "--heap-mb", "2", "--hugepages",
-	      KR_STR(KB_KEEPER_PAGES), "--max-nodes", "64",
+	      "1", "--dcis", node == 1 ? "16" : "8", "--rc-spares", node == 1 ? "8" : "2", "--jobs",
+	      "4", "--heap-mb", "2", "--hugepages", KR_STR(KB_KEEPER_PAGES), "--max-nodes", "64",
 	      node == 1 ? "--metaserver" : (char *)NULL, (char *)NULL);
 	fprintf(stderr, "krbench: cannot run %s: %s\n", krpoold, strerror(errno));
 	_exit(127);

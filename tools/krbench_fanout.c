@@ -8,6 +8,10 @@
  * thread's peers over up to dcis_per_thread DCIs. Measured for K = 1, 2, 4
  * and 8 in the same run, KB_FO_ROUNDS times alternating (this machine's noise),
  * each figure the median: fanout_ratio = best K rate / K = 1 rate.
+ *
+ * A fifth row, "promoted": K = 1 with promotion on (virtqp_promote.c): the
+ * warm-up makes every peer hot, so each vQP moves onto an RC QP of its own
+ * (node 1's keeper holds --rc-spares 8); promote_over_k1 = its rate / K = 1.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,9 +26,10 @@
 
 #define KB_FO_WINDOW 64 /* READs in flight from the thread, over all peers */
 #define KB_FO_ROUNDS 3
-#define KB_FO_KS     4
+#define KB_FO_KS     5 /* the last: K = 1, promoted */
+#define KB_FO_PROMO  (KB_FO_KS - 1)
 
-static const uint32_t fo_k[KB_FO_KS] = {1, 2, 4, 8};
+static const uint32_t fo_k[KB_FO_KS] = {1, 2, 4, 8, 1};
 
 struct fo_run {
 	struct kb_cluster c;
@@ -32,6 +37,7 @@ struct fo_run {
 	int peers;
 	double mops[KB_FO_KS][KB_FO_ROUNDS];
 	uint32_t dcis_used[KB_FO_KS];
+	uint32_t on_rc; /* the promoted row: vQPs that ran on RC (last round) */
 };
 
 /* vQPs to nodes 2..peers + 1, each checked with one READ of its target's bytes. */
@@ -81,12 +87,15 @@ static double fo_rate(struct fo_run *r, struct kr_vqp **v, uint8_t *local, int i
 
 	while (done < iters) {
 		while (posted < iters && total < KB_FO_WINDOW) {
-			int p = posted % r->peers;
+			int p = posted % r->peers, n;
 
 			if (inflight[p] >= per_peer)
 				break; /* round-robin: that peer's turn waits */
-			if (kr_post_read(v[p], local + 8 * (posted % KB_FO_WINDOW), 8,
-					 r->tg[p].addr, r->tg[p].rkey, (uint64_t)posted, 0))
+			n = kr_post_read(v[p], local + 8 * (posted % KB_FO_WINDOW), 8,
+					 r->tg[p].addr, r->tg[p].rkey, (uint64_t)posted, 0);
+			if (n == -EAGAIN && inflight[p])
+				break; /* that vQP moves to RC once its DC requests are done */
+			if (n)
 				return -EIO;
 			inflight[p]++;
 			total++;
@@ -113,6 +122,28 @@ static double fo_rate(struct fo_run *r, struct kr_vqp **v, uint8_t *local, int i
 	return iters / (kb_now_us() - t0);
 }
 
+/* The promoted row: warm up (bounded) until every vQP runs on RC. Count of those on RC. */
+static uint32_t fo_promote(struct fo_run *r, struct kr_ctx *ctx, struct kr_vqp **v, uint8_t *local,
+			   int per_peer)
+{
+	uint32_t on_rc = 0;
+
+	ctx->promote_rate = 1; /* any 64 posts are hot */
+	for (double t0 = kb_now_us(); kb_now_us() - t0 < 10e6; usleep(1000)) {
+		on_rc = 0;
+		if (fo_rate(r, v, local, 64 * r->peers, per_peer) < 0)
+			return 0;
+		for (int i = 0; i < r->peers; i++) {
+			struct kr_vqp_attr a;
+
+			on_rc += !kr_vqp_query(v[i], &a) && a.transport == KR_VQP_RC;
+		}
+		if (on_rc == (uint32_t)r->peers)
+			break;
+	}
+	return on_rc;
+}
+
 /* One round of K = fo_k[ki]: attach, connect, check, time, detach. 0 or -errno. */
 static int fo_measure(struct fo_run *r, int ki, int round, int iters)
 {
@@ -136,10 +167,18 @@ static int fo_measure(struct fo_run *r, int ki, int round, int iters)
 				j++;
 			r->dcis_used[ki] += j == i;
 		}
-		mops = fo_rate(r, v, local, iters / 10 + 1, per_peer); /* warm-up */
+		if (ki == KB_FO_PROMO) {
+			r->on_rc = fo_promote(r, ctx, v, local, per_peer);
+			if (!r->on_rc)
+				rc = -EPROTO; /* not one promoted: nothing of it to measure */
+		}
+		ctx->promote_rate = ki == KB_FO_PROMO ? 1 : 0; /* the K rows stay on DC */
+		mops = rc ? -1 : fo_rate(r, v, local, iters / 10 + 1, per_peer); /* warm-up */
 		if (mops > 0)
 			mops = fo_rate(r, v, local, iters, per_peer);
-		if (mops < 0)
+		if (rc)
+			;
+		else if (mops < 0)
 			rc = (int)mops;
 		else
 			r->mops[ki][round] = mops;
@@ -167,17 +206,19 @@ static void fo_report(const struct fo_run *r, int iters, bool json)
 
 	for (int k = 0; k < KB_FO_KS; k++) {
 		med[k] = fo_median(r->mops[k]);
-		if (med[k] > best)
+		if (med[k] > best && k != KB_FO_PROMO)
 			best = med[k];
 	}
 	if (json) {
 		printf("{\"bench\": \"fanout\", \"peers\": %d, \"profile\": \"%s\", \"iters\": %d, "
 		       "\"bytes\": 8, \"window\": %d, \"rounds\": %d, \"dcis\": [",
 		       r->peers, g_profile, iters, KB_FO_WINDOW, KB_FO_ROUNDS);
-		for (int k = 0; k < KB_FO_KS; k++)
+		for (int k = 0; k < KB_FO_PROMO; k++)
 			printf("%s{\"dcis_per_thread\": %u, \"dcis_used\": %u, \"mops\": %.4f}",
 			       k ? ", " : "", fo_k[k], r->dcis_used[k], med[k]);
-		printf("], \"fanout_ratio\": %.2f}\n", best / med[0]);
+		printf("], \"promoted\": {\"dcis_per_thread\": 1, \"on_rc\": %u, \"mops\": %.4f}, "
+		       "\"fanout_ratio\": %.2f, \"promote_over_k1\": %.2f}\n",
+		       r->on_rc, med[KB_FO_PROMO], best / med[0], med[KB_FO_PROMO] / med[0]);
 		return;
 	}
 	printf("krbench fanout: async 8-byte READs from one thread to %d peers round-robin "
@@ -185,10 +226,13 @@ static void fo_report(const struct fo_run *r, int iters, bool json)
 	       "firmware cost model: %s\n",
 	       r->peers, iters, KB_FO_WINDOW, KB_FO_ROUNDS, g_profile);
 	printf("%-16s %10s %12s %10s\n", "dcis_per_thread", "dcis used", "async Mop/s", "vs K=1");
-	for (int k = 0; k < KB_FO_KS; k++)
+	for (int k = 0; k < KB_FO_PROMO; k++)
 		printf("%-16u %10u %12.4f %10.2f\n", fo_k[k], r->dcis_used[k], med[k],
 		       med[k] / med[0]);
-	printf("fanout_ratio (best K / K=1): %.2f\n", best / med[0]);
+	printf("%-16s %10s %12.4f %10.2f   (%u of %d vQPs on RC)\n", "1, promoted", "-",
+	       med[KB_FO_PROMO], med[KB_FO_PROMO] / med[0], r->on_rc, r->peers);
+	printf("fanout_ratio (best K / K=1): %.2f; promote_over_k1: %.2f\n", best / med[0],
+	       med[KB_FO_PROMO] / med[0]);
 }
 
 int kb_bench_fanout(int peers, int iters, bool json, const char *krpoold)

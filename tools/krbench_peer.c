@@ -10,6 +10,11 @@
  *                 of a round trip between two processes over loopback,
  *                 which the sim's RoCEv2-over-UDP wire cannot beat
  * rtt_over_udp = vqp sync p50 / udp_pingpong p50.
+ *
+ * --promote adds, in the same run, the same vQP promoted (DC->RC, the two
+ * keepers pairing an RC QP each: virtqp_promote.c):
+ *   vqp_rc        kr_post_read + kr_poll, the vQP on its RC QP
+ * rc_over_dc = vqp_rc async rate / vqp async rate (vqp ran with promotion off).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,8 +37,10 @@
 struct peer_run {
 	struct kr_ctx *ctx;
 	struct kb_target tg;
-	struct kb_rd_res vqp, raw;
+	struct kb_rd_res vqp, raw, rc;
 	double udp_p50, udp_p99;
+	bool promote;
+	double promote_ms; /* from the first hot window to the vQP on RC */
 };
 
 /* Sync UDP round trips of 8 bytes with the target's echo. 0 or -errno. */
@@ -89,6 +96,36 @@ static int raw_dci(struct peer_run *p, struct kb_rd_raw *raw, struct kr_lease *l
 	return rc;
 }
 
+/*
+ * Promote v: READs (checked) until it runs on RC, bounded. The attachment's
+ * rate is lowered so that the first 64 posts are hot. 0 or -errno.
+ */
+static int promote(struct peer_run *p, struct kr_vqp *v, uint8_t *local)
+{
+	struct kr_vqp_attr a = {0};
+	double t0 = kb_now_us(), lat[64];
+	struct kb_rd_res r;
+
+	p->ctx->promote_rate = 1;
+	while (kb_now_us() - t0 < 10e6) {
+		int rc = kb_rd_run(v, NULL, local, p->tg.addr, p->tg.rkey, 64, lat, &r);
+
+		if (rc)
+			return rc;
+		if (memcmp(local, &p->tg.val, 8))
+			return -EBADMSG;
+		rc = kr_vqp_query(v, &a);
+		if (rc)
+			return rc;
+		if (a.transport == KR_VQP_RC) {
+			p->promote_ms = (kb_now_us() - t0) / 1e3;
+			return 0;
+		}
+		usleep(1000); /* the keepers pair on their workers */
+	}
+	return -ETIMEDOUT;
+}
+
 static int run(struct peer_run *p, int iters)
 {
 	struct kr_connect_opts co = {.credits = 2 * KB_RD_WINDOW};
@@ -101,6 +138,7 @@ static int run(struct peer_run *p, int iters)
 
 	if (!local || !lat)
 		goto out;
+	p->ctx->promote_rate = 0; /* the DC rows stay on DC */
 	/* node 2 registers with the MetaServer within a second of its start */
 	for (double t0 = kb_now_us(); !v && kb_now_us() - t0 < 10e6;)
 		if (!(v = kr_connect(p->ctx, 2, &co)))
@@ -123,6 +161,10 @@ static int run(struct peer_run *p, int iters)
 	}
 	if (!rc)
 		rc = udp_pingpong(p, lat, iters);
+	if (!rc && p->promote)
+		rc = promote(p, v, local);
+	if (!rc && p->promote) /* the rate is 1/s: it stays on RC through the run */
+		rc = kb_rd_run(v, NULL, local, p->tg.addr, p->tg.rkey, iters, lat, &p->rc);
 	kr_disconnect(v);
 out:
 	free(lat);
@@ -141,10 +183,17 @@ static void report(const struct peer_run *p, int iters, bool json)
 		    "\"vqp\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
 		    "\"raw_dci\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
 		    "\"udp_pingpong\": {\"p50_us\": %.2f, \"p99_us\": %.2f}, "
-		    "\"rtt_over_udp\": %.2f, \"vqp_over_raw\": %.3f}\n",
+		    "\"rtt_over_udp\": %.2f, \"vqp_over_raw\": %.3f",
 		    g_profile, iters, KB_RD_WINDOW, p->vqp.p50, p->vqp.p99, p->vqp.mops, p->raw.p50,
 		    p->raw.p99, p->raw.mops, p->udp_p50, p->udp_p99, ratio,
 		    p->vqp.p50 / p->raw.p50);
+		if (p->promote)
+			printf(
+			    ", \"vqp_rc\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
+			    "\"promote_ms\": %.2f, \"rc_over_dc\": %.3f",
+			    p->rc.p50, p->rc.p99, p->rc.mops, p->promote_ms,
+			    p->rc.mops / p->vqp.mops);
+		printf("}\n");
 		return;
 	}
 	printf("krbench read --peer: 8-byte READ from node 1 to node 2 (keepers on sim hosts over "
@@ -157,16 +206,24 @@ static void report(const struct peer_run *p, int iters, bool json)
 	       p->raw.p50, p->raw.p99, p->raw.mops);
 	printf("%-14s %-44s %10.2f %10.2f %12s\n", "udp_pingpong", "8 bytes to the target's echo",
 	       p->udp_p50, p->udp_p99, "-");
+	if (p->promote)
+		printf("%-14s %-44s %10.2f %10.2f %12.3f\n", "vqp_rc",
+		       "the same vQP promoted: on its RC QP", p->rc.p50, p->rc.p99, p->rc.mops);
 	printf("rtt_over_udp (vqp / udp_pingpong, p50): %.2f\n", ratio);
+	if (p->promote)
+		printf("rc_over_dc (vqp_rc / vqp, async rate): %.3f; promoted %.2f ms after its "
+		       "first hot window\n",
+		       p->rc.mops / p->vqp.mops, p->promote_ms);
 }
 
-int kb_bench_read_peer(int iters, bool json, const char *krpoold)
+int kb_bench_read_peer(int iters, bool json, bool promote, const char *krpoold)
 {
 	struct peer_run p;
 	struct kb_cluster c;
 	int rc;
 
 	memset(&p, 0, sizeof(p));
+	p.promote = promote;
 	rc = kb_cluster_start(&c, 2, 0, krpoold);
 	if (rc)
 		return rc == -ENOMEM ? 77 : 1;	/* 77: what the machine lacks */

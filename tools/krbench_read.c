@@ -89,6 +89,8 @@ int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t 
 
 			rc = v ? kr_post_read(v, l, 8, raddr, rkey, (uint64_t)posted, 0)
 			       : rd_raw_post(raw, l, raddr, rkey, (uint64_t)posted);
+			if (rc == -EAGAIN && v && posted > done)
+				break; /* moving between DC and RC: its requests drain first */
 			if (rc)
 				return rc;
 			posted++;

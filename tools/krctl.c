@@ -186,6 +186,16 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
 }
 
+/* An RC slot's pairing (pool_pair.c): "up" is a promoted vQP's, "peer" another keeper's pair. */
+static const char *link_name(uint32_t kind, uint32_t link)
+{
+	static const char *const names[] = {"parked", "pairing", "up", "failed", "peer"};
+
+	if (kind != KR_SLOT_RC)
+		return "-";
+	return link < sizeof(names) / sizeof(names[0]) ? names[link] : "?";
+}
+
 static void show_leases(const struct kr_pool_seg *s, bool json)
 {
 	bool first = true;
@@ -194,8 +204,8 @@ static void show_leases(const struct kr_pool_seg *s, bool json)
 	if (json)
 		printf("{\"leases\": [");
 	else
-		printf("%-6s %-4s %-5s %-8s %-7s %-8s %-6s %-6s\n", "TENANT", "KIND", "SLOT", "QPN",
-		       "JOB", "PID", "GEN", "STATE");
+		printf("%-6s %-4s %-5s %-8s %-7s %-8s %-6s %-6s %-7s\n", "TENANT", "KIND", "SLOT",
+		       "QPN", "JOB", "PID", "GEN", "STATE", "LINK");
 	for (uint32_t t = 0; t < s->ntenants; t++) {
 		for (uint32_t kind = KR_SLOT_DCI; kind <= KR_SLOT_VQP; kind++) {
 			uint32_t cnt = kind == KR_SLOT_DCI  ? s->dcis
@@ -211,16 +221,20 @@ static void show_leases(const struct kr_pool_seg *s, bool json)
 				if (sl->state != KR_SLOT_LEASED)
 					continue;
 				n++;
+				/* job -1: the keeper holds it for another keeper's pair */
 				if (json)
 					printf(
 					    "%s{\"tenant\": %u, \"kind\": \"%s\", \"slot\": %u, "
-					    "\"qpn\": %u, \"job\": %u, \"pid\": %d, \"gen\": %u}",
+					    "\"qpn\": %u, \"job\": %d, \"pid\": %d, \"gen\": %u, "
+					    "\"link\": \"%s\"}",
 					    first ? "" : ", ", t, kind_name(kind), i, sl->qpn,
-					    sl->owner_job - 1, sl->owner_pid, sl->gen);
+					    (int)sl->owner_job - 1, sl->owner_pid, sl->gen,
+					    link_name(kind, sl->link));
 				else
-					printf("%-6u %-4s %-5u 0x%-6x %-7u %-8d %-6u %-6s\n", t,
-					       kind_name(kind), i, sl->qpn, sl->owner_job - 1,
-					       sl->owner_pid, sl->gen, slot_state(sl->state));
+					printf("%-6u %-4s %-5u 0x%-6x %-7d %-8d %-6u %-6s %-7s\n",
+					       t, kind_name(kind), i, sl->qpn,
+					       (int)sl->owner_job - 1, sl->owner_pid, sl->gen,
+					       slot_state(sl->state), link_name(kind, sl->link));
 				first = false;
 			}
 		}

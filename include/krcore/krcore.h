@@ -90,11 +90,21 @@ struct kr_attach_opts {
 	 * KR_DCIS_PER_THREAD_DEFAULT.
 	 */
 	uint32_t dcis_per_thread;
+	/*
+	 * Requests per second on one vQP that move it from DC onto an RC QP
+	 * of its own (kr_connect(), "Promotion"). 0: $KR_PROMOTE_RATE (a
+	 * number, or "off"), else KR_PROMOTE_RATE_DEFAULT; KR_PROMOTE_OFF:
+	 * never.
+	 */
+	uint32_t promote_rate;
 };
 
 /* A thread spreads its peers over up to this many DCIs (kr_connect()). */
 #define KR_DCIS_PER_THREAD_DEFAULT 8u
 #define KR_DCIS_PER_THREAD_MAX	   16u
+/* A vQP posting 100,000 requests a second or more gets an RC QP (kr_connect()). */
+#define KR_PROMOTE_RATE_DEFAULT 100000u
+#define KR_PROMOTE_OFF		0xffffffffu
 
 /*
  * kr_attach() - attach this process to the local keeper. Connects to its
@@ -144,6 +154,7 @@ struct kr_ctx_attr {
 	size_t heap_len;      /* bytes the kr_malloc heap may grow to (krpoold --heap-mb) */
 	uint32_t dcis_per_thread; /* see kr_attach_opts */
 	uint32_t node; /* this node's id (krpoold --node-id): what peers kr_connect() to */
+	uint32_t promote_rate; /* see kr_attach_opts; KR_PROMOTE_OFF: never */
 };
 
 /*
@@ -313,9 +324,25 @@ struct kr_connect_opts {
  *      or when none of the thread's DCIs has the credits asked for);
  *   3. else (at the limit, or the pool has none free) on the thread's DCI
  *      serving the fewest targets that has the credits.
- * A vQP stays on its DCI for its life (its requests complete in order). With
- * its last vQP a DCI is let go: kept by the process for its next thread when
- * nothing is in flight on it (at most 8), else given back.
+ * A vQP stays on its DCI (its requests complete in order) unless promoted.
+ * With its last vQP a DCI is let go: kept by the process for its next thread
+ * when nothing is in flight on it (at most 8), else given back.
+ *
+ * Promotion: a vQP to another node that posts faster than
+ * kr_ctx_attr.promote_rate requests a second (default
+ * KR_PROMOTE_RATE_DEFAULT; measured every 64 posts) moves onto an RC QP of
+ * its own: the two keepers pair one of their spare RC QPs (krpoold
+ * --rc-spares) over DC, on their worker threads, while the vQP keeps
+ * posting on DC. Once the pair is up its posts return -EAGAIN until its
+ * requests on the DCI completed (one round trip), then go on the RC QP: no
+ * DC connect per message, no DCI shared with other peers. A promoted vQP
+ * that posts at less than a quarter of that rate, or not at all for as
+ * long, goes back to a DCI the same way at its next post or kr_poll(), and
+ * the two RC QPs go back to the spares. Completions stay in posting order
+ * across both moves. When the keepers cannot pair (no spare on either
+ * node, the peer's keeper not answering within 1 s, a keeper fenced with
+ * kmod-min) the vQP stays on DC and asks again a second later. Port vQPs
+ * and vQPs to this node stay on DC. kr_vqp_query() reports the transport.
  *
  * The vQP posts through a DCI of the thread that created it: use it from
  * that thread (or serialise). Disconnect every vQP before kr_detach().
@@ -399,8 +426,10 @@ enum kr_post_flags {
  *            flags, KR_POST_INLINE on a READ or above KR_POST_MAX_INLINE,
  *            local range outside the job's heap and registered files,
  *            remote range wrapping;
- *   -EAGAIN  beyond the vQP's credits (poll completions first), or the shared
- *            DCI is being recovered after another vQP's error (poll, retry);
+ *   -EAGAIN  beyond the vQP's credits (poll completions first), the shared
+ *            DCI is being recovered after another vQP's error, or the vQP is
+ *            moving between DC and RC and waits for its requests in flight
+ *            (kr_connect(), "Promotion"): poll, retry;
  *   -EIO     the vQP is in the error state (a request of it failed);
  *   -ENOTCONN the keeper went away.
  */
@@ -592,7 +621,7 @@ int kr_poll(struct kr_vqp *vqp, struct kr_wc *wc, int n);
 
 enum kr_vqp_transport {
 	KR_VQP_DC = 1, /* over the thread's shared DC initiator */
-	KR_VQP_RC,     /* over a dedicated RC QP (promotion: not implemented yet) */
+	KR_VQP_RC,     /* promoted: over an RC QP of its own (kr_connect()) */
 };
 
 enum kr_vqp_state {
@@ -608,8 +637,10 @@ struct kr_vqp_attr {
 	uint32_t dctn;	    /* the peer's DC target */
 	uint32_t credits;   /* WQEBBs of the DCI's send queue this vQP holds */
 	uint32_t credits_used; /* held by requests whose completion was not polled yet */
-	uint32_t dci_qpn;   /* the DCI it posts through now */
+	uint32_t dci_qpn;      /* the DCI (or, promoted, the RC QP) it posts through now */
 	uint32_t dci_recoveries; /* times that DCI slot was replaced after an error */
+	uint32_t promotions;	 /* times it moved onto an RC QP */
+	uint32_t demotions;	 /* times it moved back onto a DCI */
 };
 
 /* kr_vqp_query() - describe a vQP. 0 or -EINVAL (NULL argument). */

@@ -143,12 +143,17 @@ void kr_pool_seg_layout(const struct kr_pool_cfg *cfg, struct kr_pool_seg *s);
  */
 uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg);
 uint64_t kr_pool_zone_head_len(void);
-/* Bytes of a tenant's keeper-only zone, and of one spare RC QP in it. */
+/* Bytes of a tenant's keeper-only zone; where its control DCI's QP and CQ buffers are in it. */
 uint64_t kr_pool_kzone_size(const struct kr_pool_cfg *cfg);
-uint64_t kr_pool_kzone_rc_bytes(void);
+uint64_t kr_pool_kzone_ctl_off(void);
+uint64_t kr_pool_kzone_ctl_cq_off(void);
 /* Offset in the tenant zone of DCI i's QP buffer and CQ buffer. */
 uint64_t kr_pool_zone_dci_qp_off(uint32_t i);
 uint64_t kr_pool_zone_dci_cq_off(uint32_t i);
+/* The RC slots' descriptors (in the head), and RC slot i's QP and CQ buffers. */
+uint64_t kr_pool_zone_rc_desc_off(void);
+uint64_t kr_pool_zone_rc_qp_off(const struct kr_pool_cfg *cfg, uint32_t i);
+uint64_t kr_pool_zone_rc_cq_off(const struct kr_pool_cfg *cfg, uint32_t i);
 /*
  * Receive endpoints (pool_port.c): their descriptors in the head
  * (struct kr_zone_ep[KR_POOL_MAX_PORTS]), endpoint e's CQ and SRQ after the
@@ -177,6 +182,34 @@ struct kr_keeper;
 struct rte_memzone;
 struct kr_dct_rec;
 
+/*
+ * Who acts next on an RC slot's pairing (pool_pair.c); keeper-private. The
+ * loop hands a step to the worker and back by storing it (release), each
+ * taking it by compare-and-swap, so a late answer and a timeout never both
+ * act.
+ */
+enum kr_pair_step {
+	KR_PAIR_IDLE = 0,
+	KR_PAIR_ASK,	 /* loop -> worker: send the request to the peer's keeper */
+	KR_PAIR_WAIT,	 /* worker: asked; the loop takes the answer, the worker a timeout */
+	KR_PAIR_CONNECT, /* loop -> worker: answered yes, bring ours to RTS */
+	KR_PAIR_ACCEPT,	 /* loop -> worker: a peer asked, bring ours to RTS and answer */
+	KR_PAIR_LINKED,	 /* done (up or failed): the worker tells the peer at the reset */
+};
+
+/* An RC slot's pairing with a QP of another keeper (pool_pair.c). */
+struct kr_pair {
+	int step;		       /* enum kr_pair_step (atomic) */
+	uint64_t cookie;	       /* names the pair in both keepers' messages */
+	uint64_t deadline_ns;	       /* KR_PAIR_WAIT: no answer by then fails it */
+	uint32_t peer_node;	       /* the other keeper's node id */
+	uint32_t peer_dctn;	       /* its tenant's DC target: where messages go */
+	struct kr_devx_addr peer_addr; /* its port */
+	uint32_t peer_qpn;	       /* 0 until known */
+	uint32_t peer_psn;	       /* its first send PSN: our receive PSN */
+	uint32_t psn;		       /* our first send PSN */
+};
+
 /* Keeper's view of one DCI or spare RC QP. */
 struct kr_keeper_qp {
 	struct kr_devx_qp qp;
@@ -192,6 +225,7 @@ struct kr_keeper_qp {
 	/* fenced DCI: a UAR page of its own, in its slot, so its holder rings
 	 * nothing else; NULL: the tenant's page (t->uar) */
 	struct kr_devx_uar *uar;
+	struct kr_pair pair; /* RC slots */
 };
 
 /* A receive endpoint's state (pool_port.c). */
@@ -288,6 +322,11 @@ struct kr_keeper_tenant {
 	struct kr_devx_mr recv_mr;
 	struct kr_keeper_qp *dci;    /* [cfg.dcis] */
 	struct kr_keeper_qp *rc;     /* [cfg.rc_spares] */
+	/* pool_pair.c: the keeper's own DCI (kzone) for pairing messages, the
+	 * worker's alone; the loop's messages wait in the outbox */
+	struct kr_keeper_qp ctl;
+	bool ctl_broken;
+	struct kr_pair_box *outbox;
 	struct kr_keeper_heap *heap; /* [cfg.jobs] */
 	uint32_t *job_heap;	     /* [cfg.jobs]: heap index of job slot j */
 	struct kr_keeper_ep *ep;     /* [cfg.ports] */
@@ -321,6 +360,11 @@ enum kr_renew {
 static inline struct kr_zone_dci *kr_keeper_zone_dci(const struct kr_keeper_tenant *t, uint32_t i)
 {
 	return (struct kr_zone_dci *)(t->zone + sizeof(struct kr_zone_hdr)) + i;
+}
+/* RC slot i's descriptor, likewise. */
+static inline struct kr_zone_dci *kr_keeper_zone_rc(const struct kr_keeper_tenant *t, uint32_t i)
+{
+	return (struct kr_zone_dci *)(t->zone + kr_pool_zone_rc_desc_off()) + i;
 }
 
 /* One MR a job asked for (pool_mr.c): in its heap, or over a file it shared (map). */
@@ -530,12 +574,33 @@ int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uin
 void kr_keeper_launch_leave_idle(struct kr_keeper *k);
 /* Event loop: a slot the worker renewed (DONE) goes back in service. */
 void kr_keeper_launch_renewed(struct kr_keeper *k, struct kr_keeper_tenant *t);
-/* Repost receive buffers on the DCT's SRQ for what its CQ reports. */
+/* Take what the DCT's CQ reports (pairing messages) and repost the receive buffers. */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t);
+
+/* pool_pair.c: RC slots paired between keepers (see there) */
+struct kr_pair_box *kr_keeper_pair_box_new(void);
+/*
+ * Loop, KR_MSG_PAIR from c: lease c's job an RC slot and have the worker ask
+ * the peer's keeper. 0 (rep: index, gen, qpn; link PAIRING), -EPERM (not
+ * attached), -EINVAL (node or DCT number 0, DCT past 24 bits), -EOPNOTSUPP
+ * (fenced: RC rings are not mapped through kmod-min yet), -ENOTCONN (the
+ * tenant has no DC target), or kr_keeper_lease_grant()'s errors.
+ */
+int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_msg_pair *req,
+		       struct kr_msg_reply *rep);
+/* Loop: a SEND the tenant's DCT received. true when it was a pairing message (taken or dropped). */
+bool kr_keeper_pair_recv(struct kr_keeper *k, struct kr_keeper_tenant *t, const void *buf,
+			 uint32_t len);
+/* Worker: send what waits, run each RC slot's pending step, time out silent peers. Steps done. */
+uint32_t kr_keeper_pair_work(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/* Worker, before an RC slot's reset: tell its peer's keeper the pair is gone, forget it. */
+void kr_keeper_pair_unlink(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q);
 
 /* pool_dci.c */
 int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
 int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
+/* The tenant's control DCI (pool_pair.c's sends), RTS, in the keeper zone. 0 or the devx error. */
+int kr_keeper_ctl_build(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /* Reset a DCI to RTS: 2RST, drain its CQ, RST->RTS. 0 or the command's error. */
 int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 /* Reset a spare RC QP to INIT: 2RST, drain its CQ, RST->INIT. 0 or the command's error. */
@@ -846,6 +911,7 @@ struct kr_ctx {
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
 	uint32_t dcis_per_thread; /* kr_attach_opts.dcis_per_thread, resolved (virtqp_policy.c) */
+	uint32_t promote_rate;	  /* kr_attach_opts.promote_rate, resolved; 0: never */
 	/*
 	 * Names this attachment in the process, never reused: state kept across
 	 * calls (spare DCIs, the lookup DCI, a thread's DCIs) belongs to one
@@ -957,12 +1023,29 @@ void kr_pool_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, con
 
 /* pool_job.c: the posting view of a leased DCI and the tenant's own DCT. */
 /*
- * kr_pool_dci_qp() - the QP and send CQ a job posts to for a DCI lease. The
- * QP starts empty (the keeper reset it); one thread at a time. Returns 0,
- * -EINVAL (not a DCI lease of this ctx), -ENOTCONN.
+ * kr_pool_dci_qp() - the QP and send CQ a job posts to for a DCI lease (or
+ * an RC slot from kr_pool_rc_pair). The QP starts empty (the keeper reset
+ * it); one thread at a time. Returns 0, -EINVAL (not such a lease of this
+ * ctx), -ENOTCONN.
  */
 int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
 		   struct kr_devx_cq **cq);
+/*
+ * kr_pool_rc_pair() - lease an RC slot the keeper pairs with one of node's
+ * keeper (pool_pair.c), towards the DC target of av; its view is ready for
+ * kr_pool_dci_qp() and the job posts once kr_pool_rc_link() says UP. One
+ * call to the keeper, which answers at once (the pairing runs on the
+ * keepers' workers). 0, -EINVAL, -EMFILE (no view slot), or the keeper's
+ * (-ENOSPC: no spare; -EOPNOTSUPP: fenced; -EBUSY: throttled).
+ */
+int kr_pool_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
+		    struct kr_lease *lease);
+/*
+ * kr_pool_rc_link() - where the RC slot's pairing stands (enum kr_rc_link,
+ * from the pool segment: no call), or -ESTALE (the slot is no longer this
+ * lease's), -ENOTCONN, -EINVAL.
+ */
+int kr_pool_rc_link(const struct kr_ctx *ctx, const struct kr_lease *lease);
 /* The address vector of the tenant's DCT at this keeper. 0 or -ENOTCONN. */
 int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av);
 /* lkey of the heap MR (covers every kr_malloc byte backed so far). */

@@ -83,7 +83,7 @@
 
 #define KR_POOL_SEG_MAGIC  0x6b72706fu /* "krpo" */
 #define KR_POOL_ZONE_MAGIC 0x6b72747au /* "krtz" */
-#define KR_POOL_VERSION	   4u	       /* 4: heaps on demand, memory figures */
+#define KR_POOL_VERSION	   5u	       /* 5: RC rings in the zone, slot link state */
 
 enum kr_slot_state {
 	KR_SLOT_EMPTY = 0, /* no QP built (yet) */
@@ -91,6 +91,18 @@ enum kr_slot_state {
 	KR_SLOT_LEASED,	   /* owned by owner_job */
 	KR_SLOT_DIRTY,	   /* returned or reclaimed: the keeper resets it */
 	KR_SLOT_BROKEN,	   /* reset failed: kept out of the pool */
+};
+
+/*
+ * Where an RC slot stands with its peer (pool_pair.c). The keeper writes it;
+ * the holder reads it to know when it may post.
+ */
+enum kr_rc_link {
+	KR_LINK_NONE = 0, /* parked in INIT */
+	KR_LINK_PAIRING,  /* the peer's keeper was asked for an RC QP of its own */
+	KR_LINK_UP,	  /* RTS, connected to the peer's QP: the holder posts */
+	KR_LINK_FAILED,	  /* refused, or no answer in time: the holder gives it back */
+	KR_LINK_PEER,	  /* the far end of a pair another keeper asked for (owner_job 0) */
 };
 
 enum kr_job_state {
@@ -123,7 +135,7 @@ struct kr_pool_slot {
 	int32_t owner_pid;
 	uint32_t gen;
 	uint32_t resets; /* times the keeper reset it (release, reclaim, recovery) */
-	uint32_t rsvd;
+	uint32_t link;	 /* RC: enum kr_rc_link */
 };
 _Static_assert(sizeof(struct kr_pool_slot) == 40, "kr_pool_slot layout");
 _Static_assert(offsetof(struct kr_pool_slot, gen) == 28, "kr_pool_slot.gen");
@@ -288,9 +300,11 @@ struct kr_zone_hdr {
 	uint64_t dct_off; /* src/dct: struct kr_dct_zone (node id, cache, MetaServers); 0 = none */
 	uint64_t ep_off;  /* struct kr_zone_ep[nep]: receive endpoints, in the head */
 	uint32_t nep;
-	uint32_t rsvd;
+	uint32_t nrc; /* RC slots: struct kr_zone_dci[nrc] at rc_off */
+	uint64_t rc_off;
+	uint64_t rsvd;
 };
-_Static_assert(sizeof(struct kr_zone_hdr) == 96, "kr_zone_hdr layout");
+_Static_assert(sizeof(struct kr_zone_hdr) == 112, "kr_zone_hdr layout");
 _Static_assert(offsetof(struct kr_zone_hdr, port) == 32, "kr_zone_hdr.port");
 
 /*
@@ -354,6 +368,10 @@ static inline struct kr_zone_dci *kr_zone_dci_at(const struct kr_zone_hdr *z, ui
 {
 	return (struct kr_zone_dci *)((uintptr_t)z + z->dci_off) + i;
 }
+static inline struct kr_zone_dci *kr_zone_rc_at(const struct kr_zone_hdr *z, uint32_t i)
+{
+	return (struct kr_zone_dci *)((uintptr_t)z + z->rc_off) + i;
+}
 static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z, uint32_t i)
 {
 	return (const struct kr_zone_ep *)((uintptr_t)z + z->ep_off) + i;
@@ -367,8 +385,8 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 8: heaps backed on demand (heap_max, KR_MSG_HEAP_GROW), KR_MSG_REG_MR_FD */
-#define KR_PROTO_VERSION      8u
+/* 9: KR_MSG_PAIR (RC slots in the zone) */
+#define KR_PROTO_VERSION      9u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
 #define KR_ATTACH_NO_FD	      0xffffffffu
@@ -386,6 +404,7 @@ enum kr_msg_type {
 	KR_MSG_UNBIND,
 	KR_MSG_HEAP_GROW, /* job: back more of its heap (pool_heap.c) */
 	KR_MSG_REG_MR_FD, /* job: register a file it shares, the descriptor attached (pool_mr.c) */
+	KR_MSG_PAIR,	  /* job: an RC slot paired with one of a peer keeper's (pool_pair.c) */
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -548,6 +567,48 @@ struct kr_msg_heap_reply {
 	uint64_t chunk_off; /* where the descriptor's pages go, from heap_va */
 	uint64_t chunk_len;
 };
+
+/*
+ * Pair: the peer's DC target (its tenant of the job's launch: the DCT a vQP
+ * to it posts to) and port address. Reply: the RC slot leased (index, gen,
+ * qpn), its link KR_LINK_PAIRING until the keepers are done.
+ */
+struct kr_msg_pair {
+	struct kr_msg_hdr hdr;
+	uint32_t node;
+	uint32_t dctn;
+	struct kr_devx_addr addr;
+};
+
+/*
+ * Between keepers, a SEND from one tenant's control DCI to the other's DC
+ * target (same launch, so same DC key): KR_PAIR_REQ asks for an RC QP
+ * connected to src_qpn, KR_PAIR_ACK gives it (src_qpn), KR_PAIR_NAK refuses
+ * (status), KR_PAIR_UNPAIR lets the pair named by cookie go. Little-endian.
+ */
+#define KR_PAIR_MAGIC	0x6b725052u /* "krPR" */
+#define KR_PAIR_VERSION 1u
+enum kr_pair_type {
+	KR_PAIR_REQ = 1,
+	KR_PAIR_ACK,
+	KR_PAIR_NAK,
+	KR_PAIR_UNPAIR,
+};
+struct kr_pair_msg {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint64_t launch_tag;
+	uint64_t cookie; /* the asking keeper's: its slot and the lease's generation */
+	uint32_t src_node;
+	uint32_t src_dctn; /* the sender's tenant DCT: where the answer goes */
+	struct kr_devx_addr src_addr;
+	uint32_t src_qpn;
+	uint32_t psn; /* the sender's first send PSN */
+	uint32_t dst_qpn;
+	int32_t status;
+};
+_Static_assert(sizeof(struct kr_pair_msg) == 72, "kr_pair_msg layout");
 
 struct kr_msg_reply {
 	struct kr_msg_hdr hdr;

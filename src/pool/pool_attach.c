@@ -58,6 +58,8 @@ int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_
 	if (mapped_len < sizeof(*z) || z->magic != KR_POOL_ZONE_MAGIC || z->tenant != tenant ||
 	    z->size > mapped_len || z->ndci > KR_POOL_MAX_DCIS || z->dci_off > z->size ||
 	    (uint64_t)z->ndci * sizeof(struct kr_zone_dci) > z->size - z->dci_off ||
+	    z->nrc > KR_POOL_MAX_RC || z->rc_off > z->size ||
+	    (uint64_t)z->nrc * sizeof(struct kr_zone_dci) > z->size - z->rc_off ||
 	    z->nep > KR_POOL_MAX_PORTS || z->ep_off > z->size ||
 	    (uint64_t)z->nep * sizeof(struct kr_zone_ep) > z->size - z->ep_off)
 		return -EPROTO;
@@ -185,6 +187,35 @@ static int attach_dcis_per_thread(uint32_t opt, uint32_t *n)
 	return 0;
 }
 
+/*
+ * kr_attach_opts.promote_rate, else $KR_PROMOTE_RATE ("off" or a number), else
+ * the default; *rate 0 means never (virtqp_promote.c). 0 or -EINVAL.
+ */
+static int attach_promote_rate(uint32_t opt, uint32_t *rate)
+{
+	const char *env = getenv("KR_PROMOTE_RATE");
+	unsigned long v = opt;
+	char *end;
+
+	if (!opt && env && *env) {
+		if (!strcmp(env, "off")) {
+			*rate = 0;
+			return 0;
+		}
+		errno = 0;
+		v = strtoul(env, &end, 10);
+		if (errno || *end || !v || v >= KR_PROMOTE_OFF) {
+			KR_ERR("pool", "KR_PROMOTE_RATE=%s: not \"off\" nor a number from 1 to %u",
+			       env, KR_PROMOTE_OFF - 1);
+			return -EINVAL;
+		}
+	}
+	if (!v)
+		v = KR_PROMOTE_RATE_DEFAULT;
+	*rate = v == KR_PROMOTE_OFF ? 0 : (uint32_t)v;
+	return 0;
+}
+
 static struct kr_ctx *ctx_new(void)
 {
 	struct kr_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -233,6 +264,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_free;
 	rc = attach_dcis_per_thread(opts ? opts->dcis_per_thread : 0, &ctx->dcis_per_thread);
+	if (!rc)
+		rc = attach_promote_rate(opts ? opts->promote_rate : 0, &ctx->promote_rate);
 	if (rc)
 		goto err_free;
 	rc = attach_wait(ctx,
@@ -503,6 +536,7 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
 	attr->dci_leases = n;
 	attr->heap_len = ctx->heap_max;
 	attr->dcis_per_thread = ctx->dcis_per_thread;
+	attr->promote_rate = ctx->promote_rate ? ctx->promote_rate : KR_PROMOTE_OFF;
 	attr->node = ctx->observer ? 0 : kr_dct_self_node(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return gone ? -ENOTCONN : 0;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The keeper's QPs: DCIs (each with its own send CQ, rings in the tenant's
- * job-visible zone) and spare RC QPs (keeper zone, parked in INIT until a
- * peer is known), their reset to RTS for release, reclaim and recovery.
+ * job-visible zone), spare RC QPs (rings in the zone too, after the DCIs',
+ * parked in INIT until a peer is known: pool_pair.c) and the tenant's
+ * control DCI (keeper zone, the keeper's own), their reset to RTS for
+ * release, reclaim and recovery.
  *
  * Reset of a DCI a job held (it may have died mid-post, left CQEs unread or
  * put the QP in error): read where its send PSN stands, 2RST (the device
@@ -98,11 +100,9 @@ err_destroy_cq:
 	return rc;
 }
 
-/* Publish DCI i's descriptor in the tenant zone (offsets from the zone start). */
-static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
+/* Publish q's descriptor d in the tenant zone (offsets from the zone start). */
+static void qp_describe(struct kr_keeper_tenant *t, struct kr_keeper_qp *q, struct kr_zone_dci *d)
 {
-	struct kr_zone_dci *d = kr_keeper_zone_dci(t, i);
-	struct kr_keeper_qp *q = &t->dci[i];
 	uintptr_t base = (uintptr_t)t->zone;
 
 	d->qpn = q->qp.qpn;
@@ -116,6 +116,11 @@ static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 	d->cqe_off = (uintptr_t)q->cq.cqes - base;
 	d->cq_dbrec_off = (uintptr_t)q->cq.dbrec - base;
 	d->cq_ci = q->cq.cons_index;
+}
+
+static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
+{
+	qp_describe(t, &t->dci[i], kr_keeper_zone_dci(t, i));
 }
 
 /*
@@ -206,23 +211,16 @@ static int rc_park(const struct kr_keeper *k, struct kr_keeper_qp *q)
 	return kr_devx_qp_modify(&q->qp, KR_QP_RST2INIT, &c);
 }
 
-/* kr_keeper_rc_build() - spare RC QP i, parked in INIT. 0 or the devx error. */
+/* kr_keeper_rc_build() - spare RC QP i, parked in INIT, described. 0 or the devx error. */
 int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i)
 {
 	struct kr_keeper_qp *q = &t->rc[i];
 	struct kr_pool_slot *s = kr_seg_rc(k->seg, t->idx, i);
-	uint64_t kz_dct = kr_pool_kzone_size(&k->cfg) -
-			  (uint64_t)kr_pool_cfg_rc_slots(&k->cfg) * kr_pool_kzone_rc_bytes();
-	uint8_t *base = t->kzone + kz_dct + (uint64_t)i * kr_pool_kzone_rc_bytes();
-	struct kr_devx_qp_attr qa = {.type = KR_DEVX_QP_RC,
-				     .sq_wqebb = KR_POOL_DCI_WQEBB,
-				     .rq_wqe = KR_POOL_RC_RQ_WQE,
-				     .max_recv_sge = 1};
 	int rc;
 
 	q->index = i;
-	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_RC, base,
-			      base + ((kr_devx_qp_buf_size(&qa) + 4095) & ~(size_t)4095));
+	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_RC, t->zone + kr_pool_zone_rc_qp_off(&k->cfg, i),
+			      t->zone + kr_pool_zone_rc_cq_off(&k->cfg, i));
 	if (rc)
 		return rc;
 	rc = rc_park(k, q);
@@ -231,9 +229,35 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 		s->state = KR_SLOT_BROKEN;
 		return rc;
 	}
+	qp_describe(t, q, kr_keeper_zone_rc(t, i));
 	s->qpn = q->qp.qpn;
+	s->link = KR_LINK_NONE;
 	s->state = KR_SLOT_FREE;
 	return 0;
+}
+
+/*
+ * kr_keeper_ctl_build() - the tenant's control DCI in RTS, rings in the
+ * keeper zone: what the keeper sends pairing messages with (pool_pair.c).
+ * 0 or the devx error.
+ */
+int kr_keeper_ctl_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	struct kr_keeper_qp *q = &t->ctl;
+	struct kr_devx_qp_conn c;
+	int rc;
+
+	q->index = UINT32_MAX;
+	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, t->kzone + kr_pool_kzone_ctl_off(),
+			      t->kzone + kr_pool_kzone_ctl_cq_off());
+	if (rc)
+		return rc;
+	dci_conn(k, &c);
+	rc = kr_devx_qp_connect(&q->qp, &c);
+	if (rc)
+		kr_keeper_qp_destroy(k, q);
+	t->ctl_broken = false;
+	return rc;
 }
 
 /*
@@ -292,7 +316,8 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	rc = kr_devx_qp_connect(&q->qp, &c);
 	if (rc)
 		return rc;
-	dci_describe(t, q->index);
+	if (q != &t->ctl) /* the control DCI has no descriptor: no job sees it */
+		dci_describe(t, q->index);
 	k->seg->resets++;
 	KR_DBG("pool", "tenant %u DCI %u (qpn 0x%x) reset at psn 0x%x, %u CQEs over the lease",
 	       q->tenant, q->index, q->qp.qpn, psn, seen);
@@ -325,6 +350,7 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	rc = rc_park(k, q);
 	if (rc)
 		return rc;
+	qp_describe(&k->tenant[q->tenant], q, kr_keeper_zone_rc(&k->tenant[q->tenant], q->index));
 	k->seg->resets++;
 	KR_DBG("pool",
 	       "tenant %u RC %u (qpn 0x%x) reset to INIT from state %u, %u CQEs over the lease",

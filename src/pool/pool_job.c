@@ -87,17 +87,21 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 	uint64_t sq_len, cq_len;
 	int rc;
 
-	if (l->index >= ctx->zone->ndci)
+	bool rc_slot = l->kind == KR_LEASE_RC;
+
+	if (l->index >= (rc_slot ? ctx->zone->nrc : ctx->zone->ndci))
 		return -EPROTO;
-	d = kr_zone_dci_at(ctx->zone, l->index);
+	d = rc_slot ? kr_zone_rc_at(ctx->zone, l->index) : kr_zone_dci_at(ctx->zone, l->index);
 	sq_len = (uint64_t)d->sq_wqebb_cnt * 64u;
 	cq_len = (uint64_t)d->ncqe * sizeof(struct mlx5_cqe64);
-	if (d->gen != l->gen || d->qpn != l->qpn || !d->sq_wqebb_cnt ||
+	if ((!rc_slot && d->gen != l->gen) || d->qpn != l->qpn || !d->sq_wqebb_cnt ||
 	    (d->sq_wqebb_cnt & (d->sq_wqebb_cnt - 1)) || !d->ncqe || (d->ncqe & (d->ncqe - 1)) ||
 	    d->sq_off > ctx->zone_len || sq_len > ctx->zone_len - d->sq_off ||
 	    d->dbrec_off > ctx->zone_len - 8 || d->cqe_off > ctx->zone_len ||
 	    cq_len > ctx->zone_len - d->cqe_off || d->cq_dbrec_off > ctx->zone_len - 8)
 		return -EPROTO;
+	if (rc_slot && (d->qpn != l->qpn || ctx->krmin_fd >= 0))
+		return -EPROTO; /* (an RC slot's gen is the segment's: kr_pool_rc_link) */
 	memset(jd, 0, sizeof(*jd));
 	if (ctx->krmin_fd >= 0) { /* its rings and its own UAR page, from its slot */
 		rc = kr_job_krmin_map(ctx, token, l->index, d, jd);
@@ -124,7 +128,7 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 	jd->cq.uar = uar;
 
 	jd->qp.ctx = ctx->dev;
-	jd->qp.type = KR_DEVX_QP_DCI;
+	jd->qp.type = rc_slot ? KR_DEVX_QP_RC : KR_DEVX_QP_DCI;
 	jd->qp.qpn = d->qpn;
 	jd->qp.user_index = d->user_index;
 	jd->qp.send_cq = &jd->cq;
@@ -157,7 +161,8 @@ static struct kr_job_dci *job_dci_find(struct kr_ctx *ctx, const struct kr_lease
 	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++) {
 		struct kr_job_dci *jd = &ctx->dci[i];
 
-		if (jd->used && jd->lease.index == l->index && jd->lease.gen == l->gen)
+		if (jd->used && jd->lease.kind == l->kind && jd->lease.index == l->index &&
+		    jd->lease.gen == l->gen)
 			return jd;
 	}
 	return NULL;
@@ -173,6 +178,25 @@ void kr_job_dci_drop(struct kr_ctx *ctx, struct kr_job_dci *jd)
 	jd->used = false;
 }
 
+/* ctx->lock held: a free view slot, or NULL (the job has KR_JOB_MAX_DCIS views). */
+static struct kr_job_dci *job_view_slot(struct kr_ctx *ctx)
+{
+	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++)
+		if (!ctx->dci[i].used)
+			return &ctx->dci[i];
+	return NULL;
+}
+
+/* ctx->lock held: give back a lease we cannot post on (its view failed). */
+static void job_give_back(struct kr_ctx *ctx, uint32_t kind, const struct kr_msg_reply *got)
+{
+	struct kr_msg_lease rel = {.kind = kind, .index = got->index, .gen = got->gen};
+	struct kr_msg_reply rep;
+
+	kr_msg_init(&rel.hdr, KR_MSG_RELEASE, sizeof(rel), 0);
+	kr_job_call(ctx, &rel, sizeof(rel), &rep);
+}
+
 int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 {
 	struct kr_msg_lease req = {.kind = kind};
@@ -184,9 +208,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	if (kind == KR_LEASE_DCI) {
-		for (uint32_t i = 0; i < KR_JOB_MAX_DCIS && !slot; i++)
-			if (!ctx->dci[i].used)
-				slot = &ctx->dci[i];
+		slot = job_view_slot(ctx);
 		if (!slot) {
 			rc = -EMFILE;
 			goto out;
@@ -208,14 +230,8 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 	}
 	if (kind == KR_LEASE_DCI) {
 		rc = job_dci_view(ctx, lease, rep.token, slot);
-		if (rc) {
-			/* give it back: we cannot post on it */
-			struct kr_msg_lease rel = {
-			    .kind = kind, .index = rep.index, .gen = rep.gen};
-
-			kr_msg_init(&rel.hdr, KR_MSG_RELEASE, sizeof(rel), 0);
-			kr_job_call(ctx, &rel, sizeof(rel), &rep);
-		}
+		if (rc)
+			job_give_back(ctx, kind, &rep);
 	}
 out:
 	pthread_mutex_unlock(&ctx->lock);
@@ -234,15 +250,13 @@ int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease)
 	     lease->kind != KR_LEASE_VQP))
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
-	if (lease->kind == KR_LEASE_DCI) {
-		jd = job_dci_find(ctx, lease);
-		if (!jd) {
-			rc = -EINVAL;
-			goto out;
-		}
-		/* the view goes first: the keeper resets the QP under it */
-		kr_job_dci_drop(ctx, jd);
+	jd = lease->kind == KR_LEASE_VQP ? NULL : job_dci_find(ctx, lease);
+	if (!jd && lease->kind == KR_LEASE_DCI) {
+		rc = -EINVAL;
+		goto out;
 	}
+	if (jd) /* the view goes first: the keeper resets the QP under it */
+		kr_job_dci_drop(ctx, jd);
 	req = (struct kr_msg_lease){.kind = lease->kind, .index = lease->index, .gen = lease->gen};
 	kr_msg_init(&req.hdr, KR_MSG_RELEASE, sizeof(req), 0);
 	rc = kr_job_call(ctx, &req, sizeof(req), &rep);
@@ -257,7 +271,8 @@ int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_d
 	struct kr_job_dci *jd;
 	int rc = 0;
 
-	if (!ctx || !lease || !qp || !cq || lease->kind != KR_LEASE_DCI)
+	if (!ctx || !lease || !qp || !cq ||
+	    (lease->kind != KR_LEASE_DCI && lease->kind != KR_LEASE_RC))
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	jd = job_dci_find(ctx, lease);
@@ -271,6 +286,56 @@ int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_d
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return rc;
+}
+
+/* kr_pool_rc_pair() - see pool.h. */
+int kr_pool_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
+		    struct kr_lease *lease)
+{
+	struct kr_msg_pair req = {.node = node};
+	struct kr_msg_reply rep;
+	struct kr_job_dci *slot = NULL;
+	int rc;
+
+	if (!ctx || !av || !lease || ctx->observer)
+		return -EINVAL;
+	req.dctn = av->dctn;
+	memcpy(req.addr.gid, av->rgid, sizeof(req.addr.gid));
+	memcpy(req.addr.mac, av->rmac, sizeof(req.addr.mac));
+	req.addr.lid = av->grh ? av->rlid : 0; /* RoCE: rlid is the UDP source port */
+	pthread_mutex_lock(&ctx->lock);
+	slot = job_view_slot(ctx);
+	if (!slot) {
+		rc = -EMFILE;
+		goto out;
+	}
+	kr_msg_init(&req.hdr, KR_MSG_PAIR, sizeof(req), 0);
+	rc = kr_job_call(ctx, &req, sizeof(req), &rep);
+	if (rc)
+		goto out;
+	*lease = (struct kr_lease){
+	    .kind = KR_LEASE_RC, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
+	rc = job_dci_view(ctx, lease, 0, slot);
+	if (rc)
+		job_give_back(ctx, KR_LEASE_RC, &rep);
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+/* kr_pool_rc_link() - see pool.h. */
+int kr_pool_rc_link(const struct kr_ctx *ctx, const struct kr_lease *lease)
+{
+	const struct kr_pool_slot *s;
+
+	if (!ctx || !lease || lease->kind != KR_LEASE_RC || lease->index >= ctx->seg->rc_spares)
+		return -EINVAL;
+	if (__atomic_load_n(&ctx->dead, __ATOMIC_RELAXED))
+		return -ENOTCONN;
+	s = kr_seg_rc(ctx->seg, ctx->tenant, lease->index);
+	if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != lease->gen)
+		return -ESTALE; /* taken back: the job died for the keeper, or a renewal */
+	return (int)__atomic_load_n(&s->link, __ATOMIC_ACQUIRE);
 }
 
 int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)

@@ -95,13 +95,19 @@ static uint64_t qp_slot_bytes(void)
 	       align_up(kr_devx_cq_buf_size(KR_POOL_DCI_CQE), KR_ZONE_ALIGN);
 }
 
+/* Descriptors of the DCIs, then of the RC slots, after the zone header. */
+uint64_t kr_pool_zone_rc_desc_off(void)
+{
+	return sizeof(struct kr_zone_hdr) + (uint64_t)KR_POOL_MAX_DCIS * sizeof(struct kr_zone_dci);
+}
+
 /* src/dct: the node cache and node identity follow the descriptors. */
 uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg)
 {
 	(void)cfg;
-	/* header and descriptors for the most DCIs a tenant may have */
-	return align_up(sizeof(struct kr_zone_hdr) +
-			    (uint64_t)KR_POOL_MAX_DCIS * sizeof(struct kr_zone_dci),
+	/* header and descriptors for the most DCIs and RC QPs a tenant may have */
+	return align_up(kr_pool_zone_rc_desc_off() +
+			    (uint64_t)KR_POOL_MAX_RC * sizeof(struct kr_zone_dci),
 			KR_ZONE_ALIGN);
 }
 
@@ -140,28 +146,63 @@ uint64_t kr_pool_zone_dci_cq_off(uint32_t i)
 	return kr_pool_zone_dci_qp_off(i) + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
 }
 
-/* Keeper zone: DCT CQ and SRQ, receive buffers, spare RC QPs (rings + CQ). */
+/* An RC slot's QP: the DCIs' send queue and a small receive queue. */
+static void rc_attr(struct kr_devx_qp_attr *a)
+{
+	dci_attr(a);
+	a->type = KR_DEVX_QP_RC;
+	a->rq_wqe = KR_POOL_RC_RQ_WQE;
+	a->max_recv_sge = 1;
+}
+
+/* One RC slot: its QP buffer and one CQ for both directions. */
+static uint64_t rc_slot_bytes(void)
+{
+	struct kr_devx_qp_attr a;
+
+	rc_attr(&a);
+	return align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN) +
+	       align_up(kr_devx_cq_buf_size(KR_POOL_DCI_CQE), KR_ZONE_ALIGN);
+}
+
+/* RC slots follow the DCIs: a holder posts on them as on a DCI (promotion, pool_pair.c). */
+uint64_t kr_pool_zone_rc_qp_off(const struct kr_pool_cfg *cfg, uint32_t i)
+{
+	return kr_pool_zone_dci_qp_off(kr_pool_cfg_dci_slots(cfg)) + (uint64_t)i * rc_slot_bytes();
+}
+
+uint64_t kr_pool_zone_rc_cq_off(const struct kr_pool_cfg *cfg, uint32_t i)
+{
+	struct kr_devx_qp_attr a;
+
+	rc_attr(&a);
+	return kr_pool_zone_rc_qp_off(cfg, i) + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
+}
+
+/* Keeper zone: DCT CQ and SRQ, receive buffers, the control DCI (rings + CQ). */
 uint64_t kr_pool_kzone_size(const struct kr_pool_cfg *cfg)
+{
+	(void)cfg;
+	return kr_pool_kzone_ctl_off() + qp_slot_bytes();
+}
+
+/* The keeper's control DCI (pool_pair.c) after the receive buffers. */
+uint64_t kr_pool_kzone_ctl_off(void)
 {
 	struct kr_devx_srq_attr sa = {.nwqe = KR_POOL_DCT_SRQ_WQE, .max_sge = 1};
 
 	return align_up(kr_devx_cq_buf_size(KR_POOL_DCT_SRQ_WQE), KR_ZONE_ALIGN) +
 	       align_up(kr_devx_srq_buf_size(&sa), KR_ZONE_ALIGN) +
-	       align_up((uint64_t)KR_POOL_DCT_SRQ_WQE * KR_POOL_DCT_RECV_LEN, KR_ZONE_ALIGN) +
-	       (uint64_t)kr_pool_cfg_rc_slots(cfg) * kr_pool_kzone_rc_bytes();
+	       align_up((uint64_t)KR_POOL_DCT_SRQ_WQE * KR_POOL_DCT_RECV_LEN, KR_ZONE_ALIGN);
 }
 
-/* One spare RC QP: a QP buffer with a small RQ and one CQ for both directions. */
-uint64_t kr_pool_kzone_rc_bytes(void)
+/* The control DCI's CQ, after its QP buffer. */
+uint64_t kr_pool_kzone_ctl_cq_off(void)
 {
 	struct kr_devx_qp_attr a;
 
 	dci_attr(&a);
-	a.type = KR_DEVX_QP_RC;
-	a.rq_wqe = KR_POOL_RC_RQ_WQE;
-	a.max_recv_sge = 1;
-	return align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN) +
-	       align_up(kr_devx_cq_buf_size(KR_POOL_DCI_CQE), KR_ZONE_ALIGN);
+	return kr_pool_kzone_ctl_off() + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
 }
 
 /* A receive endpoint's SRQ as the keeper builds it (sizes only). */
@@ -184,7 +225,7 @@ uint64_t kr_pool_zone_ep_block(void)
 
 uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e)
 {
-	return zone_first_off() + (uint64_t)kr_pool_cfg_dci_slots(cfg) * qp_slot_bytes() +
+	return kr_pool_zone_rc_qp_off(cfg, kr_pool_cfg_rc_slots(cfg)) +
 	       (uint64_t)e * kr_pool_zone_ep_block();
 }
 
@@ -194,7 +235,7 @@ uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e)
 	       align_up(kr_devx_cq_buf_size(KR_POOL_PORT_WQE), KR_ZONE_ALIGN);
 }
 
-/* The zone holds the DCIs and the receive endpoints; spare RC QPs live in the keeper zone. */
+/* The zone holds the DCIs, the RC slots and the receive endpoints. */
 uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg)
 {
 	return kr_pool_zone_ep_cq_off(cfg, cfg->ports);

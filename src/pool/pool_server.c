@@ -551,6 +551,8 @@ static size_t req_size(uint16_t type)
 		return sizeof(struct kr_msg_heap);
 	case KR_MSG_REG_MR_FD:
 		return sizeof(struct kr_msg_mr_fd);
+	case KR_MSG_PAIR:
+		return sizeof(struct kr_msg_pair);
 	default:
 		return 0;
 	}
@@ -601,6 +603,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_bind bind;
 		struct kr_msg_heap heap;
 		struct kr_msg_mr_fd mr_fd;
+		struct kr_msg_pair pair;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
@@ -679,6 +682,13 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		break;
 	case KR_MSG_BIND:
 		rc = kr_keeper_port_bind(k, c, &req.bind, &rep);
+		break;
+	case KR_MSG_PAIR:
+		k->seg->lease_calls++;
+		if (c->job_plus1 && kr_keeper_guard_busy(k, c->job_plus1 - 1))
+			rc = -EBUSY; /* as for any lease (pool_guard.c) */
+		else
+			rc = kr_keeper_pair_ask(k, c, &req.pair, &rep);
 		break;
 	case KR_MSG_UNBIND:
 		rc = kr_keeper_port_unbind(k, c, &req.bind);

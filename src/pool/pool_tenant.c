@@ -126,6 +126,8 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	z->dct_off = kr_pool_zone_dct_off(&k->cfg);
 	z->ep_off = kr_pool_zone_ep_off();
 	z->nep = k->cfg.ports;
+	z->rc_off = kr_pool_zone_rc_desc_off();
+	z->nrc = kr_pool_cfg_rc_slots(&k->cfg);
 	rc = kr_keeper_dct_init(k, t); /* src/dct: node id, node cache, static peers */
 	if (rc)
 		return rc;
@@ -190,6 +192,8 @@ static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pth
 	}
 	if (!rc)
 		rc = tenant_zone_init(k, t);
+	if (!rc)
+		rc = kr_keeper_ctl_build(k, t);
 	kr_step_unlock(lock);
 	for (uint32_t i = 0; !rc && i < cfg->dcis; i++) {
 		kr_step_lock(lock);
@@ -230,6 +234,7 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		kr_keeper_qp_destroy(k, &t->rc[i]);
 	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(k, &t->dci[i]);
+	kr_keeper_qp_destroy(k, &t->ctl);
 	if (t->srq_ok) {
 		kr_devx_mr_dereg(&t->recv_mr);
 		kr_devx_srq_destroy(&t->srq);
@@ -303,7 +308,8 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->heap = calloc(cfg->jobs, sizeof(*t->heap));
 	t->job_heap = calloc(cfg->jobs, sizeof(*t->job_heap));
 	t->ep = calloc(cfg->ports ? cfg->ports : 1, sizeof(*t->ep));
-	if (!t->dci || !t->rc || !t->heap || !t->job_heap || !t->ep)
+	t->outbox = kr_keeper_pair_box_new();
+	if (!t->dci || !t->rc || !t->heap || !t->job_heap || !t->ep || !t->outbox)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < cfg->jobs; j++) {
 		rc = kr_keeper_heap_place(k, &t->heap[j]);
@@ -342,6 +348,9 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		t->rc[i].ready = false;
 		t->rc[i].came_back_err = false;
 		t->rc[i].from_job_plus1 = 0;
+		memset(&t->rc[i].pair, 0,
+		       sizeof(t->rc[i].pair)); /* pairs of the old launch die with it */
+		kr_seg_rc(k->seg, t->idx, i)->link = KR_LINK_NONE;
 	}
 	kr_keeper_tenant_dct_close(k, t); /* closed when the launch left: nothing to do */
 	pthread_mutex_lock(&k->cmd_lock);
@@ -398,6 +407,8 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	t->job_heap = NULL;
 	free(t->rc);
 	free(t->dci);
+	free(t->outbox);
+	t->outbox = NULL;
 	t->ep = NULL;
 	t->heap = NULL;
 	t->rc = NULL;
@@ -411,7 +422,7 @@ void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	}
 }
 
-/* Hand receive buffers the DCT consumed back to its SRQ (SENDs to the keeper). */
+/* Take the SENDs to the DCT (pairing messages: pool_pair.c) and repost their buffers. */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_devx_wc wc[16];
@@ -427,7 +438,12 @@ void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t)
 						  .length = KR_POOL_DCT_RECV_LEN,
 						  .lkey = t->recv_mr.lkey};
 
-			kr_seg_tenant(k->seg, t->idx)->dct_recvs++;
+			/* another keeper's pairing message, else a stray SEND (counted) */
+			if (wc[i].status != KR_WC_SUCCESS ||
+			    wc[i].byte_len > KR_POOL_DCT_RECV_LEN ||
+			    !kr_keeper_pair_recv(k, t, (const void *)(uintptr_t)sge.addr,
+						 wc[i].byte_len))
+				kr_seg_tenant(k->seg, t->idx)->dct_recvs++;
 			if (kr_devx_srq_post_recv(&t->srq, &sge, 1, slot))
 				KR_ERR_RATELIMITED("pool", "tenant %u: DCT receive repost failed",
 						   t->idx);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The keeper's worker thread: every firmware command that answers no
- * request. It resets DCIs and RC QPs that came back (DIRTY), rebuilds BROKEN
+ * request. It pairs RC slots with other keepers' (pool_pair.c), resets DCIs
+ * and RC QPs that came back (DIRTY), rebuilds BROKEN
  * ones and the queues of unbound receive endpoints (pool_port.c), empties
  * the heaps of jobs that left and keeps --warm-heaps of them warm
  * (pool_heap.c), and grows tenants below their low-water mark
@@ -65,6 +66,8 @@ static int worker_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint3
 		pthread_mutex_unlock(&k->cmd_lock);
 		return -EALREADY;
 	}
+	if (!dci) /* a paired QP: its peer's goes back to its spares too */
+		kr_keeper_pair_unlink(k, t, q);
 	if (st == KR_SLOT_DIRTY && q->built) {
 		rc = dci ? kr_keeper_dci_reset(k, q) : kr_keeper_rc_reset(k, q);
 		if (rc)
@@ -133,7 +136,9 @@ static uint32_t worker_pass(struct kr_keeper *k, uint64_t *retry_ns, bool *faile
 		}
 		if (renew != KR_RENEW_NONE)
 			continue; /* the loop puts it back in service first */
-		/* heaps first: an attach waits for a warm one, a lease has other DCIs */
+		/* pairing first: a job waits on it, and a peer keeper's timer runs */
+		done += kr_keeper_pair_work(k, kt);
+		/* heaps next: an attach waits for a warm one, a lease has other DCIs */
 		done += worker_heaps(k, kt, retry, failed);
 		for (uint32_t e = 0; e < k->cfg.ports; e++) {
 			int rc = kr_keeper_ep_restore(k, kt, e);

@@ -8,6 +8,7 @@
  *                   completion dispatch, recovery through the keeper
  *   virtqp_policy.c a thread's DCIs and which one a new vQP goes on
  *   virtqp_spare.c  DCIs kept between the process's threads
+ *   virtqp_promote.c a hot vQP moves to an RC QP of its own and back
  *   virtqp_conn.c   kr_connect/kr_disconnect/kr_vqp_query, kr_poll
  *   virtqp_post.c   the request checks and kr_post_*
  *   virtqp_send.c   the sender side of ports: slot claim, kr_post_send, credits
@@ -114,6 +115,17 @@ struct kr_vq_dci {
 	struct kr_vq_thread *owner; /* the thread whose set holds it; NULL once it exited */
 	struct kr_vq_tgt *tgt;	    /* [ntgt] the targets its vQPs post to */
 	uint32_t ntgt, tgt_cap;
+	bool rc; /* a paired RC slot of one promoted vQP (virtqp_promote.c), not a DCI */
+};
+
+/* Where a vQP stands with promotion (virtqp_promote.c). */
+enum kr_vq_promo {
+	KR_PROMO_NONE = 0, /* on DC */
+	KR_PROMO_PAIRING,  /* on DC; the keepers pair an RC slot for it */
+	KR_PROMO_DRAIN,	   /* paired: posts wait until its DC requests completed */
+	KR_PROMO_RC,	   /* on its RC QP */
+	KR_PROMO_DEMOTE,   /* cold: posts wait until its RC requests completed */
+	KR_PROMO_BACKOFF,  /* on DC; pairing failed, not tried again before retry_ns */
 };
 
 /* A virtual QP. */
@@ -129,7 +141,19 @@ struct kr_vqp {
 	uint32_t *wc_cost;	   /* [credits]: WQEBBs each queued completion gives back */
 	uint32_t wc_head, wc_tail; /* free-running */
 	struct kr_vq_send *snd;	   /* connected to a port: the sender's state, else NULL */
+	/* virtqp_promote.c */
+	uint32_t posts;		/* free-running: every 64th looks at the rate */
+	uint32_t promo;		/* enum kr_vq_promo */
+	uint32_t promotions;	/* times it moved to RC */
+	uint32_t demotions;	/* and back */
+	uint64_t mark_ns;	/* when the current 64 posts began */
+	uint64_t retry_ns;	/* KR_PROMO_BACKOFF: until then */
+	struct kr_vq_dci *rcq;	/* its RC slot, from KR_PROMO_PAIRING until it is back on DC */
+	struct kr_vq_dci *back; /* KR_PROMO_DEMOTE: the DCI it goes back to */
 };
+
+/* Every this many posts a vQP compares its rate with the promotion threshold. */
+#define KR_VQ_RATE_POSTS 64u
 
 /*
  * ---- between jobs: a port's sender table and the message header ----
@@ -330,6 +354,18 @@ static inline uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_
 	ds += inl ? (4 + len + 15) / 16 : nsge;
 	return (ds * 16 + 63) / 64;
 }
+
+/* virtqp_promote.c */
+/* Every KR_VQ_RATE_POSTS posts: promote a hot vQP, demote a cold one. */
+void kr_vq_promote_tick(struct kr_vqp *v) __attribute__((cold));
+/*
+ * Move v's promotion along (kr_poll, and a post while v->promo is set and not
+ * KR_PROMO_RC, whose cold check is the tick's): 0, or -EAGAIN while posts
+ * must wait for v's requests in flight to drain.
+ */
+int kr_vq_promote_step(struct kr_vqp *v) __attribute__((cold));
+/* kr_disconnect(): let v's RC slot (and a DCI picked to go back to) go. */
+void kr_vq_promote_drop(struct kr_vqp *v);
 
 /* virtqp_post.c: the checks and the post of one request (kr_post_* and internal ones). */
 int kr_vq_post_req(struct kr_vqp *v, const struct kr_vq_req *r);

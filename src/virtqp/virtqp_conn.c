@@ -118,7 +118,12 @@ int kr_disconnect(struct kr_vqp *v)
 		return -EINVAL;
 	if (v->snd)
 		kr_vq_send_close(v); /* its slot on the port goes back first */
+	kr_vq_promote_drop(v);	     /* a pair being made, a DCI picked to go back to */
 	d = v->dci;
+	if (d->rc) { /* on its RC QP: the keeper resets it, and tells the peer's */
+		kr_vq_dci_free(d);
+		goto out;
+	}
 	/* requests still in the ring keep their credits until their CQE */
 	for (uint64_t s = d->head; s != d->tail; s++) {
 		struct kr_vq_ent *e = &d->ent[s & (d->cnt - 1)];
@@ -133,9 +138,10 @@ int kr_disconnect(struct kr_vqp *v)
 			d->redo[j++] = d->redo[i];
 	d->nredo = j;
 	d->credits_free += v->credits - inflight;
+	kr_vq_dci_put(d, kr_vq_tgt_key(v->node, v->av.dctn));
+out:
 	free(v->wcq);
 	free(v->wc_cost);
-	kr_vq_dci_put(d, kr_vq_tgt_key(v->node, v->av.dctn));
 	free(v);
 	return 0;
 }
@@ -147,6 +153,10 @@ int kr_poll(struct kr_vqp *v, struct kr_wc *wc, int n)
 	if (!v || !wc || n < 0)
 		return -EINVAL;
 	rc = kr_vq_dci_progress(v->dci);
+	/* on RC, only an idle poll looks at the clock (no post for four windows: cold) */
+	if (v->promo != KR_PROMO_NONE && !rc &&
+	    (v->promo != KR_PROMO_RC || v->wc_head == v->wc_tail))
+		kr_vq_promote_step(v);
 	while (got < n && v->wc_head != v->wc_tail) {
 		uint32_t i = v->wc_head % v->credits;
 
@@ -167,7 +177,7 @@ int kr_vqp_query(const struct kr_vqp *v, struct kr_vqp_attr *attr)
 	if (!v || !attr)
 		return -EINVAL;
 	memset(attr, 0, sizeof(*attr));
-	attr->transport = KR_VQP_DC;
+	attr->transport = v->dci->rc ? KR_VQP_RC : KR_VQP_DC;
 	attr->state = v->state;
 	attr->peer = v->node;
 	attr->dctn = v->av.dctn;
@@ -175,5 +185,7 @@ int kr_vqp_query(const struct kr_vqp *v, struct kr_vqp_attr *attr)
 	attr->credits_used = v->used;
 	attr->dci_qpn = v->dci->qpn;
 	attr->dci_recoveries = v->dci->recoveries;
+	attr->promotions = v->promotions;
+	attr->demotions = v->demotions;
 	return 0;
 }

@@ -94,7 +94,7 @@ int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e)
 	e->wr.wr_id = d->tail;
 	e->wr.sge = e->sge;
 	e->wr.num_sge = e->nsge;
-	e->wr.av = &e->vqp->av;
+	e->wr.av = d->rc ? NULL : &e->vqp->av; /* an RC QP knows its peer */
 	if (e->wr.flags & KR_WR_INLINE)
 		e->sge[0].addr = (uintptr_t)e->inl;
 	rc = kr_devx_qp_post_send(d->qp, &e->wr);
@@ -138,7 +138,7 @@ static int vq_complete(struct kr_vq_dci *d, const struct kr_devx_wc *wc)
 		d->credits_free += e->wqebbs;
 		return 0;
 	}
-	if (wc->status == KR_WC_WR_FLUSH_ERR && v->state == KR_VQP_RTS) {
+	if (wc->status == KR_WC_WR_FLUSH_ERR && v->state == KR_VQP_RTS && !d->rc) {
 		/* flushed behind another vQP's error: not executed, post again */
 		d->redo[d->nredo++] = *e;
 		return 0;
@@ -224,7 +224,8 @@ int kr_vq_dci_progress(struct kr_vq_dci *d)
 			}
 		} while (n == 16);
 	}
-	if (d->broken && d->head == d->tail)
+	/* an RC QP in error stays so: its one vQP is in error too (RC semantics) */
+	if (d->broken && d->head == d->tail && !d->rc)
 		return vq_recover(d);
 	return 0;
 }

@@ -91,7 +91,12 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 		return -EIO; /* the library still lets a port slot go from a failed vQP */
 	if (ctx->dead)
 		return -ENOTCONN;
-	/* 2. credits (and a DCI under recovery has none to give) */
+	/* 2. credits (and a DCI under recovery has none to give, nor a vQP changing queues) */
+	if (__builtin_expect(v->promo != KR_PROMO_NONE && v->promo != KR_PROMO_RC, 0)) {
+		if (kr_vq_promote_step(v))
+			return -EAGAIN;
+		d = v->dci;
+	}
 	cost = kr_vq_wqebbs(r->op, inl, r->len + hl, inl || !hl ? 1 : 2);
 	if (d->broken || !d->leased || v->used + cost > v->credits)
 		return -EAGAIN;
@@ -123,9 +128,13 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	}
 	v->used += cost;
 	rc = kr_vq_dci_post(d, e);
-	if (rc)
+	if (rc) {
 		v->used -= cost;
-	return rc;
+		return rc;
+	}
+	if (__builtin_expect(++v->posts % KR_VQ_RATE_POSTS == 0, 0))
+		kr_vq_promote_tick(v);
+	return 0;
 }
 
 /* kr_vq_post_req() - see virtqp.h: the same checks and post, out of line (SENDs, internal). */

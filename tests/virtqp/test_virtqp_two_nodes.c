@@ -189,18 +189,8 @@ int main(void)
 		const char *const aa[] = {"--device",  deva, "--node-id",   "1",  "--peers", peers,
 					  "--tenants", "1",  "--dcis",	    "4",  "--jobs",  "1",
 					  "--heap-mb", "2",  "--hugepages", "64", NULL};
-		FILE *f;
-
 		snprintf(peers, sizeof(peers), "%s/peers", ka.dir);
-		f = fopen(peers, "w");
-		CHECK(f != NULL);
-		struct kr_launch me;
-
-		CHECK_OK(kr_launch_init(NULL, &me)); /* both sides: the tests' launch */
-		fprintf(f, "# node gid mac tag dctn\n2 127.0.0.3 %02x:%02x:%02x:%02x:%02x:%02x 0x%llx 0x%x\n",
-			info.av.rmac[0], info.av.rmac[1], info.av.rmac[2], info.av.rmac[3],
-			info.av.rmac[4], info.av.rmac[5], (unsigned long long)me.tag, info.av.dctn);
-		CHECK_OK(fclose(f));
+		vq_peers_node2(peers, &info.av); /* both sides: the tests' launch */
 		CHECK_OK(kp_keeper_start(&ka, aa));
 	}
 	CHECK_OK(side_a(&ka, &info));
