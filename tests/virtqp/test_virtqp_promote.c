@@ -21,6 +21,9 @@
  *      again its late answer is turned down, and node 2 gets its spare back.
  *   5. After node 1's job detached, node 2's job sees every RC slot of its
  *      tenant free again (the pairs were undone).
+ *   6. Node 2's keeper killed while a pair is asked for: the link fails,
+ *      node 1's keeper takes its RC slot back, and node 1's job goes on (a
+ *      vQP to its own node: WRITE, READ, bytes checked).
  *
  * "loss": both wires drop 5 % of packets each way and the counts are 10x
  * smaller (every DC and RC request, and each pairing message, is
@@ -306,6 +309,52 @@ static int side_a(const struct kp_keeper *ka, const struct kp_keeper *kb, const 
 	return 0;
 }
 
+/* 6. Node 2's keeper dies (stopped first, so it cannot answer) while node 1 asks for a pair. */
+static void peer_killed(const struct kp_keeper *ka, struct kp_keeper *kb, const struct b_info *b)
+{
+	struct kr_ctx *ctx = kp_attach(ka, 5000);
+	const struct kr_pool_slot *s;
+	struct kr_mr_key key;
+	struct kr_lease l;
+	struct kr_vqp *v;
+	struct kr_mr *mr;
+	uint64_t *mem;
+	int link = KR_LINK_PAIRING;
+
+	CHECK(ctx != NULL);
+	CHECK_OK(kill(kb->pid, SIGSTOP));
+	CHECK_OK(kr_pool_rc_pair(ctx, 2, &b->av, &l));
+	kp_keeper_stop(kb, SIGKILL);
+	for (double t0 = kp_now_ms(); link == KR_LINK_PAIRING && kp_now_ms() - t0 < 20000;
+	     usleep(1000))
+		link = kr_pool_rc_link(ctx, &l);
+	CHECK_EQ(link, KR_LINK_FAILED);
+	CHECK_OK(kr_lease_free(ctx, &l));
+	s = kr_seg_rc(ctx->seg, ctx->tenant, l.index);
+	for (double t0 = kp_now_ms(); s->state != KR_SLOT_FREE && kp_now_ms() - t0 < 10000;)
+		usleep(1000);
+	CHECK_EQ(s->state, KR_SLOT_FREE);
+	CHECK_EQ(s->link, KR_LINK_NONE);
+	/* this node goes on */
+	mem = kr_malloc(ctx, 32);
+	CHECK(mem != NULL);
+	mr = kr_reg_mr(ctx, mem, 32, KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE);
+	CHECK(mr != NULL);
+	CHECK_OK(kr_mr_key(mr, &key));
+	v = kr_connect(ctx, KR_NODE_SELF, NULL);
+	CHECK(v != NULL);
+	mem[0] = 0x5eed;
+	CHECK_OK(kr_post_write(v, &mem[0], 8, key.addr + 8, key.rkey, 1, 0));
+	CHECK_OK(vq_wait_ok(v, 1));
+	CHECK_OK(kr_post_read(v, &mem[2], 8, key.addr + 8, key.rkey, 2, 0));
+	CHECK_OK(vq_wait_ok(v, 2));
+	CHECK_EQ(mem[1], 0x5eed);
+	CHECK_EQ(mem[2], 0x5eed);
+	CHECK_OK(kr_disconnect(v));
+	CHECK_OK(kr_dereg_mr(mr));
+	CHECK_OK(kr_detach(ctx));
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const addrs[] = {"127.0.0.2", "127.0.0.3"};
@@ -355,8 +404,8 @@ int main(int argc, char **argv)
 	CHECK_EQ(write(a2b[1], "g", 1), 1);
 	CHECK_EQ(waitpid(pb, &status, 0), pb);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	peer_killed(&ka, &kb, &info);
 	CHECK_EQ(kp_keeper_stop(&ka, SIGTERM), 0);
-	CHECK_EQ(kp_keeper_stop(&kb, SIGTERM), 0);
 	unlink(peers);
 	kp_keeper_fini(&ka);
 	kp_keeper_fini(&kb);
