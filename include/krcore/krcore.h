@@ -340,8 +340,9 @@ struct kr_connect_opts {
  * long, goes back to a DCI the same way at its next post or kr_poll(), and
  * the two RC QPs go back to the spares. Completions stay in posting order
  * across both moves. When the keepers cannot pair (no spare on either
- * node, the peer's keeper not answering within 1 s, a keeper fenced with
- * kmod-min) the vQP stays on DC and asks again a second later. Port vQPs
+ * node, the peer's keeper not answering within 1 s) the vQP stays on DC and
+ * asks again a second later; with kmod-min the RC QP's rings and UAR page
+ * are mapped through the module as a DCI's are. Port vQPs
  * and vQPs to this node stay on DC. kr_vqp_query() reports the transport.
  *
  * The vQP posts through a DCI of the thread that created it: use it from

@@ -14,7 +14,7 @@
  *   pool_heap.c     keeper: job heaps backed on demand (sealed memfds + MKEYs), emptied
  *   pool_lease.c    keeper: grant, release and reclaim of leases
  *   pool_mr.c       keeper: MRs a job asks for, in its heap or over a file it shares
- *   pool_krmin.c    keeper: kmod-min slots for the DCI rings, tokens, revocation
+ *   pool_krmin.c    keeper: kmod-min slots for the DCI and RC rings, tokens, revocation
  *   pool_server.c   keeper: the UNIX socket, SO_PEERCRED, requests, job death
  *   pool_worker.c   keeper: the worker thread (resets, rebuilds, growth)
  *   pool_grow.c     keeper: more DCIs/RC QPs below low-water (on the worker)
@@ -219,9 +219,10 @@ struct kr_keeper_qp {
 	bool built;
 	bool ready; /* reset or built by the worker, not yet in the free ring (atomic) */
 	bool came_back_err;	/* the worker found it in error (pool_guard.c) */
+	uint32_t kind;		/* KR_SLOT_DCI or KR_SLOT_RC; 0: the control DCI */
 	uint32_t from_job_plus1; /* the job that gave it back, and that job's gen */
 	uint32_t from_job_gen;
-	uint32_t krmin_slot_plus1; /* DCI: its kmod-min slot + 1 (pool_krmin.c), 0 = none */
+	uint32_t krmin_slot_plus1; /* its kmod-min slot + 1 (pool_krmin.c), 0 = none */
 	/* fenced DCI: a UAR page of its own, in its slot, so its holder rings
 	 * nothing else; NULL: the tenant's page (t->uar) */
 	struct kr_devx_uar *uar;
@@ -582,8 +583,7 @@ struct kr_pair_box *kr_keeper_pair_box_new(void);
 /*
  * Loop, KR_MSG_PAIR from c: lease c's job an RC slot and have the worker ask
  * the peer's keeper. 0 (rep: index, gen, qpn; link PAIRING), -EPERM (not
- * attached), -EINVAL (node or DCT number 0, DCT past 24 bits), -EOPNOTSUPP
- * (fenced: RC rings are not mapped through kmod-min yet), -ENOTCONN (the
+ * attached), -EINVAL (node or DCT number 0, DCT past 24 bits), -ENOTCONN (the
  * tenant has no DC target), or kr_keeper_lease_grant()'s errors.
  */
 int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_msg_pair *req,
@@ -908,6 +908,7 @@ struct kr_ctx {
 	uint32_t uar_reg_off;
 	uint32_t uar_bf_size;
 	uint32_t dci_block; /* a DCI's rings in its slot, from its SQ's page */
+	uint32_t rc_block;  /* an RC slot's, likewise */
 	bool observer;
 	uint64_t stale_check_ns; /* last socket check on a stale heartbeat (atomic) */
 	uint32_t dcis_per_thread; /* kr_attach_opts.dcis_per_thread, resolved (virtqp_policy.c) */
@@ -974,7 +975,7 @@ int kr_pool_port_find(const struct kr_ctx *ctx, uint32_t port, struct kr_zone_ep
 /* pool_job_krmin.c: a fenced keeper's DCIs, mapped one lease at a time (see there) */
 int kr_job_krmin_open(struct kr_ctx *ctx, uint64_t head_len);
 void kr_job_krmin_close(struct kr_ctx *ctx);
-int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
+int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index, bool rc_slot,
 		     const struct kr_zone_dci *d, struct kr_job_dci *jd);
 void kr_job_krmin_unmap(struct kr_ctx *ctx, struct kr_job_dci *jd);
 struct kr_zone_ep;
@@ -1036,7 +1037,7 @@ int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_d
  * kr_pool_dci_qp() and the job posts once kr_pool_rc_link() says UP. One
  * call to the keeper, which answers at once (the pairing runs on the
  * keepers' workers). 0, -EINVAL, -EMFILE (no view slot), or the keeper's
- * (-ENOSPC: no spare; -EOPNOTSUPP: fenced; -EBUSY: throttled).
+ * (-ENOSPC: no spare; -EBUSY: throttled; fenced: kr_job_krmin_map's).
  */
 int kr_pool_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
 		    struct kr_lease *lease);

@@ -385,7 +385,7 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 9: KR_MSG_PAIR (RC slots in the zone) */
+/* 9: KR_MSG_PAIR (RC slots in the zone, kmod-min slots of their own when fenced) */
 #define KR_PROTO_VERSION      9u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
@@ -492,6 +492,8 @@ struct kr_msg_attach_reply {
 	/* fenced: the BlueFlame buffers of every DCI's own UAR page (hw: bytes
 	 * of each; 0: doorbells only) */
 	uint32_t dci_bf_size;
+	/* fenced: bytes of an RC slot's block (its rings; then its own UAR page), else 0 */
+	uint32_t rc_block;
 	struct kr_msg_ready {
 		uint32_t index, gen, qpn, rsvd;
 		uint64_t token; /* fenced: the kmod-min grant to claim, else 0 */
@@ -667,7 +669,7 @@ _Static_assert(sizeof(struct kr_msg_mr_fd) == 48, "kr_msg_mr_fd layout");
 _Static_assert(sizeof(struct kr_msg_heap_reply) == 56, "kr_msg_heap_reply layout");
 _Static_assert(offsetof(struct kr_msg_attach_reply, region) == 208 &&
 		   sizeof(struct kr_msg_attach_reply) ==
-		       208 + 33 * KR_ATTACH_MAX_REGIONS + 8 + 24 * KR_ATTACH_READY_MAX,
+		       208 + 33 * KR_ATTACH_MAX_REGIONS + 16 + 24 * KR_ATTACH_READY_MAX,
 	       "kr_msg_attach_reply layout");
 
 /* Fill a header. */

@@ -292,6 +292,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->uar_reg_off = rep->uar_ref.reg_off;
 	ctx->uar_bf_size = rep->dci_bf_size;
 	ctx->dci_block = rep->dci_block;
+	ctx->rc_block = rep->rc_block;
 	for (uint32_t i = 0; i < rep->nready; i++) {
 		ctx->ready[i] = (struct kr_lease){.kind = KR_LEASE_DCI,
 						  .index = rep->ready[i].index,

@@ -77,9 +77,10 @@ int kr_attach_reply_check(const struct kr_msg_attach_reply *rep, unsigned int nf
 			return -EPROTO;
 	if (reply_range(rep, KR_REGION_SEG, rep->seg_va, rep->seg_len))
 		return -EPROTO;
-	if (rep->fenced > 1 || (!rep->fenced && rep->dci_block) ||
+	if (rep->fenced > 1 || (!rep->fenced && (rep->dci_block || rep->rc_block)) ||
 	    (rep->fenced && (rep->uar_ref.reg_off > KR_KRMIN_PAGE - 8 || rep->uar_ref.reg_off & 7 ||
-			     !rep->dci_block || rep->dci_block & (KR_KRMIN_PAGE - 1))) ||
+			     !rep->dci_block || rep->dci_block & (KR_KRMIN_PAGE - 1) ||
+			     rep->rc_block & (KR_KRMIN_PAGE - 1))) ||
 	    /* BlueFlame only on a fenced ConnectX's own DCI pages, both buffers in the page */
 	    (rep->dci_bf_size &&
 	     (!rep->fenced || rep->dev_is_sim || rep->dci_bf_size & 63 ||

@@ -140,8 +140,8 @@ static int dci_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 		return 0;
 	rc = k->ctx->ops->alloc_uar(k->ctx, KR_DEVX_UAR_BLUEFLAME, &q->uar);
 	if (rc) {
-		KR_ERR("pool", "tenant %u DCI %u: no UAR page of its own: %s", q->tenant, q->index,
-		       strerror(-rc));
+		KR_ERR("pool", "tenant %u %s %u: no UAR page of its own: %s", q->tenant,
+		       q->kind == KR_SLOT_RC ? "RC" : "DCI", q->index, strerror(-rc));
 		return rc;
 	}
 	off = kr_devx_uar_reg_off(q->uar);
@@ -177,6 +177,7 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 
 	q->index = i;
 	q->tenant = t->idx;
+	q->kind = KR_SLOT_DCI;
 	rc = dci_uar_alloc(k, q);
 	if (!rc)
 		rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, qbuf, cqbuf);
@@ -216,14 +217,25 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 {
 	struct kr_keeper_qp *q = &t->rc[i];
 	struct kr_pool_slot *s = kr_seg_rc(k->seg, t->idx, i);
+	uint8_t *qbuf = t->zone + kr_pool_zone_rc_qp_off(&k->cfg, i);
+	uint8_t *cqbuf = t->zone + kr_pool_zone_rc_cq_off(&k->cfg, i);
+	uint8_t *end = t->zone + kr_pool_zone_rc_qp_off(&k->cfg, i + 1);
 	int rc;
 
 	q->index = i;
-	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_RC, t->zone + kr_pool_zone_rc_qp_off(&k->cfg, i),
-			      t->zone + kr_pool_zone_rc_cq_off(&k->cfg, i));
-	if (rc)
+	q->tenant = t->idx;
+	q->kind = KR_SLOT_RC;
+	/* fenced: a UAR page of its own, and its block a kmod-min slot, as a DCI's */
+	rc = dci_uar_alloc(k, q);
+	if (!rc)
+		rc = keeper_qp_create(k, t, q, KR_DEVX_QP_RC, qbuf, cqbuf);
+	if (rc) {
+		keeper_qp_uar_free(k, q);
 		return rc;
-	rc = rc_park(k, q);
+	}
+	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), (uint64_t)(end - qbuf));
+	if (!rc)
+		rc = rc_park(k, q);
 	if (rc) {
 		kr_keeper_qp_destroy(k, q);
 		s->state = KR_SLOT_BROKEN;

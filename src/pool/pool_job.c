@@ -100,11 +100,11 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 	    d->dbrec_off > ctx->zone_len - 8 || d->cqe_off > ctx->zone_len ||
 	    cq_len > ctx->zone_len - d->cqe_off || d->cq_dbrec_off > ctx->zone_len - 8)
 		return -EPROTO;
-	if (rc_slot && (d->qpn != l->qpn || ctx->krmin_fd >= 0))
+	if (rc_slot && d->qpn != l->qpn)
 		return -EPROTO; /* (an RC slot's gen is the segment's: kr_pool_rc_link) */
 	memset(jd, 0, sizeof(*jd));
 	if (ctx->krmin_fd >= 0) { /* its rings and its own UAR page, from its slot */
-		rc = kr_job_krmin_map(ctx, token, l->index, d, jd);
+		rc = kr_job_krmin_map(ctx, token, l->index, rc_slot, d, jd);
 		if (rc)
 			return rc;
 		uar = jd->uar;
@@ -315,7 +315,7 @@ int kr_pool_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_a
 		goto out;
 	*lease = (struct kr_lease){
 	    .kind = KR_LEASE_RC, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
-	rc = job_dci_view(ctx, lease, 0, slot);
+	rc = job_dci_view(ctx, lease, rep.token, slot);
 	if (rc)
 		job_give_back(ctx, KR_LEASE_RC, &rep);
 out:

@@ -68,7 +68,8 @@ static void krmin_sigbus(int sig, siginfo_t *si, void *uc)
 	raise(sig);
 }
 
-#define KRMIN_UARS_LEN ((uint64_t)KR_POOL_MAX_DCIS * KR_KRMIN_PAGE)
+/* one page per DCI, then one per RC slot (KR_POOL_MAX_DCIS + its index) */
+#define KRMIN_UARS_LEN ((uint64_t)(KR_POOL_MAX_DCIS + KR_POOL_MAX_RC) * KR_KRMIN_PAGE)
 
 /*
  * kr_job_krmin_open() - fenced attach: reserve the rings' part of the zone
@@ -166,8 +167,9 @@ static int krmin_map_at(struct kr_ctx *ctx, const struct krmin_slot_claim *c, ui
 }
 
 /*
- * kr_job_krmin_map() - claim token and map its slot, DCI index's: its block
- * of the zone (ctx->dci_block bytes from its SQ's page, where the keeper has
+ * kr_job_krmin_map() - claim token and map its slot, DCI index's (an RC
+ * slot's when rc): its block of the zone (ctx->dci_block, or ctx->rc_block,
+ * bytes from its SQ's page, where the keeper has
  * it), which must hold d's SQ, CQ and both doorbell records, inside the
  * rings window; then the slot's next page, the
  * DCI's own UAR page, at page index of the UAR window, wrapped for ringing
@@ -175,7 +177,7 @@ static int krmin_map_at(struct kr_ctx *ctx, const struct krmin_slot_claim *c, ui
  * is not ours or was revoked), -EPROTO (a slot that does not fit, or no UAR
  * page), -errno.
  */
-int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
+int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index, bool rc_slot,
 		     const struct kr_zone_dci *d, struct kr_job_dci *jd)
 {
 	struct krmin_slot_claim c = {
@@ -183,11 +185,12 @@ int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
 	uint64_t sq_len = (uint64_t)d->sq_wqebb_cnt * 64u;
 	uint64_t cq_len = (uint64_t)d->ncqe * sizeof(struct mlx5_cqe64);
 	uintptr_t b = ((uintptr_t)ctx->zone + d->sq_off) & ~(uintptr_t)(KR_KRMIN_PAGE - 1);
-	uint64_t n = ctx->dci_block;
+	uint64_t n = rc_slot ? ctx->rc_block : ctx->dci_block;
+	uint32_t page = rc_slot ? KR_POOL_MAX_DCIS + index : index; /* in the UAR window */
 	void *p, *u;
 	int rc;
 
-	if (index >= KR_POOL_MAX_DCIS)
+	if (index >= (rc_slot ? KR_POOL_MAX_RC : KR_POOL_MAX_DCIS) || !n)
 		return -EPROTO;
 	if (ioctl(ctx->krmin_fd, KRMIN_IOC_SLOT_CLAIM, &c))
 		return -errno;
@@ -203,7 +206,7 @@ int kr_job_krmin_map(struct kr_ctx *ctx, uint64_t token, uint32_t index,
 	rc = krmin_map_at(ctx, &c, b, n, &p);
 	if (rc)
 		return rc;
-	u = mmap((void *)(ctx->uars_lo + (uintptr_t)index * KR_KRMIN_PAGE), KR_KRMIN_PAGE,
+	u = mmap((void *)(ctx->uars_lo + (uintptr_t)page * KR_KRMIN_PAGE), KR_KRMIN_PAGE,
 		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ctx->krmin_fd,
 		 (off_t)(c.mmap_offset + n));
 	rc = u == MAP_FAILED ? -EPROTO /* a slot without the page */

@@ -127,7 +127,7 @@ static int krmin_add_uar(struct kr_keeper *k, uint32_t slot, const struct kr_dev
 }
 
 /*
- * kr_keeper_krmin_reg() - DCI q as a slot of its tenant: its block of the
+ * kr_keeper_krmin_reg() - DCI (or RC slot) q as a slot of its tenant: its block of the
  * zone, [block, block + len) (QP buffer, then the CQ buffer at cq_off, page
  * aligned), and its own UAR page q->uar, which its holder sees right after
  * the block. The sim's UAR page is memory, pinned as the slot's second
@@ -154,8 +154,8 @@ int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *bl
 	reg.dbr_addr = io ? (uintptr_t)(block + cq_off) : (uintptr_t)q->uar->base_addr;
 	if (ioctl(k->krmin_fd, KRMIN_IOC_SLOT_REG, &reg)) {
 		rc = -errno;
-		KR_ERR("pool", "tenant %u DCI %u: kmod-min slot: %s", q->tenant, q->index,
-		       strerror(-rc));
+		KR_ERR("pool", "tenant %u %s %u: kmod-min slot: %s", q->tenant,
+		       q->kind == KR_SLOT_RC ? "RC" : "DCI", q->index, strerror(-rc));
 		return rc;
 	}
 	if (reg.slot >= KRMIN_MAX_SLOTS) { /* never: no id to index by, or to unregister */
@@ -164,8 +164,9 @@ int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *bl
 	}
 	rc = io ? krmin_add_uar(k, reg.slot, q->uar) : 0;
 	if (rc) {
-		KR_ERR("pool", "tenant %u DCI %u: kmod-min cannot map its UAR page %u: %s",
-		       q->tenant, q->index, q->uar->page_id, strerror(-rc));
+		KR_ERR("pool", "tenant %u %s %u: kmod-min cannot map its UAR page %u: %s",
+		       q->tenant, q->kind == KR_SLOT_RC ? "RC" : "DCI", q->index, q->uar->page_id,
+		       strerror(-rc));
 		return rc;
 	}
 	q->krmin_slot_plus1 = reg.slot + 1;
@@ -293,8 +294,9 @@ static void krmin_slot_lost(struct kr_keeper *k, const struct krmin_revoke_event
 	q = __atomic_load_n(&k->krmin_qp[ev->slot], __ATOMIC_ACQUIRE);
 	if (!q) /* unregistered meanwhile (rebuilt or renewed) */
 		return;
-	if (kr_keeper_lease_lost(k, KR_SLOT_DCI, q->tenant, q->index))
-		KR_INFO("pool", "tenant %u DCI %u: its holder %s; reclaimed", q->tenant, q->index,
+	if (kr_keeper_lease_lost(k, q->kind, q->tenant, q->index))
+		KR_INFO("pool", "tenant %u %s %u: its holder %s; reclaimed", q->tenant,
+			q->kind == KR_SLOT_RC ? "RC" : "DCI", q->index,
 			ev->reason == KRMIN_REVOKE_EXIT ? "exited" : "gave its slot up");
 }
 

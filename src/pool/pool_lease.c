@@ -84,10 +84,11 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 		       lk.count);
 		return -EIO;
 	}
-	/* fenced: the token the job maps this DCI with (pool_krmin.c) */
-	if (kind == KR_SLOT_DCI) {
-		int rc = kr_keeper_krmin_grant(k, &k->tenant[job->tenant].dci[idx], c->pid,
-					       &rep->token);
+	/* fenced: the token the job maps this DCI (or RC slot) with (pool_krmin.c) */
+	if (kind != KR_SLOT_VQP) {
+		struct kr_keeper_tenant *t = &k->tenant[job->tenant];
+		int rc = kr_keeper_krmin_grant(k, kind == KR_SLOT_DCI ? &t->dci[idx] : &t->rc[idx],
+					       c->pid, &rep->token);
 
 		if (rc) { /* it stays free: another try may get it or another */
 			kr_keeper_ring_put(k, lk.ring_off, idx);
@@ -125,8 +126,7 @@ static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_
 		    s->kind == KR_SLOT_DCI ? &t->dci[s->index] : &t->rc[s->index];
 
 		/* its mapping goes before the reset */
-		if (s->kind == KR_SLOT_DCI)
-			kr_keeper_krmin_revoke(k, q);
+		kr_keeper_krmin_revoke(k, q);
 		/* whose errors, if it comes back broken */
 		if (s->owner_job) {
 			q->from_job_plus1 = s->owner_job;

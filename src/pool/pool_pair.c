@@ -155,8 +155,6 @@ int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const stru
 		return -EPERM;
 	if (!req->dctn || req->dctn > KR_PSN_MASK || !req->node)
 		return -EINVAL;
-	if (k->krmin_fd >= 0) /* a fenced job maps no RC ring (not yet: pool_krmin.c) */
-		return -EOPNOTSUPP;
 	tenant = kr_seg_job(k->seg, c->job_plus1 - 1)->tenant;
 	t = &k->tenant[tenant];
 	if (!t->bound || !t->dct_ok || !t->ctl.built)
@@ -405,7 +403,9 @@ static void pair_on_answer(struct kr_keeper *k, struct kr_keeper_tenant *t,
 				 __ATOMIC_RELEASE);
 		return;
 	}
-	if (m->type == KR_PAIR_NAK)
+	/* a NAK needs no answer; an answer naming no slot of ours is not one we asked for */
+	if (m->type == KR_PAIR_NAK || ((m->cookie >> 16) & 0xffff) != t->idx ||
+	    (m->cookie & 0xffff) >= k->seg->rc_spares)
 		return;
 	if (q && m->src_qpn && m->src_qpn <= KR_PSN_MASK && m->dst_qpn == q->qp.qpn &&
 	    pair_take(q, KR_PAIR_WAIT, KR_PAIR_IDLE)) {
@@ -416,7 +416,7 @@ static void pair_on_answer(struct kr_keeper *k, struct kr_keeper_tenant *t,
 		kr_keeper_worker_wake(k);
 		return;
 	}
-	/* too late (timed out, given back) or not ours: its QP goes back */
+	/* too late (timed out, given back, asked again): its QP goes back */
 	pair_msg(k, t, KR_PAIR_UNPAIR, m->cookie, &un);
 	un.dst_qpn = m->src_qpn;
 	pair_outbox(k, t, &un, m->src_dctn, &m->src_addr);

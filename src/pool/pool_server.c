@@ -338,6 +338,10 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 		    (uint32_t)(kr_pool_zone_dci_qp_off(1) - kr_pool_zone_dci_qp_off(0));
 		rep->uar_ref.reg_off = k->dci_reg_off;
 		rep->dci_bf_size = k->dci_bf_size;
+		rep->rc_block = kr_pool_cfg_rc_slots(&k->cfg)
+				    ? (uint32_t)(kr_pool_zone_rc_qp_off(&k->cfg, 1) -
+						 kr_pool_zone_rc_qp_off(&k->cfg, 0))
+				    : 0;
 	}
 	if (!rc && !rep->fenced)
 		rc = kr_keeper_shm_regions(&t->zone_shm, KR_REGION_ZONE, true, rep, fds, nfds);

@@ -15,7 +15,7 @@
  * loop) and a look at the slot's link in the pool segment at each step.
  *
  * When pairing fails (no spare on either node, the peer keeper dead or not
- * answering, a fenced keeper) the vQP stays on DC and works as before; it
+ * answering) the vQP stays on DC and works as before; it
  * asks again after KR_PROMOTE_RETRY_MS. Port vQPs (SENDs) and vQPs to this
  * node stay on DC.
  *

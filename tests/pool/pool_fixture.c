@@ -403,6 +403,12 @@ int kp_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_de
 				.remote_addr = addr,
 				.rkey = rkey,
 				.av = av};
+
+	return kp_dci_post(ctx, l, &wr);
+}
+
+int kp_dci_post(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_devx_wr *wr)
+{
 	struct kr_devx_qp *qp;
 	struct kr_devx_cq *cq;
 	struct kr_devx_wc wc;
@@ -410,7 +416,7 @@ int kp_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_de
 
 	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
 	if (!rc)
-		rc = kr_devx_qp_post_send(qp, &wr);
+		rc = kr_devx_qp_post_send(qp, wr);
 	if (rc)
 		return rc;
 	kr_devx_qp_ring(qp);

@@ -81,6 +81,8 @@ int kp_hog_hugepages(int *fds, int max);
  */
 int kp_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_devx_dc_av *av,
 		void *dst, uint32_t len, uint64_t addr, uint32_t rkey);
+/* One signaled request wr through the leased DCI l: as kp_dci_read(). */
+int kp_dci_post(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_devx_wr *wr);
 
 /*
  * `krctl --socket <k> --json <cmd>`: the number after the idx-th "key": (in

@@ -63,6 +63,7 @@ static void fenced_sim(void)
 	region(2, KR_REGION_HEAP, HEAP_VA, PROT_READ | PROT_WRITE, 1);
 	R.uar_ref.reg_off = 0x800;
 	R.dci_block = 3 * KR_KRMIN_PAGE;
+	R.rc_block = 4 * KR_KRMIN_PAGE;
 }
 
 /* A fenced ConnectX keeper: no UAR descriptor, regions on fd 0, BlueFlame. */
@@ -98,6 +99,9 @@ int main(void)
 	R.dci_block = 3 * KR_KRMIN_PAGE; /* only a fenced keeper's */
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 	trusted_sim();
+	R.rc_block = 4 * KR_KRMIN_PAGE; /* likewise */
+	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
+	trusted_sim();
 	R.dci_bf_size = 256;
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 	/* the heap's place: holds what is backed, whole pages, not past the largest heap */
@@ -126,6 +130,11 @@ int main(void)
 	R.dci_block = 3 * KR_KRMIN_PAGE + 64;
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 	fenced_sim();
+	R.rc_block = 4 * KR_KRMIN_PAGE + 64; /* whole pages */
+	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
+	R.rc_block = 0; /* a keeper with no RC slot */
+	CHECK_OK(kr_attach_reply_check(&R, 2, false));
+	fenced_sim();
 	R.uar_ref.reg_off = KR_KRMIN_PAGE - 4;
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 	R.uar_ref.reg_off = 0x804;
@@ -148,6 +157,7 @@ int main(void)
 	fenced_hw();
 	R.fenced = 0; /* no descriptor from an unfenced ConnectX keeper */
 	R.dci_block = 0;
+	R.rc_block = 0;
 	R.dci_bf_size = 0;
 	CHECK_ERR(kr_attach_reply_check(&R, 1, false), -EPROTO);
 	KR_PASS("attach_reply");

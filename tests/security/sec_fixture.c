@@ -194,3 +194,13 @@ pid_t sec_lender_start(const struct kp_keeper *k, uint32_t len, uint8_t fill, ui
 
 	return kp_fork_rank(lender, &a, l, sizeof(*l), go);
 }
+
+void sec_lender_done(pid_t pid, int go)
+{
+	int status;
+
+	CHECK_EQ(write(go, "g", 1), 1);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(go);
+}

@@ -59,6 +59,8 @@ struct sec_lent {
  */
 pid_t sec_lender_start(const struct kp_keeper *k, uint32_t len, uint8_t fill, uint8_t expect,
 		       struct sec_lent *l, int *go);
+/* The lender checks its bytes and exits: CHECKs it exited 0; go is closed. */
+void sec_lender_done(pid_t pid, int go);
 
 /* xorshift64: the attackers' random values (*s must not be 0). */
 static inline uint64_t sec_rnd(uint64_t *s)
