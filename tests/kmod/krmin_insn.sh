@@ -12,7 +12,7 @@ ops=2000
 # one mode, one path (vq or raw): instructions per post+poll
 count() {
 	out=/tmp/cg.$1.$2
-	valgrind.bin --tool=callgrind --callgrind-out-file="$out" --toggle-collect="$2_post" \
+	valgrind.bin --tool=callgrind --callgrind-out-file="$out" --toggle-collect="$2_post*" \
 		--toggle-collect="$2_poll" /bin/bench_virtqp_insn >"$out.log" 2>&1 || {
 		cat "$out.log"
 		echo "insn: bench_virtqp_insn failed under callgrind ($1)"

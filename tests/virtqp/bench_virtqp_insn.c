@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Instructions per post+poll of one 8-byte READ, vQP vs raw DCI, for
- * callgrind: each op posts, waits (without polling) until the CQE is
+ * Instructions per post+poll of one 8-byte request (READ by default; argv[1]
+ * "write": an inline WRITE, "cas": a compare-and-swap), vQP vs raw DCI, for
+ * callgrind (scripts/insn.sh): each op posts, waits (without polling) until the CQE is
  * visible, then calls the poll function exactly once, so an empty poll is
- * never counted. The functions to collect are vq_post and vq_poll (vQP), or
+ * never counted. The functions to collect are vq_post* and vq_poll (vQP), or
  * raw_post and raw_poll (the raw DCI); the wait between them, whose spin
  * count depends on timing, is outside both:
- *   valgrind --tool=callgrind --toggle-collect=vq_post --toggle-collect=vq_poll
+ *   valgrind --tool=callgrind --toggle-collect='vq_post*' --toggle-collect=vq_poll
  *     bench_virtqp_insn
  * then the total Ir / 2000 is one post+poll (scripts/krmin-insn.sh does this
  * for both paths). Without valgrind it checks that both paths work (exit 0).
@@ -38,11 +39,30 @@ static void wait_ready(const struct kr_devx_cq *cq)
 }
 
 /* The collected functions: a post, and a poll that finds its completion. */
-__attribute__((noinline)) int vq_post(struct kr_vqp *v, void *l, uint64_t r, uint32_t k);
-__attribute__((noinline)) int vq_post(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
+enum insn_op { OP_READ, OP_WRITE, OP_CAS };
+static enum insn_op g_op;
+
+/* One collected post function per request (callgrind: --toggle-collect='vq_post*'). */
+__attribute__((noinline)) int vq_post_read(struct kr_vqp *v, void *l, uint64_t r, uint32_t k);
+__attribute__((noinline)) int vq_post_read(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
 {
 	return kr_post_read(v, l, 8, r, k, 1, 0);
 }
+
+__attribute__((noinline)) int vq_post_write(struct kr_vqp *v, void *l, uint64_t r, uint32_t k);
+__attribute__((noinline)) int vq_post_write(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
+{
+	return kr_post_write(v, l, 8, r, k, 1, KR_POST_INLINE);
+}
+
+__attribute__((noinline)) int vq_post_cas(struct kr_vqp *v, void *l, uint64_t r, uint32_t k);
+__attribute__((noinline)) int vq_post_cas(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
+{
+	return kr_post_cas(v, l, r, k, 0, 0, 1, 0);
+}
+
+static int (*const vq_post[])(struct kr_vqp *, void *, uint64_t, uint32_t) = {
+    [OP_READ] = vq_post_read, [OP_WRITE] = vq_post_write, [OP_CAS] = vq_post_cas};
 
 __attribute__((noinline)) int vq_poll(struct kr_vqp *v, struct kr_wc *wc);
 __attribute__((noinline)) int vq_poll(struct kr_vqp *v, struct kr_wc *wc)
@@ -71,7 +91,7 @@ static int vq_post_poll(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
 {
 	struct kr_wc wc;
 
-	if (vq_post(v, l, r, k))
+	if (vq_post[g_op](v, l, r, k))
 		return -1;
 	wait_ready(v->dci->cq);
 	return vq_poll(v, &wc) == 1 && wc.status == KR_WC_SUCCESS ? 0 : -1;
@@ -91,13 +111,20 @@ static int raw_post_poll(struct kr_devx_qp *qp, struct kr_devx_cq *cq,
 				.av = av};
 	struct kr_devx_wc wc;
 
+	if (g_op == OP_WRITE) {
+		wr.opcode = KR_WR_RDMA_WRITE;
+		wr.flags |= KR_WR_INLINE;
+	} else if (g_op == OP_CAS) {
+		wr.opcode = KR_WR_ATOMIC_CS;
+	}
+
 	if (raw_post(qp, &wr))
 		return -1;
 	wait_ready(cq);
 	return raw_poll(cq, &wc) == 1 && wc.status == KR_WC_SUCCESS ? 0 : -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const char *const args[] = {"--tenants", "1", "--dcis",	    "4",  "--jobs", "1",
 					   "--heap-mb", "2", "--hugepages", "64", NULL};
@@ -113,6 +140,12 @@ int main(void)
 	struct kr_mr *mr;
 	uint8_t *local, *remote;
 
+	if (argc > 1 && !strcmp(argv[1], "write"))
+		g_op = OP_WRITE;
+	else if (argc > 1 && !strcmp(argv[1], "cas"))
+		g_op = OP_CAS;
+	else if (argc > 1 && strcmp(argv[1], "read"))
+		KR_FAIL("usage: bench_virtqp_insn [read|write|cas]");
 	kp_require_hugepages(16);
 	kp_keeper_init(&k);
 	CHECK_OK(kp_keeper_start(&k, args));
@@ -121,7 +154,9 @@ int main(void)
 	local = kr_malloc(ctx, 64);
 	remote = kr_malloc(ctx, 64);
 	CHECK(local && remote);
-	mr = kr_reg_mr(ctx, remote, 64, KR_MR_REMOTE_READ);
+	mr = kr_reg_mr(ctx, remote, 64,
+		       KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE | KR_MR_REMOTE_ATOMIC |
+			   KR_MR_LOCAL_WRITE);
 	CHECK(mr != NULL);
 	CHECK_OK(kr_mr_key(mr, &key));
 	v = kr_connect(ctx, KR_NODE_SELF, NULL);
