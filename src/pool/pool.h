@@ -578,6 +578,26 @@ void kr_keeper_launch_renewed(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /* Take what the DCT's CQ reports (pairing messages) and repost the receive buffers. */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t);
 
+/* pool_pair_msg.c: a pairing message as received, checked apart from any keeper state */
+enum kr_pair_verdict {
+	KR_PAIR_STRAY, /* not a pairing message (size, magic): a stray SEND */
+	KR_PAIR_BAD,   /* a pairing message to drop (version, launch, type, numbers) */
+	KR_PAIR_OK,    /* *m holds a checked copy */
+};
+/*
+ * kr_pair_msg_parse() - copy len bytes at buf into *m once and check them:
+ * size and magic, version, launch_tag, the type, the sender's DCT number
+ * (1..2^24-1) and, for KR_PAIR_REQ and KR_PAIR_ACK, its QP number; the PSN
+ * is cut to 24 bits.
+ */
+enum kr_pair_verdict kr_pair_msg_parse(const void *buf, uint32_t len, uint64_t launch_tag,
+				       struct kr_pair_msg *m);
+/* The cookie naming RC slot of tenant at lease generation gen. */
+uint64_t kr_pair_cookie(uint32_t gen, uint32_t tenant, uint32_t slot);
+/* Does cookie name one of tenant's nslots RC slots? Then *slot and *gen. */
+bool kr_pair_cookie_slot(uint64_t cookie, uint32_t tenant, uint32_t nslots, uint32_t *slot,
+			 uint32_t *gen);
+
 /* pool_pair.c: RC slots paired between keepers (see there) */
 struct kr_pair_box *kr_keeper_pair_box_new(void);
 /*

@@ -164,7 +164,7 @@ int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const stru
 		return rc;
 	q = &t->rc[rep->index];
 	memset(&q->pair, 0, sizeof(q->pair));
-	q->pair.cookie = (uint64_t)rep->gen << 32 | tenant << 16 | rep->index;
+	q->pair.cookie = kr_pair_cookie(rep->gen, tenant, rep->index);
 	q->pair.peer_node = req->node;
 	q->pair.peer_dctn = req->dctn;
 	q->pair.peer_addr = req->addr;
@@ -340,11 +340,6 @@ static void pair_on_req(struct kr_keeper *k, struct kr_keeper_tenant *t,
 	struct kr_pool_slot *s;
 	uint32_t idx;
 
-	if (!m->src_qpn || m->src_qpn > KR_PSN_MASK) {
-		KR_WARN_RATELIMITED("pool", "tenant %u: pairing request with QPN 0x%x dropped",
-				    t->idx, m->src_qpn);
-		return;
-	}
 	if (kr_keeper_ring_get(k, tr->rc_ring_off, &idx) || idx >= k->seg->rc_spares) {
 		pair_msg(k, t, KR_PAIR_NAK, m->cookie, &nak);
 		nak.dst_qpn = m->src_qpn;
@@ -367,7 +362,7 @@ static void pair_on_req(struct kr_keeper *k, struct kr_keeper_tenant *t,
 	q->pair.peer_dctn = m->src_dctn;
 	q->pair.peer_addr = m->src_addr;
 	q->pair.peer_qpn = m->src_qpn;
-	q->pair.peer_psn = m->psn & KR_PSN_MASK;
+	q->pair.peer_psn = m->psn;
 	q->pair.psn = pair_psn();
 	__atomic_store_n(&q->pair.step, KR_PAIR_ACCEPT, __ATOMIC_RELEASE);
 	kr_keeper_worker_wake(k);
@@ -377,10 +372,10 @@ static void pair_on_req(struct kr_keeper *k, struct kr_keeper_tenant *t,
 static struct kr_keeper_qp *pair_asker(struct kr_keeper *k, struct kr_keeper_tenant *t,
 				       uint64_t cookie)
 {
-	uint32_t idx = cookie & 0xffff, gen = (uint32_t)(cookie >> 32);
 	struct kr_pool_slot *s;
+	uint32_t idx, gen;
 
-	if (((cookie >> 16) & 0xffff) != t->idx || idx >= k->seg->rc_spares)
+	if (!kr_pair_cookie_slot(cookie, t->idx, k->seg->rc_spares, &idx, &gen))
 		return NULL;
 	s = kr_seg_rc(k->seg, t->idx, idx);
 	if (s->gen != gen || s->state != KR_SLOT_LEASED || !s->owner_job ||
@@ -395,6 +390,7 @@ static void pair_on_answer(struct kr_keeper *k, struct kr_keeper_tenant *t,
 {
 	struct kr_keeper_qp *q = pair_asker(k, t, m->cookie);
 	struct kr_pair_msg un;
+	uint32_t idx, gen;
 
 	if (q && m->type == KR_PAIR_NAK && pair_take(q, KR_PAIR_WAIT, KR_PAIR_LINKED)) {
 		KR_DBG("pool", "tenant %u RC %u: node %u refused: %s", t->idx, q->index,
@@ -404,13 +400,12 @@ static void pair_on_answer(struct kr_keeper *k, struct kr_keeper_tenant *t,
 		return;
 	}
 	/* a NAK needs no answer; an answer naming no slot of ours is not one we asked for */
-	if (m->type == KR_PAIR_NAK || ((m->cookie >> 16) & 0xffff) != t->idx ||
-	    (m->cookie & 0xffff) >= k->seg->rc_spares)
+	if (m->type == KR_PAIR_NAK ||
+	    !kr_pair_cookie_slot(m->cookie, t->idx, k->seg->rc_spares, &idx, &gen))
 		return;
-	if (q && m->src_qpn && m->src_qpn <= KR_PSN_MASK && m->dst_qpn == q->qp.qpn &&
-	    pair_take(q, KR_PAIR_WAIT, KR_PAIR_IDLE)) {
+	if (q && m->dst_qpn == q->qp.qpn && pair_take(q, KR_PAIR_WAIT, KR_PAIR_IDLE)) {
 		q->pair.peer_qpn = m->src_qpn;
-		q->pair.peer_psn = m->psn & KR_PSN_MASK;
+		q->pair.peer_psn = m->psn;
 		q->pair.peer_addr = m->src_addr; /* where its answers come from */
 		__atomic_store_n(&q->pair.step, KR_PAIR_CONNECT, __ATOMIC_RELEASE);
 		kr_keeper_worker_wake(k);
@@ -448,15 +443,18 @@ bool kr_keeper_pair_recv(struct kr_keeper *k, struct kr_keeper_tenant *t, const 
 {
 	struct kr_pair_msg m;
 
-	if (len != sizeof(m))
+	switch (kr_pair_msg_parse(buf, len, t->launch_tag, &m)) {
+	case KR_PAIR_STRAY:
 		return false;
-	memcpy(&m, buf, sizeof(m)); /* one copy: the sender cannot change what we check */
-	if (m.magic != KR_PAIR_MAGIC)
-		return false;
-	if (m.version != KR_PAIR_VERSION || !t->bound || m.launch_tag != t->launch_tag ||
-	    !m.src_dctn || m.src_dctn > KR_PSN_MASK || !t->ctl.built) {
-		KR_WARN_RATELIMITED("pool", "tenant %u: pairing message (type %u) dropped", t->idx,
-				    m.type);
+	case KR_PAIR_BAD:
+		KR_WARN_RATELIMITED("pool", "tenant %u: malformed pairing message dropped", t->idx);
+		return true;
+	default:
+		break;
+	}
+	if (!t->bound || !t->ctl.built) {
+		KR_WARN_RATELIMITED("pool", "tenant %u: pairing message with no launch dropped",
+				    t->idx);
 		return true;
 	}
 	switch (m.type) {
@@ -467,12 +465,8 @@ bool kr_keeper_pair_recv(struct kr_keeper *k, struct kr_keeper_tenant *t, const 
 	case KR_PAIR_NAK:
 		pair_on_answer(k, t, &m);
 		break;
-	case KR_PAIR_UNPAIR:
+	default: /* KR_PAIR_UNPAIR: the parse lets no other type through */
 		pair_on_unpair(k, t, &m);
-		break;
-	default:
-		KR_WARN_RATELIMITED("pool", "tenant %u: pairing message of type %u dropped", t->idx,
-				    m.type);
 	}
 	return true;
 }
