@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/types.h>
 
@@ -123,6 +124,8 @@ void kr_pool_cfg_default(struct kr_pool_cfg *cfg);
  * (with the line in err).
  */
 int kr_pool_cfg_load(struct kr_pool_cfg *cfg, const char *path, char *err, size_t errlen);
+/* The lines of f as kr_pool_cfg_load() applies them (path names f in err). */
+int kr_pool_cfg_read(struct kr_pool_cfg *cfg, FILE *f, const char *path, char *err, size_t errlen);
 /* kr_pool_cfg_set() - one key/value, as from the file or a flag. 0 or -EINVAL (err says why). */
 int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
 		    size_t errlen);

@@ -220,17 +220,26 @@ static char *cfg_trim(char *s)
  */
 int kr_pool_cfg_load(struct kr_pool_cfg *cfg, const char *path, char *err, size_t errlen)
 {
-	char line[512], msg[256];
-	unsigned int lineno = 0;
-	FILE *f;
-	int rc = 0;
+	FILE *f = fopen(path, "re");
+	int rc;
 
-	f = fopen(path, "re");
 	if (!f) {
 		rc = -errno;
 		cfg_err(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
+	rc = kr_pool_cfg_read(cfg, f, path, err, errlen);
+	fclose(f);
+	return rc;
+}
+
+/* kr_pool_cfg_read() - see pool.h. */
+int kr_pool_cfg_read(struct kr_pool_cfg *cfg, FILE *f, const char *path, char *err, size_t errlen)
+{
+	char line[512], msg[256];
+	unsigned int lineno = 0;
+	int rc = 0;
+
 	while (fgets(line, sizeof(line), f)) {
 		char *hash, *eq, *key, *val;
 
@@ -259,7 +268,6 @@ int kr_pool_cfg_load(struct kr_pool_cfg *cfg, const char *path, char *err, size_
 			break;
 		}
 	}
-	fclose(f);
 	return rc;
 }
 
