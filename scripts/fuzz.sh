@@ -12,10 +12,13 @@ shift || true
 dir=build-fuzz
 [ -d "$dir" ] || CC=clang meson setup "$dir" -Dfuzz=true -Db_sanitize=address,undefined \
 	-Db_lundef=false >/dev/null
+# fuzz_vqp_post starts a keeper on the sim (hugepages: scripts/hugepages.sh)
+export KRPOOLD="$dir/tools/krpoold"
+export KR_LAUNCH_KEY="${KR_LAUNCH_KEY:-6b72636f7265207465737473206f6e65206c61756e63682c206e6f2073656372}"
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=($(ls tests/fuzz/*.c | xargs -n1 basename | sed -n 's/^\(fuzz_[a-z_]*\)\.c$/\1/p' | grep -v '^fuzz_main$'))
 for n in "${names[@]}"; do
-	ninja -C "$dir" "tests/fuzz/$n" >/dev/null
+	ninja -C "$dir" "tests/fuzz/$n" tools/krpoold >/dev/null
 	corpus="$dir/corpus/${n#fuzz_}"
 	mkdir -p "$corpus"
 	echo "== $n: $secs s"

@@ -614,7 +614,8 @@ struct kr_wc {
  * -ENOTCONN within ~100 ms instead of an endless empty poll.
  *
  * Returns the number of completions (0..n), or -EINVAL (NULL vqp or wc,
- * n < 0), -ENOTCONN (keeper gone), -EIO (the CQ named a request never posted),
+ * n < 0), -ENOTCONN (keeper gone, or it detached this job: requests in flight
+ * then never complete), -EIO (the CQ named a request never posted),
  * -EBUSY (the replacement DCI was refused: the job is throttled for too many
  * failed requests; poll again later).
  */

@@ -1031,9 +1031,10 @@ int kr_pool_observe_refresh(struct kr_ctx *ctx);
 /* ctx->lock held: true (and ctx->dead set) once the keeper's end is gone. */
 bool kr_pool_keeper_gone(struct kr_ctx *ctx);
 /*
- * pool_job.c: the data path's check (kr_malloc, an empty kr_poll): no syscall
- * while the heartbeat is fresh, one non-blocking socket check per
- * KR_POOL_STALE_NS once it is not, never waits for ctx->lock.
+ * pool_job.c: the data path's check (kr_malloc, an empty kr_poll): is the
+ * keeper gone, or has it let this job go (its job slot)? No syscall while
+ * the heartbeat is fresh, one non-blocking socket check per KR_POOL_STALE_NS
+ * once it is not, never waits for ctx->lock.
  */
 bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx);
 

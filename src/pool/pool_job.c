@@ -367,6 +367,21 @@ bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx)
 		return true;
 	if (!ctx->seg)
 		return false;
+	/*
+	 * The keeper let this attachment go while the keeper itself lives (its
+	 * guard detached the job, pool_guard.c): the leases were taken back and
+	 * reset, so what was in flight completes never. One look at our job
+	 * slot says so.
+	 */
+	if (!ctx->observer) {
+		const struct kr_pool_job *j = kr_seg_job(ctx->seg, ctx->job);
+
+		if (__atomic_load_n(&j->state, __ATOMIC_ACQUIRE) != KR_JOB_ATTACHED ||
+		    __atomic_load_n(&j->gen, __ATOMIC_RELAXED) != ctx->job_gen) {
+			__atomic_store_n(&ctx->dead, true, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
 	now = kr_now_ns();
 	hb = __atomic_load_n(&ctx->seg->heartbeat_ns, __ATOMIC_RELAXED);
 	if (hb > now || now - hb < KR_POOL_STALE_NS)

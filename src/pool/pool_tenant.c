@@ -438,9 +438,11 @@ void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t)
 						  .length = KR_POOL_DCT_RECV_LEN,
 						  .lkey = t->recv_mr.lkey};
 
-			/* another keeper's pairing message, else a stray SEND (counted) */
-			if (wc[i].status != KR_WC_SUCCESS ||
-			    wc[i].byte_len > KR_POOL_DCT_RECV_LEN ||
+			/* another keeper's pairing message (a plain SEND: a WRITE with
+			 * immediate places nothing in the buffer, whose old bytes must not
+			 * be read as a new message), else a stray receive (counted) */
+			if (wc[i].status != KR_WC_SUCCESS || wc[i].opcode != KR_WC_RECV ||
+			    wc[i].has_imm || wc[i].byte_len > KR_POOL_DCT_RECV_LEN ||
 			    !kr_keeper_pair_recv(k, t, (const void *)(uintptr_t)sge.addr,
 						 wc[i].byte_len))
 				kr_seg_tenant(k->seg, t->idx)->dct_recvs++;
