@@ -3,7 +3,9 @@
 # Coverage-guided fuzzing of the harnesses in tests/fuzz with clang's
 # libFuzzer and ASan+UBSan, starting from the committed corpora.
 # Usage: scripts/fuzz.sh [SECONDS per harness, default 60] [harness...]
-# New inputs go to build-fuzz/corpus/<name>; a crash leaves crash-* in the
+# New inputs go to build-fuzz/corpus/<name> (the first directory libFuzzer is
+# given: never run a harness with tests/fuzz/corpus/<name> first, or the
+# search writes into the committed corpus); a crash leaves crash-* in the
 # current directory (replay it: build-fuzz/tests/fuzz/<harness> crash-...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
