@@ -581,6 +581,9 @@ void kr_keeper_launch_renewed(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /* Take what the DCT's CQ reports (pairing messages) and repost the receive buffers. */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t);
 
+/* QP and DCT numbers and PSNs are 24 bits (a pairing message's numbers). */
+#define KR_PAIR_NUM_MAX 0xffffffu
+
 /* pool_pair_msg.c: a pairing message as received, checked apart from any keeper state */
 enum kr_pair_verdict {
 	KR_PAIR_STRAY, /* not a pairing message (size, magic): a stray SEND */
@@ -622,6 +625,14 @@ void kr_keeper_pair_unlink(struct kr_keeper *k, struct kr_keeper_tenant *t, stru
 /* pool_dci.c */
 int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
 int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
+/*
+ * A parked RC slot (INIT) to RTS towards peer_qpn at peer, receiving from
+ * rq_psn and sending from sq_psn (pool_pair.c); cmd_lock held. 0 or the
+ * command's error.
+ */
+int kr_keeper_rc_connect(struct kr_keeper *k, struct kr_keeper_qp *q,
+			 const struct kr_devx_addr *peer, uint32_t peer_qpn, uint32_t rq_psn,
+			 uint32_t sq_psn);
 /* The tenant's control DCI (pool_pair.c's sends), RTS, in the keeper zone. 0 or the devx error. */
 int kr_keeper_ctl_build(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /* Reset a DCI to RTS: 2RST, drain its CQ, RST->RTS. 0 or the command's error. */

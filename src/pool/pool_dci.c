@@ -124,14 +124,14 @@ static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 }
 
 /*
- * Fenced: a UAR page of the DCI's own, so that its holder, mapping it
- * through kmod-min, rings no other QP; the tenant's page otherwise. One
- * thread posts to a leased DCI, so the page may be BlueFlame (hw). Every
- * page must have its register where the first had it, and the same
- * BlueFlame buffers: jobs learn them once, at attach. 0, the allocation's
- * error, or -EPROTO.
+ * Fenced: a UAR page of the slot's own (a DCI or an RC slot), so that its
+ * holder, mapping it through kmod-min, rings no other QP; the tenant's page
+ * otherwise. One thread posts to a leased QP, so the page may be BlueFlame
+ * (hw). Every page must have its register where the first had it, and the
+ * same BlueFlame buffers: jobs learn them once, at attach. 0, the
+ * allocation's error, or -EPROTO.
  */
-static int dci_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
+static int slot_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
 	uint32_t off, bf;
 	int rc;
@@ -160,6 +160,28 @@ static int dci_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 }
 
 /*
+ * q as slot i of kind (KR_SLOT_DCI or KR_SLOT_RC) of tenant t: its UAR page
+ * (fenced) and its QP and CQ over qbuf and cqbuf in the zone. 0, or the
+ * error with nothing of it left.
+ */
+static int slot_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q,
+			  uint32_t kind, uint32_t i, uint8_t *qbuf, uint8_t *cqbuf)
+{
+	int rc;
+
+	q->index = i;
+	q->tenant = t->idx;
+	q->kind = kind;
+	rc = slot_uar_alloc(k, q);
+	if (!rc)
+		rc = keeper_qp_create(k, t, q, kind == KR_SLOT_DCI ? KR_DEVX_QP_DCI : KR_DEVX_QP_RC,
+				      qbuf, cqbuf);
+	if (rc)
+		keeper_qp_uar_free(k, q);
+	return rc;
+}
+
+/*
  * kr_keeper_dci_build() - DCI i of tenant t, in RTS, described in the zone
  * and marked FREE in the segment (the caller puts it in the free ring).
  * Returns 0 or the devx error.
@@ -175,16 +197,9 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 	struct kr_devx_qp_conn c;
 	int rc;
 
-	q->index = i;
-	q->tenant = t->idx;
-	q->kind = KR_SLOT_DCI;
-	rc = dci_uar_alloc(k, q);
-	if (!rc)
-		rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, qbuf, cqbuf);
-	if (rc) {
-		keeper_qp_uar_free(k, q);
+	rc = slot_qp_create(k, t, q, KR_SLOT_DCI, i, qbuf, cqbuf);
+	if (rc)
 		return rc;
-	}
 	/* fenced: its rings and UAR page become the kmod-min slot its holders map */
 	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), (uint64_t)(end - qbuf));
 	if (!rc) {
@@ -222,17 +237,10 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 	uint8_t *end = t->zone + kr_pool_zone_rc_qp_off(&k->cfg, i + 1);
 	int rc;
 
-	q->index = i;
-	q->tenant = t->idx;
-	q->kind = KR_SLOT_RC;
-	/* fenced: a UAR page of its own, and its block a kmod-min slot, as a DCI's */
-	rc = dci_uar_alloc(k, q);
-	if (!rc)
-		rc = keeper_qp_create(k, t, q, KR_DEVX_QP_RC, qbuf, cqbuf);
-	if (rc) {
-		keeper_qp_uar_free(k, q);
+	rc = slot_qp_create(k, t, q, KR_SLOT_RC, i, qbuf, cqbuf);
+	if (rc)
 		return rc;
-	}
+	/* fenced: its block a kmod-min slot, as a DCI's */
 	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), (uint64_t)(end - qbuf));
 	if (!rc)
 		rc = rc_park(k, q);
@@ -246,6 +254,26 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 	s->link = KR_LINK_NONE;
 	s->state = KR_SLOT_FREE;
 	return 0;
+}
+
+/* kr_keeper_rc_connect() - see pool.h: the connection a DCI gets, plus the peer. */
+int kr_keeper_rc_connect(struct kr_keeper *k, struct kr_keeper_qp *q,
+			 const struct kr_devx_addr *peer, uint32_t peer_qpn, uint32_t rq_psn,
+			 uint32_t sq_psn)
+{
+	struct kr_devx_qp_conn c;
+	int rc;
+
+	dci_conn(k, &c);
+	c.access |= KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ;
+	c.remote_qpn = peer_qpn;
+	c.rq_psn = rq_psn;
+	c.sq_psn = sq_psn;
+	kr_devx_qp_conn_path(&c, &k->ctx->port, peer, q->qp.qpn, peer_qpn);
+	rc = kr_devx_qp_modify(&q->qp, KR_QP_INIT2RTR, &c);
+	if (!rc)
+		rc = kr_devx_qp_modify(&q->qp, KR_QP_RTR2RTS, &c);
+	return rc;
 }
 
 /*

@@ -39,7 +39,6 @@
 
 #define KR_PAIR_TIMEOUT_MS 1000u /* the peer's worker may be busy with resets */
 #define KR_PAIR_OUTBOX	   32u
-#define KR_PSN_MASK	   0xffffffu
 
 /* Messages the loop asks the worker to send (answers with no slot behind them). */
 struct kr_pair_box {
@@ -74,7 +73,7 @@ static uint32_t pair_psn(void)
 
 	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
 		psn = (uint32_t)kr_pool_now_ns();
-	return psn & KR_PSN_MASK;
+	return psn & KR_PAIR_NUM_MAX;
 }
 
 /* A message from t about the pair named by cookie. */
@@ -153,7 +152,7 @@ int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const stru
 
 	if (!c->job_plus1)
 		return -EPERM;
-	if (!req->dctn || req->dctn > KR_PSN_MASK || !req->node)
+	if (!req->dctn || req->dctn > KR_PAIR_NUM_MAX || !req->node)
 		return -EINVAL;
 	tenant = kr_seg_job(k->seg, c->job_plus1 - 1)->tenant;
 	t = &k->tenant[tenant];
@@ -178,27 +177,11 @@ int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const stru
 /* Worker: INIT->RTR->RTS towards the peer's QP. 0 or the command's error. */
 static int pair_connect(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
-	struct kr_devx_qp_conn c = {.port = 1,
-				    .access = KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ,
-				    .remote_qpn = q->pair.peer_qpn,
-				    .mtu = KR_MTU_1K,
-				    .rq_psn = q->pair.peer_psn,
-				    .sq_psn = q->pair.psn,
-				    .min_rnr_nak = 12,
-				    .ack_timeout = 12,
-				    .retry_count = 7,
-				    .rnr_retry = 7,
-				    .log_sra_max = 4,
-				    .log_rra_max = 4};
 	int rc;
 
-	if (k->ctx->caps.atomic)
-		c.access |= KR_ACCESS_REMOTE_ATOMIC;
-	kr_devx_qp_conn_path(&c, &k->ctx->port, &q->pair.peer_addr, q->qp.qpn, q->pair.peer_qpn);
 	pthread_mutex_lock(&k->cmd_lock);
-	rc = kr_devx_qp_modify(&q->qp, KR_QP_INIT2RTR, &c);
-	if (!rc)
-		rc = kr_devx_qp_modify(&q->qp, KR_QP_RTR2RTS, &c);
+	rc = kr_keeper_rc_connect(k, q, &q->pair.peer_addr, q->pair.peer_qpn, q->pair.peer_psn,
+				  q->pair.psn);
 	pthread_mutex_unlock(&k->cmd_lock);
 	return rc;
 }

@@ -9,8 +9,6 @@
 
 #include "pool.h"
 
-#define KR_QPN_MAX 0xffffffu /* QP and DCT numbers are 24 bits */
-
 /* kr_pair_msg_parse() - see pool.h. */
 enum kr_pair_verdict kr_pair_msg_parse(const void *buf, uint32_t len, uint64_t launch_tag,
 				       struct kr_pair_msg *m)
@@ -21,13 +19,13 @@ enum kr_pair_verdict kr_pair_msg_parse(const void *buf, uint32_t len, uint64_t l
 	if (m->magic != KR_PAIR_MAGIC)
 		return KR_PAIR_STRAY;
 	if (m->version != KR_PAIR_VERSION || m->launch_tag != launch_tag || !m->src_dctn ||
-	    m->src_dctn > KR_QPN_MAX || m->type < KR_PAIR_REQ || m->type > KR_PAIR_UNPAIR)
+	    m->src_dctn > KR_PAIR_NUM_MAX || m->type < KR_PAIR_REQ || m->type > KR_PAIR_UNPAIR)
 		return KR_PAIR_BAD;
 	/* a request or an acceptance names the sender's QP; a refusal or an UNPAIR may not */
 	if ((m->type == KR_PAIR_REQ || m->type == KR_PAIR_ACK) &&
-	    (!m->src_qpn || m->src_qpn > KR_QPN_MAX))
+	    (!m->src_qpn || m->src_qpn > KR_PAIR_NUM_MAX))
 		return KR_PAIR_BAD;
-	m->psn &= KR_QPN_MAX;
+	m->psn &= KR_PAIR_NUM_MAX;
 	return KR_PAIR_OK;
 }
 
