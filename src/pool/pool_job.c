@@ -187,6 +187,18 @@ static struct kr_job_dci *job_view_slot(struct kr_ctx *ctx)
 	return NULL;
 }
 
+/* ctx->lock held: ask the keeper for a lease of kind with req; *lease from its reply. */
+static int job_lease_call(struct kr_ctx *ctx, uint32_t kind, void *req, size_t len,
+			  struct kr_lease *lease, struct kr_msg_reply *rep)
+{
+	int rc = kr_job_call(ctx, req, len, rep);
+
+	if (!rc)
+		*lease = (struct kr_lease){
+		    .kind = kind, .index = rep->index, .gen = rep->gen, .qpn = rep->qpn};
+	return rc;
+}
+
 /* ctx->lock held: give back a lease we cannot post on (its view failed). */
 static void job_give_back(struct kr_ctx *ctx, uint32_t kind, const struct kr_msg_reply *got)
 {
@@ -222,11 +234,9 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 		rep.token = ctx->ready_token[ctx->nready];
 	} else {
 		kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
-		rc = kr_job_call(ctx, &req, sizeof(req), &rep);
+		rc = job_lease_call(ctx, kind, &req, sizeof(req), lease, &rep);
 		if (rc)
 			goto out;
-		*lease = (struct kr_lease){
-		    .kind = kind, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
 	}
 	if (kind == KR_LEASE_DCI) {
 		rc = job_dci_view(ctx, lease, rep.token, slot);
@@ -310,11 +320,9 @@ int kr_pool_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_a
 		goto out;
 	}
 	kr_msg_init(&req.hdr, KR_MSG_PAIR, sizeof(req), 0);
-	rc = kr_job_call(ctx, &req, sizeof(req), &rep);
+	rc = job_lease_call(ctx, KR_LEASE_RC, &req, sizeof(req), lease, &rep);
 	if (rc)
 		goto out;
-	*lease = (struct kr_lease){
-	    .kind = KR_LEASE_RC, .index = rep.index, .gen = rep.gen, .qpn = rep.qpn};
 	rc = job_dci_view(ctx, lease, rep.token, slot);
 	if (rc)
 		job_give_back(ctx, KR_LEASE_RC, &rep);

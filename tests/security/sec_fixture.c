@@ -195,6 +195,17 @@ pid_t sec_lender_start(const struct kp_keeper *k, uint32_t len, uint8_t fill, ui
 	return kp_fork_rank(lender, &a, l, sizeof(*l), go);
 }
 
+long long sec_violations_wait(const struct kp_keeper *k, int idx, long long at_least)
+{
+	long long v = kp_krctl_json(k, "pool", "dct_key_violations", idx);
+
+	for (double t0 = kp_now_ms(); v < at_least && kp_now_ms() - t0 < 5000;) {
+		usleep(100 * 1000);
+		v = kp_krctl_json(k, "pool", "dct_key_violations", idx);
+	}
+	return v;
+}
+
 void sec_lender_done(pid_t pid, int go)
 {
 	int status;

@@ -61,6 +61,12 @@ pid_t sec_lender_start(const struct kp_keeper *k, uint32_t len, uint8_t fill, ui
 		       struct sec_lent *l, int *go);
 /* The lender checks its bytes and exits: CHECKs it exited 0; go is closed. */
 void sec_lender_done(pid_t pid, int go);
+/*
+ * k's DC key violations (krctl pool: tenant slot idx, or all with idx < 0)
+ * once they reach at_least, or after 5 s (the worker reads them once a
+ * second): the count then.
+ */
+long long sec_violations_wait(const struct kp_keeper *k, int idx, long long at_least);
 
 /* xorshift64: the attackers' random values (*s must not be 0). */
 static inline uint64_t sec_rnd(uint64_t *s)

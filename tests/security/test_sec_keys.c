@@ -95,28 +95,22 @@ static int attacker(void *arg)
 	return 0;
 }
 
-/* Tenant slot 0's key violations (launch A's: the first slot bound). */
-static long long violations(void)
-{
-	return kp_krctl_json(&K, "pool", "dct_key_violations", 0);
-}
-
 int main(void)
 {
 	const char *const args[] = {"--tenants", "2",	      "--dcis", "4",	       "--jobs",
 				    "2",	 "--heap-mb", "2",	"--hugepages", "48",
 				    "--group",	 "65534",     NULL};
 	struct sec_lent a;
-	long long v = 0;
+	long long v;
 	int go;
 	pid_t pid;
 
 	sec_keeper_start(&K, args);
 	pid = sec_lender_start(&K, LEN, MARKER, MARKER, &a, &go);
-	CHECK_EQ(violations(), 0);
+	/* tenant slot 0's violations (launch A's: the first slot bound) */
+	CHECK_EQ(kp_krctl_json(&K, "pool", "dct_key_violations", 0), 0);
 	CHECK_EQ(sec_as_nobody(attacker, &a), 0);
-	for (double t0 = kp_now_ms(); (v = violations()) < 4 && kp_now_ms() - t0 < 5000;)
-		usleep(100 * 1000);
+	v = sec_violations_wait(&K, 0, 4);
 	printf("tenant 0 (launch A) counted %lld DC key violations\n", v);
 	CHECK(v >= 4);
 	sec_lender_done(pid, go); /* A's bytes are unchanged */

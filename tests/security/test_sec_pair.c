@@ -158,7 +158,7 @@ int main(void)
 				    "--rc-spares", "2",	 "--jobs",    "2",     "--heap-mb", "2",
 				    "--hugepages", "48", "--group",   "65534", NULL};
 	struct sec_lent a;
-	long long v = 0;
+	long long v;
 	int go;
 	pid_t pid;
 
@@ -166,10 +166,7 @@ int main(void)
 	pid = sec_lender_start(&K, LEN, MARKER, MARKER, &a, &go);
 	CHECK_EQ(sec_as_nobody(attacker, &a), 0);
 	/* tenant slot 0's (launch A's: the first slot bound) */
-	for (double t0 = kp_now_ms();
-	     (v = kp_krctl_json(&K, "pool", "dct_key_violations", 0)) < 1 &&
-	     kp_now_ms() - t0 < 5000;)
-		usleep(100 * 1000);
+	v = sec_violations_wait(&K, 0, 1);
 	CHECK(v >= 1);
 	sec_lender_done(pid, go); /* A's bytes are unchanged */
 	CHECK_EQ(kp_keeper_stop(&K, SIGTERM), 0);
