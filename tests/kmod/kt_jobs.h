@@ -108,7 +108,19 @@ static inline void kt_poke(uint64_t addr)
 	*(volatile uint8_t *)(uintptr_t)addr = 0xff;
 }
 
-/* The test's keeper, with args (--require-kmod among them); skips outside the guest. */
+static struct kp_keeper *kt_keeper;
+
+/* At exit (a failed CHECK too): the keeper goes with the test. */
+static inline void kt_keeper_reap(void)
+{
+	if (kt_keeper && kt_keeper->pid > 0)
+		kp_keeper_stop(kt_keeper, SIGKILL);
+}
+
+/*
+ * The test's keeper, with args (--require-kmod among them), stopped at exit
+ * whatever happens; skips outside the guest.
+ */
 static inline void kt_keeper_up(struct kp_keeper *k, const char *const *args)
 {
 	if (geteuid() != 0)
@@ -118,6 +130,8 @@ static inline void kt_keeper_up(struct kp_keeper *k, const char *const *args)
 	kp_require_hugepages(16);
 	kp_keeper_init(k);
 	CHECK_OK(kp_keeper_start(k, args));
+	kt_keeper = k;
+	atexit(kt_keeper_reap);
 }
 
 /* Wait (bounded) until the module's owned slots are back to want. */

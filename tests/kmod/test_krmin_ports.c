@@ -135,12 +135,6 @@ static int job_peek(struct kr_ctx *ctx, int in, int out)
 
 static const struct kt_job_fn jobs[] = {{"recv", job_recv}, {"send", job_send}, {"peek", job_peek}};
 
-static void keeper_reap(void)
-{
-	if (K.pid > 0)
-		kp_keeper_stop(&K, SIGKILL);
-}
-
 int main(int argc, char **argv)
 {
 	const char *const args[] = {
@@ -154,7 +148,6 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "job"))
 		return kt_job_main(argv, jobs, sizeof(jobs) / sizeof(jobs[0]));
 	kt_keeper_up(&K, args);
-	atexit(keeper_reap);
 	owned0 = kt_stat("owned");
 
 	/* bound through the module: its endpoint is one more owned slot */

@@ -153,12 +153,6 @@ static int job_check(struct kr_ctx *ctx, int in, int out)
 static const struct kt_job_fn jobs[] = {
     {"pair", job_pair}, {"peek", job_peek}, {"check", job_check}};
 
-static void keeper_reap(void)
-{
-	if (K.pid > 0)
-		kp_keeper_stop(&K, SIGKILL);
-}
-
 /* A pairing job up to its checked WRITE and READ: *owned is the count before it paired. */
 static struct kt_job pair_up(long *owned, uint64_t *sq)
 {
@@ -192,7 +186,6 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "job"))
 		return kt_job_main(argv, jobs, sizeof(jobs) / sizeof(jobs[0]));
 	kt_keeper_up(&K, args);
-	atexit(keeper_reap);
 	owned0 = kt_stat("owned");
 
 	/* paired, mapped from its slot, bytes checked; another job faults on its pages */

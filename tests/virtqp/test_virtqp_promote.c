@@ -36,18 +36,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/sim_mp.h"
 #include "virtqp/virtqp.h"
-#include "vq_fixture.h"
+#include "vq_two_hosts.h"
 
 #define NWORDS	 512u /* node 2's words: the first vQP uses 0..255, the second 256..511 */
 #define INFLIGHT 8u
-
-struct b_info {
-	struct kr_devx_dc_av av;
-	uint64_t addr;
-	uint32_t rkey;
-};
 
 static uint64_t scale = 1; /* 10 under loss */
 
@@ -55,7 +48,7 @@ static uint64_t scale = 1; /* 10 under loss */
 static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 {
 	struct kr_ctx *ctx = kp_attach(kb, 5000);
-	struct b_info info;
+	struct vq_lent info;
 	struct kr_mr_key key;
 	struct kr_mr *mr;
 	uint64_t *words;
@@ -96,7 +89,7 @@ static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 /* One vQP's requests over its words of node 2, checked against a model of them. */
 struct drive {
 	struct kr_vqp *v;
-	const struct b_info *b;
+	const struct vq_lent *b;
 	uint32_t first, nwords; /* its words */
 	uint64_t *model;	/* [NWORDS] */
 	uint64_t *loc;		/* heap: [INFLIGHT] READ/CAS results */
@@ -198,7 +191,7 @@ static void drive_verify(struct drive *d, uint64_t *buf)
  * on either side may still be being reset): the link it last ended at, the
  * slot given back each time. Bounded.
  */
-static int pair_until(struct kr_ctx *ctx, const struct b_info *b, int want)
+static int pair_until(struct kr_ctx *ctx, const struct vq_lent *b, int want)
 {
 	int link = -1;
 
@@ -236,7 +229,7 @@ static void wait_transport(struct kr_vqp *v, uint32_t want)
 	KR_FAIL("vQP still on transport %u", a.transport);
 }
 
-static int side_a(const struct kp_keeper *ka, const struct kp_keeper *kb, const struct b_info *b)
+static int side_a(const struct kp_keeper *ka, const struct kp_keeper *kb, const struct vq_lent *b)
 {
 	struct drive d1 = {.b = b, .first = 0, .nwords = NWORDS / 2};
 	struct drive d2 = {.b = b, .first = NWORDS / 2, .nwords = NWORDS / 2};
@@ -310,7 +303,7 @@ static int side_a(const struct kp_keeper *ka, const struct kp_keeper *kb, const 
 }
 
 /* 6. Node 2's keeper dies (stopped first, so it cannot answer) while node 1 asks for a pair. */
-static void peer_killed(const struct kp_keeper *ka, struct kp_keeper *kb, const struct b_info *b)
+static void peer_killed(const struct kp_keeper *ka, struct kp_keeper *kb, const struct vq_lent *b)
 {
 	struct kr_ctx *ctx = kp_attach(ka, 5000);
 	const struct kr_pool_slot *s;
@@ -357,57 +350,18 @@ static void peer_killed(const struct kp_keeper *ka, struct kp_keeper *kb, const 
 
 int main(int argc, char **argv)
 {
-	static const char *const addrs[] = {"127.0.0.2", "127.0.0.3"};
+	static const char *const b_extra[] = {"--rc-spares", "1", NULL};
+	struct vq_two_hosts h;
 	const char *opts = "";
-	struct kp_keeper ka, kb;
-	char deva[96], devb[96], peers[128];
-	int b2a[2], a2b[2], status;
-	struct b_info info;
-	uint16_t port;
-	pid_t pb;
 
 	if (argc > 1 && !strcmp(argv[1], "loss")) {
 		opts = ",drop=0.05";
 		scale = 10;
 	}
-	kp_require_hugepages(64);
-	port = mp_pick_port(addrs, 2);
-	if (!port)
-		KR_SKIP("no free UDP port on 127.0.0.2/127.0.0.3");
-	snprintf(deva, sizeof(deva), "sim:nodeA@127.0.0.2:%u%s", port, opts);
-	snprintf(devb, sizeof(devb), "sim:nodeB@127.0.0.3:%u%s", port, opts);
-	kp_keeper_init(&ka);
-	kp_keeper_init(&kb);
-	{
-		const char *const ab[] = {"--device",  devb, "--node-id",   "2",  "--tenants", "1",
-					  "--dcis",    "4",  "--rc-spares", "1",  "--jobs",    "1",
-					  "--heap-mb", "2",  "--hugepages", "64", NULL};
-
-		CHECK_OK(kp_keeper_start(&kb, ab));
-	}
-	CHECK_OK(pipe(b2a));
-	CHECK_OK(pipe(a2b));
-	pb = fork();
-	CHECK(pb >= 0);
-	if (pb == 0)
-		_exit(side_b(&kb, b2a[1], a2b[0]));
-	CHECK_EQ(read(b2a[0], &info, sizeof(info)), (ssize_t)sizeof(info));
-	{
-		const char *const aa[] = {"--device",  deva, "--node-id",   "1",  "--peers", peers,
-					  "--tenants", "1",  "--dcis",	    "4",  "--jobs",  "1",
-					  "--heap-mb", "2",  "--hugepages", "64", NULL};
-		snprintf(peers, sizeof(peers), "%s/peers", ka.dir);
-		vq_peers_node2(peers, &info.av); /* both sides: the tests' launch */
-		CHECK_OK(kp_keeper_start(&ka, aa));
-	}
-	CHECK_OK(side_a(&ka, &kb, &info));
-	CHECK_EQ(write(a2b[1], "g", 1), 1);
-	CHECK_EQ(waitpid(pb, &status, 0), pb);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	peer_killed(&ka, &kb, &info);
-	CHECK_EQ(kp_keeper_stop(&ka, SIGTERM), 0);
-	unlink(peers);
-	kp_keeper_fini(&ka);
-	kp_keeper_fini(&kb);
+	vq_two_hosts_start(&h, opts, b_extra, side_b);
+	CHECK_OK(side_a(&h.a, &h.b, &h.lent));
+	vq_two_hosts_join(&h);
+	peer_killed(&h.a, &h.b, &h.lent);
+	vq_two_hosts_stop(&h);
 	KR_PASS(scale > 1 ? "virtqp_promote_loss" : "virtqp_promote");
 }

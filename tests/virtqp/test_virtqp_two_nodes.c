@@ -19,22 +19,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/sim_mp.h"
 #include "virtqp/virtqp.h"
-#include "vq_fixture.h"
+#include "vq_two_hosts.h"
 
 #define LEN 4096
-
-struct b_info {
-	struct kr_devx_dc_av av;
-	uint64_t addr;
-	uint32_t rkey;
-};
 
 static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 {
 	struct kr_ctx *ctx = kp_attach(kb, 5000);
-	struct b_info info;
+	struct vq_lent info;
 	struct kr_mr_key key;
 	struct kr_mr *mr;
 	uint8_t *buf, go;
@@ -64,7 +57,7 @@ static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 	return 0;
 }
 
-static int side_a(const struct kp_keeper *ka, const struct b_info *b)
+static int side_a(const struct kp_keeper *ka, const struct vq_lent *b)
 {
 	struct kr_vqp_attr a;
 	struct kr_ctx *ctx;
@@ -155,52 +148,11 @@ static int side_a(const struct kp_keeper *ka, const struct b_info *b)
 
 int main(void)
 {
-	static const char *const addrs[] = {"127.0.0.2", "127.0.0.3"};
-	struct kp_keeper ka, kb;
-	char deva[64], devb[64], peers[128];
-	int b2a[2], a2b[2], status;
-	struct b_info info;
-	uint16_t port;
-	pid_t pb;
+	struct vq_two_hosts h;
 
-	kp_require_hugepages(64);
-	port = mp_pick_port(addrs, 2);
-	if (!port)
-		KR_SKIP("no free UDP port on 127.0.0.2/127.0.0.3");
-	snprintf(deva, sizeof(deva), "sim:nodeA@127.0.0.2:%u", port);
-	snprintf(devb, sizeof(devb), "sim:nodeB@127.0.0.3:%u", port);
-	kp_keeper_init(&ka);
-	kp_keeper_init(&kb);
-	{
-		const char *const ab[] = {"--device",	 devb, "--node-id", "2", "--tenants", "1",
-					  "--dcis",	 "4",  "--jobs",    "1", "--heap-mb", "2",
-					  "--hugepages", "64", NULL};
-
-		CHECK_OK(kp_keeper_start(&kb, ab));
-	}
-	CHECK_OK(pipe(b2a));
-	CHECK_OK(pipe(a2b));
-	pb = fork();
-	CHECK(pb >= 0);
-	if (pb == 0)
-		_exit(side_b(&kb, b2a[1], a2b[0]));
-	CHECK_EQ(read(b2a[0], &info, sizeof(info)), (ssize_t)sizeof(info));
-	{
-		const char *const aa[] = {"--device",  deva, "--node-id",   "1",  "--peers", peers,
-					  "--tenants", "1",  "--dcis",	    "4",  "--jobs",  "1",
-					  "--heap-mb", "2",  "--hugepages", "64", NULL};
-		snprintf(peers, sizeof(peers), "%s/peers", ka.dir);
-		vq_peers_node2(peers, &info.av); /* both sides: the tests' launch */
-		CHECK_OK(kp_keeper_start(&ka, aa));
-	}
-	CHECK_OK(side_a(&ka, &info));
-	CHECK_EQ(write(a2b[1], "g", 1), 1);
-	CHECK_EQ(waitpid(pb, &status, 0), pb);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	CHECK_EQ(kp_keeper_stop(&ka, SIGTERM), 0);
-	CHECK_EQ(kp_keeper_stop(&kb, SIGTERM), 0);
-	unlink(peers);
-	kp_keeper_fini(&ka);
-	kp_keeper_fini(&kb);
+	vq_two_hosts_start(&h, "", NULL, side_b);
+	CHECK_OK(side_a(&h.a, &h.lent));
+	vq_two_hosts_join(&h);
+	vq_two_hosts_stop(&h);
 	KR_PASS("virtqp_two_nodes");
 }
