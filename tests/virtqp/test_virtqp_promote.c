@@ -48,8 +48,6 @@ static uint64_t scale = 1; /* 10 under loss */
 static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 {
 	struct kr_ctx *ctx = kp_attach(kb, 5000);
-	struct vq_lent info;
-	struct kr_mr_key key;
 	struct kr_mr *mr;
 	uint64_t *words;
 	uint8_t go;
@@ -59,15 +57,7 @@ static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 	words = kr_malloc(ctx, NWORDS * 8);
 	CHECK(words != NULL);
 	memset(words, 0, NWORDS * 8);
-	mr = kr_reg_mr(ctx, words, NWORDS * 8,
-		       KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE |
-			   KR_MR_REMOTE_ATOMIC);
-	CHECK(mr != NULL);
-	CHECK_OK(kr_mr_key(mr, &key));
-	CHECK_OK(kr_pool_tenant_av(ctx, &info.av));
-	info.addr = key.addr;
-	info.rkey = key.rkey;
-	CHECK_EQ(write(wfd, &info, sizeof(info)), (ssize_t)sizeof(info));
+	mr = vq_lend(ctx, words, NWORDS * 8, wfd);
 	CHECK_EQ(read(rfd, &go, 1), 1); /* A detached */
 	for (double t0 = kp_now_ms(); !all_free && kp_now_ms() - t0 < 10000; usleep(10000)) {
 		all_free = true;

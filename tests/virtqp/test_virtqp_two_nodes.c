@@ -27,8 +27,6 @@
 static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 {
 	struct kr_ctx *ctx = kp_attach(kb, 5000);
-	struct vq_lent info;
-	struct kr_mr_key key;
 	struct kr_mr *mr;
 	uint8_t *buf, go;
 	uint64_t *atom;
@@ -39,15 +37,7 @@ static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 	memset(buf, 0, LEN + 64);
 	atom = (uint64_t *)(buf + LEN);
 	*atom = 40;
-	mr = kr_reg_mr(ctx, buf, LEN + 64,
-		       KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE |
-			   KR_MR_REMOTE_ATOMIC);
-	CHECK(mr != NULL);
-	CHECK_OK(kr_mr_key(mr, &key));
-	CHECK_OK(kr_pool_tenant_av(ctx, &info.av));
-	info.addr = key.addr;
-	info.rkey = key.rkey;
-	CHECK_EQ(write(wfd, &info, sizeof(info)), (ssize_t)sizeof(info));
+	mr = vq_lend(ctx, buf, LEN + 64, wfd);
 	CHECK_EQ(read(rfd, &go, 1), 1); /* A is done */
 	for (int i = 0; i < LEN; i++)
 		CHECK_EQ(buf[i], (uint8_t)(i * 13 + 1));

@@ -23,6 +23,27 @@ struct vq_lent {
 	uint32_t rkey;
 };
 
+/*
+ * In node 2's job: register [buf, buf + len) with every remote right and
+ * send what a peer needs to reach it (struct vq_lent) to out. The MR.
+ */
+static inline struct kr_mr *vq_lend(struct kr_ctx *ctx, void *buf, uint32_t len, int out)
+{
+	struct kr_mr *mr = kr_reg_mr(ctx, buf, len,
+				     KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE |
+					 KR_MR_REMOTE_ATOMIC);
+	struct vq_lent info;
+	struct kr_mr_key key;
+
+	CHECK(mr != NULL);
+	CHECK_OK(kr_mr_key(mr, &key));
+	CHECK_OK(kr_pool_tenant_av(ctx, &info.av));
+	info.addr = key.addr;
+	info.rkey = key.rkey;
+	CHECK_EQ(write(out, &info, sizeof(info)), (ssize_t)sizeof(info));
+	return mr;
+}
+
 struct vq_two_hosts {
 	struct kp_keeper a, b; /* node 1, node 2 */
 	char peers[128];
