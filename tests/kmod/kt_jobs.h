@@ -45,16 +45,11 @@ static inline int kt_get(int fd, void *v, size_t n)
 static inline int kt_job_main(char **argv, const struct kt_job_fn *fns, size_t n)
 {
 	int in = atoi(argv[3]), out = atoi(argv[4]);
-	struct kr_attach_opts o = {.socket_path = argv[5]};
-	struct kr_ctx *ctx = kr_attach(&o);
-	int rc = 90;
-
 	/* a job that just left (or was killed) holds its slot and heap until the
 	 * keeper's worker emptied them: slow under qemu, so ask again a while */
-	for (double t0 = kp_now_ms(); !ctx && errno == ENOSPC && kp_now_ms() - t0 < 30000;) {
-		usleep(50000);
-		ctx = kr_attach(&o);
-	}
+	struct kr_ctx *ctx = kp_attach_sock(argv[5], 30000);
+	int rc = 90;
+
 	if (!ctx) {
 		fprintf(stderr, "%s: attach: %s\n", argv[2], strerror(errno));
 		return 92;

@@ -226,7 +226,12 @@ int kp_lease_wait(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *l, int tim
 
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms)
 {
-	struct kr_attach_opts o = {.socket_path = k->sock};
+	return kp_attach_sock(k->sock, timeout_ms);
+}
+
+struct kr_ctx *kp_attach_sock(const char *sock, int timeout_ms)
+{
+	struct kr_attach_opts o = {.socket_path = sock};
 	double t0 = kp_now_ms();
 	struct kr_ctx *ctx;
 

@@ -58,6 +58,8 @@ struct kr_vqp *kp_connect_wait(struct kr_ctx *ctx, uint32_t peer);
 int kp_lease_wait(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *l, int timeout_ms);
 /* Attach to k, retrying on ENOSPC/ECONNREFUSED for up to timeout_ms. NULL + errno. */
 struct kr_ctx *kp_attach(const struct kp_keeper *k, int timeout_ms);
+/* The same to the keeper at socket path sock. */
+struct kr_ctx *kp_attach_sock(const char *sock, int timeout_ms);
 /*
  * Post n signaled RDMA WRITEs of len bytes from src to dst (both in the heap)
  * through a leased DCI to the tenant's DCT and wait for each completion; then
