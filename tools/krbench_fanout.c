@@ -156,6 +156,7 @@ static int fo_measure(struct fo_run *r, int ki, int round, int iters)
 
 	if (!ctx)
 		return -ENOTCONN;
+	ctx->promote_rate = 0; /* the K rows stay on DC; fo_promote() turns it on for its row */
 	local = kr_malloc(ctx, 8 * KB_FO_WINDOW);
 	rc = local ? fo_connect(r, ctx, local, v, 2 * (uint32_t)per_peer) : -ENOMEM;
 	if (!rc) {
@@ -172,13 +173,12 @@ static int fo_measure(struct fo_run *r, int ki, int round, int iters)
 			if (!r->on_rc)
 				rc = -EPROTO; /* not one promoted: nothing of it to measure */
 		}
-		ctx->promote_rate = ki == KB_FO_PROMO ? 1 : 0; /* the K rows stay on DC */
-		mops = rc ? -1 : fo_rate(r, v, local, iters / 10 + 1, per_peer); /* warm-up */
+	}
+	if (!rc) {
+		mops = fo_rate(r, v, local, iters / 10 + 1, per_peer); /* warm-up */
 		if (mops > 0)
 			mops = fo_rate(r, v, local, iters, per_peer);
-		if (rc)
-			;
-		else if (mops < 0)
+		if (mops < 0)
 			rc = (int)mops;
 		else
 			r->mops[ki][round] = mops;
