@@ -339,6 +339,8 @@ static int krcore_bootstrap(int rank, int ranks, bool pmix, int soak_ms, const c
 			failed++;
 		}
 	if (soak_ms > 0) {
+		/* the soak WRITEs into these slots again: every rank checks them first */
+		MPI_Barrier(MPI_COMM_WORLD);
 		if (soak(all, rank, ranks, vqp, scratch, soak_ms, ready) || g_term)
 			exit(1);	     /* a rank is gone: no collective can complete */
 		MPI_Barrier(MPI_COMM_WORLD); /* nobody detaches while another still soaks */
