@@ -25,9 +25,9 @@
  *      node 1's keeper takes its RC slot back, and node 1's job goes on (a
  *      vQP to its own node: WRITE, READ, bytes checked).
  *
- * "loss": both wires drop 5 % of packets each way and the counts are 10x
- * smaller (every DC and RC request, and each pairing message, is
- * retransmitted by the transport).
+ * "loss": both wires drop 5 % of packets each way, and duplicate and reorder
+ * 2 %; the counts are 10x smaller (every DC and RC request, and each pairing
+ * message, is retransmitted by the transport; duplicates are dropped by PSN).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -345,7 +345,7 @@ int main(int argc, char **argv)
 	const char *opts = "";
 
 	if (argc > 1 && !strcmp(argv[1], "loss")) {
-		opts = ",drop=0.05";
+		opts = ",drop=0.05,dup=0.02,reorder=0.02";
 		scale = 10;
 	}
 	vq_two_hosts_start(&h, opts, b_extra, side_b);
