@@ -619,7 +619,10 @@ bool kr_keeper_pair_recv(struct kr_keeper *k, struct kr_keeper_tenant *t, const 
 			 uint32_t len);
 /* Worker: send what waits, run each RC slot's pending step, time out silent peers. Steps done. */
 uint32_t kr_keeper_pair_work(struct kr_keeper *k, struct kr_keeper_tenant *t);
-/* Worker, before an RC slot's reset: tell its peer's keeper the pair is gone, forget it. */
+/*
+ * Worker, before an RC slot's reset, without cmd_lock: tell its peer's keeper
+ * the pair is gone, forget it.
+ */
 void kr_keeper_pair_unlink(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q);
 
 /* pool_dci.c */

@@ -91,7 +91,10 @@ static void pair_msg(const struct kr_keeper *k, const struct kr_keeper_tenant *t
 	m->src_addr = k->ctx->port.addr;
 }
 
-/* Worker: reap the control DCI; one in error is reset (what it carried is lost: peers time out). */
+/*
+ * Worker, without cmd_lock (a reset takes it): reap the control DCI; one in
+ * error is reset (what it carried is lost: peers time out).
+ */
 static void ctl_reap(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_devx_wc wc[8];
@@ -113,7 +116,10 @@ static void ctl_reap(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		KR_WARN_RATELIMITED("pool", "tenant %u: control DCI reset failed", t->idx);
 }
 
-/* Worker: send m to the DC target dctn at addr (the launch's key). 0 or -errno. */
+/*
+ * Worker, without cmd_lock: send m to the DC target dctn at addr (the
+ * launch's key). 0 or -errno.
+ */
 static int ctl_send(struct kr_keeper *k, struct kr_keeper_tenant *t, const struct kr_pair_msg *m,
 		    uint32_t dctn, const struct kr_devx_addr *addr)
 {

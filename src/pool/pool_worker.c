@@ -59,15 +59,16 @@ static int worker_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint3
 	uint32_t st;
 	int rc = -ENODEV;
 
-	pthread_mutex_lock(&k->cmd_lock);
+	/* only this thread takes a slot out of DIRTY or BROKEN, and sets ready */
 	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) ||
-	    (st != KR_SLOT_DIRTY && st != KR_SLOT_BROKEN)) {
-		pthread_mutex_unlock(&k->cmd_lock);
+	    (st != KR_SLOT_DIRTY && st != KR_SLOT_BROKEN))
 		return -EALREADY;
-	}
-	if (!dci) /* a paired QP: its peer's goes back to its spares too */
+	/* a paired QP: its peer's goes back to its spares too; before cmd_lock,
+	 * which resetting a broken control DCI takes */
+	if (!dci)
 		kr_keeper_pair_unlink(k, t, q);
+	pthread_mutex_lock(&k->cmd_lock);
 	if (st == KR_SLOT_DIRTY && q->built) {
 		rc = dci ? kr_keeper_dci_reset(k, q) : kr_keeper_rc_reset(k, q);
 		if (rc)
