@@ -5,6 +5,7 @@
 set -euo pipefail
 
 pkgs=(meson ninja-build pkg-config gcc make libc6-dev python3
+      clang libclang-rt-14-dev   # the fuzz suite: libFuzzer
       libibverbs-dev ibverbs-providers rdma-core
       libdpdk-dev libjemalloc-dev libcmocka-dev libsodium-dev
       linux-headers-amd64 valgrind

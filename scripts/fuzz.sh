@@ -24,6 +24,6 @@ for n in "${names[@]}"; do
 	corpus="$dir/corpus/${n#fuzz_}"
 	mkdir -p "$corpus"
 	echo "== $n: $secs s"
-	"$dir/tests/fuzz/$n" -max_total_time="$secs" -max_len=2048 "$corpus" \
+	"$dir/tests/fuzz/$n" -max_total_time="$secs" -max_len=2048 -print_final_stats=1 "$corpus" \
 		"tests/fuzz/corpus/${n#fuzz_}"
 done

@@ -498,7 +498,8 @@ int sim_roce_parse(const uint8_t *buf, size_t len, const struct sim_roce_addr *a
  * receiver's ICRC check fails on it (fault injection: corrupt).
  */
 void sim_roce_corrupt(uint8_t *buf, size_t len);
-/* ICRC (IBTA annex A17.8) of the len bytes at buf (BTH .. pad), as sent: little-endian. */
+/* ICRC (IBTA annex A17.8) of the len bytes at buf (BTH .. pad; len >= SIM_ROCE_BTH_LEN),
+ * as sent: little-endian. */
 uint32_t sim_roce_icrc(const struct sim_roce_addr *a, const uint8_t *buf, size_t len);
 /* ::ffff:a.b.c.d <-> a.b.c.d (network order). False if gid is not IPv4-mapped. */
 bool sim_gid_to_ipv4(const uint8_t gid[16], uint32_t *addr);

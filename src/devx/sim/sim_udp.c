@@ -23,9 +23,9 @@
  * appends them to the engine's inbound queue, then kicks the engine as the
  * in-process wire does. It touches nothing else of the engine.
  *
- * Owners: tx_* fields belong to the engine thread; rx_* fields and the
- * counters rx_malformed to the receive thread; fd and stop_fd are set before
- * either thread starts and closed after both are gone.
+ * Owners: tx_* fields belong to the engine thread; rx_* fields to the
+ * receive thread (what it drops is counted in the host's statistics); fd and
+ * stop_fd are set before either thread starts and closed after both are gone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,7 +62,6 @@ struct sim_udp {
 	struct sockaddr_in tx_dst[SIM_UDP_BATCH];
 	uint8_t tx_buf[SIM_UDP_BATCH][SIM_ROCE_PKT_MAX];
 	/* receive thread */
-	uint64_t rx_malformed;
 	struct mmsghdr rx_msg[SIM_UDP_BATCH];
 	struct iovec rx_iov[SIM_UDP_BATCH];
 	struct sockaddr_in rx_src[SIM_UDP_BATCH];
@@ -168,7 +167,7 @@ static void sim_udp_deliver(struct sim_udp *u, int n)
 			continue;
 		}
 		if (rc) {
-			u->rx_malformed++;
+			SIM_STAT_INC(eng->sh, rx_malformed);
 			KR_ERR_RATELIMITED("sim", "%s: %zu-byte datagram from %s:%u dropped: %s",
 					   eng->sh->name, len, inet_ntoa(u->rx_src[i].sin_addr),
 					   ntohs(u->rx_src[i].sin_port), strerror(-rc));
@@ -341,10 +340,10 @@ void sim_udp_close(struct sim_engine *eng)
 	if (!u)
 		return;
 	sim_udp_stop(eng);
-	if (u->tx_errors || u->rx_malformed)
+	if (u->tx_errors || eng->sh->stats.rx_malformed)
 		KR_INFO("sim", "%s: UDP: %llu sends failed, %llu malformed datagrams dropped",
 			eng->sh->name, (unsigned long long)u->tx_errors,
-			(unsigned long long)u->rx_malformed);
+			(unsigned long long)eng->sh->stats.rx_malformed);
 	close(u->stop_fd);
 	close(u->fd);
 	eng->udp = NULL;
