@@ -107,7 +107,8 @@ static void raw_messages(const struct kp_keeper *k)
  * CONCURRENT raw attaches in flight at once, from one uid; every one
  * answered: capacity attach, the rest of the uid's connection allowance
  * (jobs + KR_POOL_UID_CONNS_EXTRA) get ENOSPC, the others are refused at
- * once with EUSERS (a seq 0 reply).
+ * once with EUSERS (a seq 0 reply). EAGAIN (a slot, no heap warm yet) is
+ * asked again, as kr_attach does.
  */
 static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t allowance)
 {
@@ -115,7 +116,7 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t
 	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
 	struct kr_launch me;
 	struct rlimit rl;
-	int ok = 0, full = 0, refused = 0, rc;
+	int ok = 0, full = 0, refused = 0, again = 0, rc;
 
 	CHECK(rep != NULL);
 	CHECK_OK(getrlimit(RLIMIT_NOFILE, &rl));
@@ -156,6 +157,18 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t
 			continue;
 		}
 		CHECK_EQ(rep->hdr.seq, (uint32_t)i + 1);
+		if (rep->status == -EAGAIN) {
+			/* a job slot, but no heap warm yet: ask again, as kr_attach does */
+			struct kr_msg_attach a = {.launch_tag = me.tag, .dc_key = me.dc_key};
+
+			CHECK_EQ(n, 0);
+			CHECK(++again < 10000); /* the worker warms a heap in milliseconds */
+			usleep(1000);
+			kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), (uint32_t)i + 1);
+			CHECK_OK(kr_msg_send(fds[i], &a, sizeof(a), NULL, 0));
+			i--;
+			continue;
+		}
 		if (rep->status == 0) {
 			ok++;
 			CHECK(n > 0);
