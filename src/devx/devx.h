@@ -680,6 +680,16 @@ struct kr_devx_wr {
  * queue full: nothing was written).
  */
 int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr);
+/*
+ * kr_devx_qp_post_checked() - kr_devx_qp_post_send() for a caller that has
+ * already checked wr against its rules (the vQP's checks are a superset)
+ * and made sure its largest WQE fits (kr_devx_qp_max_wqe_ds): the same WQE
+ * without checking again. A wr they refuse is undefined behaviour. -EAGAIN
+ * (send queue full): nothing written.
+ */
+int kr_devx_qp_post_checked(struct kr_devx_qp *qp, const struct kr_devx_wr *wr);
+/* The largest send WQE qp takes, in 16-byte units: the device's limit and its ring's. */
+uint32_t kr_devx_qp_max_wqe_ds(const struct kr_devx_qp *qp);
 /* Publish every WQE posted since the last ring: dbrec, then one UAR doorbell. */
 void kr_devx_qp_ring(struct kr_devx_qp *qp);
 /* Post one receive WQE and update the RQ doorbell record. -EINVAL, -EAGAIN (full). */

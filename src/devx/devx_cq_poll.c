@@ -7,15 +7,20 @@
  * equals the pass bit of the consumer index ((ci >> log_ncqe) & 1). The device
  * writes op_own last; the rest of the CQE is read after it.
  *
+ * devx_cq_next.h has the readers this file shares with the one-at-a-time
+ * send path.
+ *
  * Ownership of the indices:
- *   cq->cons_index, cq->dbrec[0]  this file
- *   qp->sq_ci                     this file, from a requester CQE's wqe_counter
+ *   cq->cons_index, cq->dbrec[0]  this file (and devx_cq_next.h)
+ *   qp->sq_ci                     this file (and devx_cq_next.h), from a
+ *                                 requester CQE's wqe_counter
  *   qp->rq_ci, srq->ci            this file, one per receive completion
  */
 #include <endian.h>
 #include <errno.h>
 
 #include "devx.h"
+#include "devx_cq_next.h"
 #include "kr_barrier.h"
 #include "kr_log.h"
 #include "krcore/krcore.h"
@@ -44,15 +49,6 @@ static inline enum kr_devx_wc_opcode kr_req_wc_opcode(uint8_t wqe_opcode)
 	default:
 		return KR_WC_SEND;
 	}
-}
-
-/* wr_id of a send WQE from its first WQEBB index; the SQ is free up to its end. */
-static inline uint64_t kr_req_complete(struct kr_devx_qp *qp, uint16_t wqe_counter)
-{
-	uint32_t idx = wqe_counter & (qp->sq_wqebb_cnt - 1);
-
-	qp->sq_ci = qp->sq_wqe_next[idx];
-	return qp->sq_wrid[idx];
 }
 
 /* wr_id of an SRQ receive; the SRQ is consumed in order up to wqe_counter. */
@@ -115,7 +111,7 @@ static inline int kr_cqe_parse(struct kr_devx_cq *cq, const struct mlx5_cqe64 *c
 	switch (opcode) {
 	case MLX5_CQE_REQ:
 		w = be32toh(cqe->sop_drop_qpn);
-		wc->wr_id = kr_req_complete(rsc->obj, wqe_counter);
+		wc->wr_id = kr_devx_sq_complete(rsc->obj, wqe_counter);
 		wc->status = KR_WC_SUCCESS;
 		wc->opcode = kr_req_wc_opcode(w >> 24);
 		wc->byte_len = be32toh(cqe->byte_cnt);
@@ -143,7 +139,7 @@ static inline int kr_cqe_parse(struct kr_devx_cq *cq, const struct mlx5_cqe64 *c
 	default: /* MLX5_CQE_REQ_ERR, MLX5_CQE_RESP_ERR */
 		w = be32toh(ecqe->s_wqe_opcode_qpn);
 		if (requester) {
-			wc->wr_id = kr_req_complete(rsc->obj, wqe_counter);
+			wc->wr_id = kr_devx_sq_complete(rsc->obj, wqe_counter);
 			wc->opcode = kr_req_wc_opcode(w >> 24);
 		} else {
 			wc->wr_id = kr_resp_complete(rsc, wqe_counter);
@@ -161,25 +157,6 @@ static inline int kr_cqe_parse(struct kr_devx_cq *cq, const struct mlx5_cqe64 *c
 			  wc->qpn, wc->syndrome, wc->vendor_syndrome);
 		return 0;
 	}
-}
-
-/*
- * The CQE at consumer index ci if the device has written it in this pass, else
- * NULL. *opcode gets its opcode.
- */
-static inline struct mlx5_cqe64 *kr_cqe_ready(const struct kr_devx_cq *cq, uint32_t ci,
-					      uint8_t *opcode)
-{
-	struct mlx5_cqe64 *cqe = &cq->cqes[ci & (cq->ncqe - 1)];
-	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_RELAXED);
-
-	*opcode = op_own >> 4;
-	if (*opcode == MLX5_CQE_INVALID ||
-	    (op_own & MLX5_CQE_OWNER_MASK) != ((ci >> cq->log_ncqe) & 1))
-		return NULL;
-	/* owner bit read before the rest of the CQE */
-	kr_rmb_after_cqe_owner();
-	return cqe;
 }
 
 /*
@@ -207,7 +184,7 @@ static __attribute__((noinline)) int kr_cq_reap(struct kr_devx_cq *cq, struct kr
 		}
 		ci++;
 		i++;
-	} while (i < n && (cqe = kr_cqe_ready(cq, ci, &opcode)));
+	} while (i < n && (cqe = kr_devx_cqe_at(cq, ci, &opcode)));
 
 	if (ci != cq->cons_index) {
 		cq->cons_index = ci;
@@ -231,7 +208,7 @@ int kr_devx_cq_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int n)
 	uint8_t opcode;
 
 	/* the common empty poll: one CQE byte read, no stores */
-	cqe = kr_cqe_ready(cq, cq->cons_index, &opcode);
+	cqe = kr_devx_cqe_at(cq, cq->cons_index, &opcode);
 	if (!cqe || n <= 0)
 		return 0;
 	return kr_cq_reap(cq, wc, n, cqe, opcode);

@@ -156,14 +156,16 @@ static inline uint32_t kr_max_ds(const struct kr_devx_qp *qp)
 
 /*
  * Room for a WQE of ds units at the producer index: -EINVAL if it can never
- * fit (device limit; a one-WQEBB WQE always does), -EAGAIN if the ring is full
- * now. *wqebbs gets its size in WQEBBs.
+ * fit (device limit; a one-WQEBB WQE always does; not checked when the caller
+ * knows it fits), -EAGAIN if the ring is full now. *wqebbs gets its size in
+ * WQEBBs.
  */
-static inline int kr_sq_reserve(const struct kr_devx_qp *qp, uint32_t ds, uint32_t *wqebbs)
+static inline int kr_sq_reserve(const struct kr_devx_qp *qp, uint32_t ds, uint32_t *wqebbs,
+				bool fits)
 {
 	uint32_t n = (ds * KR_DS_SIZE + KR_WQEBB_SIZE - 1) >> KR_WQEBB_SHIFT;
 
-	if (kr_unlikely(n > 1 && (ds > kr_max_ds(qp) || n > qp->sq_wqebb_cnt)))
+	if (!fits && kr_unlikely(n > 1 && (ds > kr_max_ds(qp) || n > qp->sq_wqebb_cnt)))
 		return -EINVAL;
 	if (kr_unlikely(qp->sq_pi - qp->sq_ci + n > qp->sq_wqebb_cnt))
 		return -EAGAIN;
@@ -223,7 +225,7 @@ static inline void kr_sq_commit(struct kr_devx_qp *qp, uint64_t wr_id, uint32_t 
 static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
 							 const struct kr_devx_wr *wr,
 							 const struct kr_wr_kind *kind,
-							 uint32_t head_ds)
+							 uint32_t head_ds, bool fits)
 {
 	const uint8_t *qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
 	uint32_t i, total = 0, ds = head_ds, wqebbs;
@@ -243,7 +245,7 @@ static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
 	}
 	if (total)
 		ds += (sizeof(struct mlx5_wqe_inl_data_seg) + total + KR_DS_SIZE - 1) / KR_DS_SIZE;
-	ret = kr_sq_reserve(qp, ds, &wqebbs);
+	ret = kr_sq_reserve(qp, ds, &wqebbs, fits);
 	if (kr_unlikely(ret))
 		return ret;
 	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
@@ -269,14 +271,43 @@ static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
  * KR_DEVX_MAX_INLINE; nothing written), or -EAGAIN (send queue full; nothing
  * written).
  */
+/*
+ * The WQE of a request kr_devx_qp_post_send()'s rules accept; ds is its head
+ * without the data; fits: the caller knows it is not larger than the device
+ * takes.
+ */
+static inline __attribute__((always_inline)) int kr_post_send_checked(struct kr_devx_qp *qp,
+								      const struct kr_devx_wr *wr,
+								      const struct kr_wr_kind *kind,
+								      uint32_t ds, bool fits)
+{
+	const struct kr_devx_sge *sge = wr->sge;
+	uint32_t wqebbs, i, num_sge = wr->num_sge;
+	const uint8_t *qend;
+	uint8_t *seg;
+	int ret;
+
+	if (kr_unlikely(wr->flags & KR_WR_INLINE))
+		return kr_post_send_inline(qp, wr, kind, ds, fits);
+	ds += num_sge;
+	ret = kr_sq_reserve(qp, ds, &wqebbs, fits);
+	if (kr_unlikely(ret))
+		return ret;
+	qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
+	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
+	for (i = 0; i < num_sge; i++) {
+		kr_set_data_seg((struct mlx5_wqe_data_seg *)seg, &sge[i]);
+		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_data_seg), qend);
+	}
+	kr_sq_commit(qp, wr->wr_id, wqebbs);
+	return 0;
+}
+
 int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
 {
 	const struct kr_wr_kind *kind;
-	const uint8_t *qend;
-	uint32_t ds, wqebbs, i, num_sge = wr->num_sge;
+	uint32_t ds, i, num_sge = wr->num_sge;
 	const struct kr_devx_sge *sge = wr->sge;
-	uint8_t *seg;
-	int ret;
 
 	if (kr_unlikely((unsigned int)wr->opcode > KR_WR_ATOMIC_FA ||
 			(wr->flags & ~KR_WR_FLAGS_ALL)))
@@ -293,7 +324,7 @@ int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
 	if (kr_unlikely(num_sge && !sge))
 		return -EINVAL;
 	if (kr_unlikely(wr->flags & KR_WR_INLINE))
-		return kr_post_send_inline(qp, wr, kind, ds);
+		return kr_post_send_inline(qp, wr, kind, ds, false);
 	if (kr_unlikely(num_sge < kind->min_sge || num_sge > kind->max_sge))
 		return -EINVAL;
 	for (i = 0; i < num_sge; i++)
@@ -302,19 +333,25 @@ int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
 			return -EINVAL;
 	if (kind->atomic && kr_unlikely(sge[0].length != 8 || (wr->remote_addr & 7)))
 		return -EINVAL;
-	ds += num_sge;
-	ret = kr_sq_reserve(qp, ds, &wqebbs);
-	if (kr_unlikely(ret))
-		return ret;
+	return kr_post_send_checked(qp, wr, kind, ds, false);
+}
 
-	qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
-	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
-	for (i = 0; i < num_sge; i++) {
-		kr_set_data_seg((struct mlx5_wqe_data_seg *)seg, &sge[i]);
-		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_data_seg), qend);
-	}
-	kr_sq_commit(qp, wr->wr_id, wqebbs);
-	return 0;
+/* kr_devx_qp_post_checked() - see devx.h. */
+int kr_devx_qp_post_checked(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
+{
+	const struct kr_wr_kind *kind = &kr_wr_kinds[wr->opcode];
+
+	return kr_post_send_checked(
+	    qp, wr, kind, kind->head_ds + (qp->type == KR_DEVX_QP_DCI ? KR_AV_DS : 0), true);
+}
+
+/* kr_devx_qp_max_wqe_ds() - see devx.h. */
+uint32_t kr_devx_qp_max_wqe_ds(const struct kr_devx_qp *qp)
+{
+	uint32_t ring = qp->sq_wqebb_cnt * (KR_WQEBB_SIZE / KR_DS_SIZE);
+	uint32_t ds = kr_max_ds(qp);
+
+	return ds < ring ? ds : ring;
 }
 
 /*

@@ -42,12 +42,12 @@
  */
 struct kr_vq_ent {
 	struct kr_vqp *vqp;
-	uint64_t wr_id;	 /* the user's; KR_VQ_OP_INTERNAL: enum kr_vq_internal */
+	/* the completion to report, made at post (status KR_WC_SUCCESS, set on
+	 * an error): opcode KR_VQ_OP_INTERNAL is the library's own request,
+	 * wr_id then its enum kr_vq_internal */
+	struct kr_wc wc;
 	uint32_t wqebbs; /* credits it holds */
-	uint32_t len;
-	uint32_t wc_flags; /* enum kr_wc_flags to report (KR_WC_F_REPOSTED) */
-	uint32_t opcode;   /* enum kr_wc_opcode, or KR_VQ_OP_INTERNAL */
-	uint32_t nsge;	   /* 1, or 2 for a SEND with the user's imm: payload, then trailer */
+	uint32_t nsge;	 /* 1, or 2 for a SEND with the user's imm: payload, then trailer */
 	struct kr_devx_wr wr;
 	struct kr_devx_sge sge[2];
 	uint8_t inl[KR_DEVX_MAX_INLINE]; /* inline payload, kept for a re-post */
@@ -330,8 +330,21 @@ void kr_vq_dci_put(struct kr_vq_dci *d, uint64_t key);
  * -EIO (a CQE named nothing we posted).
  */
 int kr_vq_dci_progress(struct kr_vq_dci *d);
-/* Post e (already in the ring at sequence seq) on the DCI and ring. 0 or -errno. */
-int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e);
+/*
+ * Post e, the ring entry at d->tail with its wr complete (wr_id d->tail, sge
+ * its own, its request checked by kr_post_*), and ring. 0 or -errno.
+ * Inline: the data path.
+ */
+static inline int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e)
+{
+	int rc = kr_devx_qp_post_checked(d->qp, &e->wr);
+
+	if (rc)
+		return rc;
+	d->tail++;
+	kr_devx_qp_ring(d->qp);
+	return 0;
+}
 /* virtqp_spare.c: DCIs kept between the process's threads */
 /* Keep d, whose last vQP went, for the next thread: true, or false (the caller gives it back). */
 bool kr_vq_spare_put(struct kr_vq_dci *d);
@@ -353,6 +366,18 @@ static inline uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_
 		ds += 1; /* atomic */
 	ds += inl ? (4 + len + 15) / 16 : nsge;
 	return (ds * 16 + 63) / 64;
+}
+
+/*
+ * The largest WQE a vQP posts, in 16-byte units: ctrl, DC address vector,
+ * raddr, then KR_POST_MAX_INLINE inline bytes after their 4-byte header.
+ */
+#define KR_VQ_MAX_DS (1u + 3u + 1u + (4u + KR_POST_MAX_INLINE + 15u) / 16u)
+
+/* qp takes every WQE a vQP posts (kr_devx_qp_post_checked relies on it). */
+static inline bool kr_vq_qp_fits(const struct kr_devx_qp *qp)
+{
+	return kr_devx_qp_max_wqe_ds(qp) >= KR_VQ_MAX_DS;
 }
 
 /* virtqp_promote.c */

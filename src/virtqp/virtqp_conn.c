@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * kr_connect/kr_disconnect/kr_vqp_query and kr_poll: a vQP is a share of the
+ * kr_connect/kr_disconnect/kr_vqp_query: a vQP is a share of the
  * calling thread's DCI (credits), the peer's DC address vector and a queue of
  * completions waiting for the user. Connect resolves the peer and takes
  * credits; no firmware command, no handshake (a port's slot claim, in
@@ -144,32 +144,6 @@ out:
 	free(v->wc_cost);
 	free(v);
 	return 0;
-}
-
-int kr_poll(struct kr_vqp *v, struct kr_wc *wc, int n)
-{
-	int rc, got = 0;
-
-	if (!v || !wc || n < 0)
-		return -EINVAL;
-	rc = kr_vq_dci_progress(v->dci);
-	/* on RC, only an idle poll looks at the clock (no post for four windows: cold) */
-	if (v->promo != KR_PROMO_NONE && !rc &&
-	    (v->promo != KR_PROMO_RC || v->wc_head == v->wc_tail))
-		kr_vq_promote_step(v);
-	while (got < n && v->wc_head != v->wc_tail) {
-		uint32_t i = v->wc_head % v->credits;
-
-		wc[got++] = v->wcq[i];
-		v->used -= v->wc_cost[i];
-		v->wc_head++;
-	}
-	if (got)
-		return got;
-	/* nothing came: a dead keeper (its device gone with it) is why, or not */
-	if (rc == 0 && kr_pool_keeper_gone_fast(v->dci->ctx))
-		rc = -ENOTCONN;
-	return rc;
 }
 
 int kr_vqp_query(const struct kr_vqp *v, struct kr_vqp_attr *attr)

@@ -32,6 +32,11 @@ static int vq_dci_view(struct kr_vq_dci *d)
 
 	if (rc)
 		return rc;
+	if (!kr_vq_qp_fits(d->qp)) {
+		KR_ERR("virtqp", "DCI 0x%x takes WQEs of %u bytes, a vQP posts up to %u",
+		       d->lease.qpn, kr_devx_qp_max_wqe_ds(d->qp) * 16, KR_VQ_MAX_DS * 16);
+		return -EPROTO;
+	}
 	d->qpn = d->lease.qpn;
 	d->head = d->tail = 0;
 	return 0;
@@ -87,37 +92,16 @@ void kr_vq_dci_free(struct kr_vq_dci *d)
 	free(d);
 }
 
-int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e)
-{
-	int rc;
-
-	e->wr.wr_id = d->tail;
-	e->wr.sge = e->sge;
-	e->wr.num_sge = e->nsge;
-	e->wr.av = d->rc ? NULL : &e->vqp->av; /* an RC QP knows its peer */
-	if (e->wr.flags & KR_WR_INLINE)
-		e->sge[0].addr = (uintptr_t)e->inl;
-	rc = kr_devx_qp_post_send(d->qp, &e->wr);
-	if (rc)
-		return rc;
-	d->tail++;
-	kr_devx_qp_ring(d->qp);
-	return 0;
-}
-
 /* Queue one completion on its vQP (room is guaranteed by the credits). */
 static void vq_deliver(struct kr_vqp *v, const struct kr_vq_ent *e, int status)
 {
 	uint32_t i = v->wc_tail % v->credits;
 	struct kr_wc *wc = &v->wcq[i];
 
-	wc->wr_id = e->wr_id;
+	*wc = e->wc;
 	wc->status = (uint32_t)status;
-	wc->opcode = e->opcode;
-	wc->byte_len = status == KR_WC_SUCCESS ? e->len : 0;
-	wc->imm = (e->wc_flags & KR_WC_F_IMM) ? e->wr.imm : 0;
-	wc->flags = e->wc_flags;
-	wc->src = 0;
+	if (status != KR_WC_SUCCESS)
+		wc->byte_len = 0;
 	v->wc_cost[i] = e->wqebbs;
 	v->wc_tail++;
 }
@@ -151,7 +135,7 @@ static int vq_complete(struct kr_vq_dci *d, const struct kr_devx_wc *wc)
 		    (wc->status == KR_WC_REM_INV_REQ_ERR || wc->status == KR_WC_RETRY_EXC_ERR))
 			kr_dct_invalidate(d->ctx, v->node);
 	}
-	if (e->opcode == KR_VQ_OP_INTERNAL) { /* the library's own: no user completion */
+	if (e->wc.opcode == KR_VQ_OP_INTERNAL) { /* the library's own: no user completion */
 		v->used -= e->wqebbs;
 		kr_vq_send_internal(v, e, wc->status);
 		return 0;
@@ -199,7 +183,12 @@ have:
 		struct kr_vq_ent *e = &d->ent[d->tail & (d->cnt - 1)];
 
 		*e = d->redo[i];
-		e->wc_flags |= KR_WC_F_REPOSTED;
+		e->wc.flags |= KR_WC_F_REPOSTED;
+		/* the copy's pointers named the redo slot, its sequence the old DCI's */
+		e->wr.wr_id = d->tail;
+		e->wr.sge = e->sge;
+		if (e->wr.flags & KR_WR_INLINE)
+			e->sge[0].addr = (uintptr_t)e->inl;
 		rc = kr_vq_dci_post(d, e);
 		if (rc) /* cannot happen: the credits fit the ring */
 			return rc;

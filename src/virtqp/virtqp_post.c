@@ -48,7 +48,8 @@ static inline void vq_ent_data(const struct kr_ctx *ctx, struct kr_vq_ent *e,
 		memcpy(e->inl, r->local, r->len);
 		if (tl)
 			memcpy(e->inl + r->len, r->tail, tl);
-		e->sge[0] = (struct kr_devx_sge){.length = r->len + tl, .lkey = lkey};
+		e->sge[0] = (struct kr_devx_sge){
+		    .addr = (uintptr_t)e->inl, .length = r->len + tl, .lkey = lkey};
 		e->nsge = 1;
 		return;
 	}
@@ -104,20 +105,26 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	/* 3. the ring entry names the vQP and the user's wr_id */
 	e = &d->ent[d->tail & (d->cnt - 1)];
 	e->vqp = v;
-	e->wr_id = r->wr_id;
 	e->wqebbs = cost;
-	e->len = r->len;
-	e->wc_flags = r->op == KR_WR_RDMA_WRITE_IMM ? KR_WC_F_IMM : 0; /* a SEND's imm is ours */
-	e->opcode = r->wc_op;
+	/* a SEND's imm is ours (the port protocol's), a WRITE's the user's */
+	e->wc = (struct kr_wc){.wr_id = r->wr_id,
+			       .opcode = r->wc_op,
+			       .byte_len = r->len,
+			       .imm = r->op == KR_WR_RDMA_WRITE_IMM ? r->imm : 0,
+			       .flags = r->op == KR_WR_RDMA_WRITE_IMM ? KR_WC_F_IMM : 0};
 	e->wr = (struct kr_devx_wr){
+	    .wr_id = d->tail, /* the dispatch check's sequence */
 	    .opcode = r->op,
 	    .flags = KR_WR_SIGNALED | (inl ? KR_WR_INLINE : 0) |
 		     ((r->flags & KR_POST_FENCE) ? KR_WR_FENCE : 0),
+	    .sge = e->sge,
+	    .num_sge = 1,
 	    .imm = r->imm,
 	    .remote_addr = r->raddr,
 	    .rkey = r->rkey,
 	    .compare_add = r->compare_add,
 	    .swap = r->swap,
+	    .av = d->rc ? NULL : &v->av, /* an RC QP knows its peer */
 	};
 	if (!r->tail && !inl) { /* one-sided and plain SENDs: the common case, kept short */
 		e->sge[0] =
@@ -125,6 +132,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 		e->nsge = 1;
 	} else {
 		vq_ent_data(ctx, e, r, inl, inl ? kr_pool_heap_lkey(ctx) : lkey);
+		e->wr.num_sge = e->nsge;
 	}
 	v->used += cost;
 	rc = kr_vq_dci_post(d, e);

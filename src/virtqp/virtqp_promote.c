@@ -89,7 +89,7 @@ static struct kr_vq_dci *promo_rc_new(struct kr_vqp *v)
 		q->ent = calloc(q->cnt, sizeof(*q->ent));
 		q->redo = calloc(q->cnt, sizeof(*q->redo));
 	}
-	if (rc || !q->ent || !q->redo || q->cnt < v->credits) {
+	if (rc || !q->ent || !q->redo || q->cnt < v->credits || !kr_vq_qp_fits(q->qp)) {
 		kr_vq_dci_free(q);
 		return NULL;
 	}

@@ -95,11 +95,11 @@ void kr_vq_send_internal(struct kr_vqp *v, const struct kr_vq_ent *e, int status
 		s->pending--;
 	if (status != KR_WC_SUCCESS) {
 		s->failed = -kr_wc_status_errno(status);
-		if (e->wr_id == KR_VQ_CREDIT)
+		if (e->wc.wr_id == KR_VQ_CREDIT)
 			s->reading = false;
 		return;
 	}
-	switch (e->wr_id) {
+	switch (e->wc.wr_id) {
 	case KR_VQ_CREDIT:
 		s->reading = false;
 		g = __atomic_load_n(&s->scratch[2], __ATOMIC_RELAXED);

@@ -5,7 +5,9 @@
  * callgrind (scripts/insn.sh): each op posts, waits (without polling) until the CQE is
  * visible, then calls the poll function exactly once, so an empty poll is
  * never counted. The functions to collect are vq_post* and vq_poll (vQP), or
- * raw_post and raw_poll (the raw DCI); the wait between them, whose spin
+ * raw_post and raw_poll (the raw DCI: it builds its kr_devx_wr from the same
+ * arguments a kr_post_* takes, as a verbs user builds an ibv_send_wr, and
+ * posts it with kr_devx_qp_post_send); the wait between them, whose spin
  * count depends on timing, is outside both:
  *   valgrind --tool=callgrind --toggle-collect='vq_post*' --toggle-collect=vq_poll
  *     bench_virtqp_insn
@@ -70,11 +72,29 @@ __attribute__((noinline)) int vq_poll(struct kr_vqp *v, struct kr_wc *wc)
 	return kr_poll(v, wc, 1);
 }
 
-__attribute__((noinline)) int raw_post(struct kr_devx_qp *qp, const struct kr_devx_wr *wr);
-__attribute__((noinline)) int raw_post(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
+/* The raw post builds its request from the same arguments as kr_post_*, as a verbs user does. */
+__attribute__((noinline)) int raw_post(struct kr_devx_qp *qp, const struct kr_devx_sge *sge,
+				       const struct kr_devx_dc_av *av, uint64_t r, uint32_t k);
+__attribute__((noinline)) int raw_post(struct kr_devx_qp *qp, const struct kr_devx_sge *sge,
+				       const struct kr_devx_dc_av *av, uint64_t r, uint32_t k)
 {
-	int rc = kr_devx_qp_post_send(qp, wr);
+	struct kr_devx_wr wr = {.wr_id = 1,
+				.opcode = KR_WR_RDMA_READ,
+				.flags = KR_WR_SIGNALED,
+				.sge = sge,
+				.num_sge = 1,
+				.remote_addr = r,
+				.rkey = k,
+				.av = av};
+	int rc;
 
+	if (g_op == OP_WRITE) {
+		wr.opcode = KR_WR_RDMA_WRITE;
+		wr.flags |= KR_WR_INLINE;
+	} else if (g_op == OP_CAS) {
+		wr.opcode = KR_WR_ATOMIC_CS;
+	}
+	rc = kr_devx_qp_post_send(qp, &wr);
 	if (!rc)
 		kr_devx_qp_ring(qp);
 	return rc;
@@ -101,24 +121,9 @@ static int raw_post_poll(struct kr_devx_qp *qp, struct kr_devx_cq *cq,
 			 const struct kr_devx_sge *sge, const struct kr_devx_dc_av *av, uint64_t r,
 			 uint32_t k)
 {
-	struct kr_devx_wr wr = {.wr_id = 1,
-				.opcode = KR_WR_RDMA_READ,
-				.flags = KR_WR_SIGNALED,
-				.sge = sge,
-				.num_sge = 1,
-				.remote_addr = r,
-				.rkey = k,
-				.av = av};
 	struct kr_devx_wc wc;
 
-	if (g_op == OP_WRITE) {
-		wr.opcode = KR_WR_RDMA_WRITE;
-		wr.flags |= KR_WR_INLINE;
-	} else if (g_op == OP_CAS) {
-		wr.opcode = KR_WR_ATOMIC_CS;
-	}
-
-	if (raw_post(qp, &wr))
+	if (raw_post(qp, sge, av, r, k))
 		return -1;
 	wait_ready(cq);
 	return raw_poll(cq, &wc) == 1 && wc.status == KR_WC_SUCCESS ? 0 : -1;
