@@ -47,7 +47,8 @@ struct kr_vq_ent {
 	 * wr_id then its enum kr_vq_internal */
 	struct kr_wc wc;
 	uint32_t wqebbs; /* credits it holds */
-	uint32_t nsge;	 /* 1, or 2 for a SEND with the user's imm: payload, then trailer */
+	/* the request, kept for a re-post; wr.num_sge 1, or 2 for a SEND with the
+	 * user's imm (payload, then trailer) */
 	struct kr_devx_wr wr;
 	struct kr_devx_sge sge[2];
 	uint8_t inl[KR_DEVX_MAX_INLINE]; /* inline payload, kept for a re-post */

@@ -38,7 +38,10 @@ static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t
 	return k >= 0;
 }
 
-/* The ring entry's scatter list: local[, tail (heap memory)]; inline: copied into the entry. */
+/*
+ * The ring entry's scatter list (e->wr is built, with one SGE): local[, tail
+ * (heap memory)]; inline: copied into the entry.
+ */
 static inline void vq_ent_data(const struct kr_ctx *ctx, struct kr_vq_ent *e,
 			       const struct kr_vq_req *r, bool inl, uint32_t lkey)
 {
@@ -50,14 +53,12 @@ static inline void vq_ent_data(const struct kr_ctx *ctx, struct kr_vq_ent *e,
 			memcpy(e->inl + r->len, r->tail, tl);
 		e->sge[0] = (struct kr_devx_sge){
 		    .addr = (uintptr_t)e->inl, .length = r->len + tl, .lkey = lkey};
-		e->nsge = 1;
 		return;
 	}
 	e->sge[0] =
 	    (struct kr_devx_sge){.addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
-	e->nsge = 1;
 	if (tl)
-		e->sge[e->nsge++] = (struct kr_devx_sge){
+		e->sge[e->wr.num_sge++] = (struct kr_devx_sge){
 		    .addr = (uintptr_t)r->tail, .length = tl, .lkey = kr_pool_heap_lkey(ctx)};
 }
 
@@ -127,12 +128,10 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	    .av = d->rc ? NULL : &v->av, /* an RC QP knows its peer */
 	};
 	if (!r->tail && !inl) { /* one-sided and plain SENDs: the common case, kept short */
-		e->sge[0] =
-		    (struct kr_devx_sge){.addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
-		e->nsge = 1;
+		e->sge[0] = (struct kr_devx_sge){
+		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
 	} else {
 		vq_ent_data(ctx, e, r, inl, inl ? kr_pool_heap_lkey(ctx) : lkey);
-		e->wr.num_sge = e->nsge;
 	}
 	v->used += cost;
 	rc = kr_vq_dci_post(d, e);
