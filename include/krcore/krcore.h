@@ -597,8 +597,9 @@ struct kr_wc {
 
 /*
  * kr_poll() - up to n completions of vqp, in the order its requests were
- * posted. Also reaps the shared DCI's CQ and hands every other vQP's
- * completions to that vQP (so any vQP of a thread may be polled).
+ * posted. Also reaps the shared DCI's CQ: every other vQP's completion met
+ * on the way goes to that vQP (so any vQP of a thread may be polled); a poll
+ * may stop once it has its n, the rest then waits for the next poll of any.
  *
  * An error completion (e.g. KR_WC_REM_ACCESS_ERR for a bad rkey) moves only
  * this vQP to KR_VQP_ERR: its later requests complete with
