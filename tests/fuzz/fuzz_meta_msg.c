@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dct/dct.h"
+#include "fuzz_require.h"
 
 static unsigned long taken[4], seen[4];
 
@@ -27,12 +28,6 @@ void fuzz_summary(void)
 {
 	printf("meta_msg: clear %lu/%lu taken, sealed %lu/%lu, slots %lu/%lu, port slots %lu/%lu\n",
 	       taken[0], seen[0], taken[1], seen[1], taken[2], seen[2], taken[3], seen[3]);
-}
-
-static void require(int ok)
-{
-	if (!ok)
-		abort();
 }
 
 /* A datagram of len bytes from data, in a buffer that holds the largest one. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "fuzz_require.h"
 
 #define TAG    0x6b72636f72653031ull /* the launch the harness's tenant holds */
 #define TENANT 3u
@@ -29,12 +30,6 @@ void fuzz_summary(void)
 {
 	printf("pair_msg: %lu taken, %lu dropped, %lu stray\n", verdicts[KR_PAIR_OK],
 	       verdicts[KR_PAIR_BAD], verdicts[KR_PAIR_STRAY]);
-}
-
-static void require(int ok)
-{
-	if (!ok)
-		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

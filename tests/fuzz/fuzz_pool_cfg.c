@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "fuzz_require.h"
 
 static unsigned long read_ok, checked_ok, seen;
 
@@ -20,12 +21,6 @@ void fuzz_summary(void);
 void fuzz_summary(void)
 {
 	printf("pool_cfg: %lu files, %lu read, %lu passed the checks\n", seen, read_ok, checked_ok);
-}
-
-static void require(int ok)
-{
-	if (!ok)
-		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

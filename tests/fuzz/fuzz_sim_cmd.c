@@ -22,6 +22,7 @@
 
 #include "devx_fixture.h"
 #include "devx_prm.h"
+#include "fuzz_require.h"
 
 #define IN_MAX	8192u
 #define OUT_MAX 8192u
@@ -46,12 +47,6 @@ void fuzz_summary(void)
 {
 	printf("sim_cmd: %lu answered OK (%lu objects made and destroyed), %lu refused\n", ok,
 	       created, refused);
-}
-
-static void require(int c)
-{
-	if (!c)
-		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <krcore/krcore.h>
@@ -43,6 +42,8 @@
 #include "sim/sim_engine.h"
 #include "sim/sim_fault.h"
 #include "sim_mp.h"
+#include "fuzz_require.h"
+#include "kr_test.h"
 
 #define MEM_LEN	    (64u << 10)
 #define PROBE_OFF   0x8000u /* what the probe READs: a pattern nothing else names */
@@ -52,6 +53,7 @@
 #define DC_KEY	    0xfeedf00dcafe0001ull
 #define DGRAMS_MAX  8u
 #define DEADLINE_MS 5000
+#define DEADLINE_NS (DEADLINE_MS * 1000000ull)
 
 static struct kr_fx_host B;
 static struct kr_devx_qp qb;
@@ -69,23 +71,6 @@ void fuzz_summary(void)
 	printf("sim_roce: %lu datagrams, %lu of them dropped (malformed or ICRC), %lu probes "
 	       "answered\n",
 	       sent, dropped, probes);
-}
-
-static void require_at(int ok, int line)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz_sim_roce.c:%d: does not hold\n", line);
-		abort();
-	}
-}
-#define require(ok) require_at((ok), __LINE__)
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int udp_bind(uint32_t addr, uint16_t p)
@@ -177,20 +162,14 @@ static void setup(void)
 	       B.mr.rkey, B.mem);
 }
 
-static uint64_t taken(void)
+/* Datagrams B took off the wire, and of those the ones it dropped (malformed, ICRC). */
+static uint64_t taken(uint64_t *drops)
 {
 	struct sim_stats st;
 
 	require(sim_stats_query(B.ctx, &st) == 0);
-	return st.pkts_rx + st.icrc_drops + st.rx_malformed;
-}
-
-static uint64_t dropped_now(void)
-{
-	struct sim_stats st;
-
-	require(sim_stats_query(B.ctx, &st) == 0);
-	return st.icrc_drops + st.rx_malformed;
+	*drops = st.icrc_drops + st.rx_malformed;
+	return st.pkts_rx + *drops;
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -283,12 +262,12 @@ static void probe(void)
 	n = sim_roce_build(&req, &to_b, buf, sizeof(buf));
 	require(n > 0);
 	send_to_b(probe_fd, buf, (size_t)n);
-	for (double t0 = now_ms();;) {
+	for (uint64_t t0 = kr_test_now_ns();;) {
 		struct pollfd p = {.fd = probe_fd, .events = POLLIN};
 		struct sim_pkt *rsp = NULL;
 		ssize_t got;
 
-		require(now_ms() - t0 < DEADLINE_MS); /* B answers */
+		require(kr_test_now_ns() - t0 < DEADLINE_NS); /* B answers */
 		if (poll(&p, 1, 100) <= 0)
 			continue;
 		got = recv(probe_fd, buf, sizeof(buf), 0);
@@ -322,7 +301,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len = (size_t)(data[1] | data[2] << 8) % (SIM_ROCE_PKT_MAX + 2);
 		struct sim_roce_addr a = {
 		    .saddr = addr_peer, .daddr = addr_b, .sport = port, .dport = port};
-		uint64_t before = taken(), drops = dropped_now();
+		uint64_t drops, now_drops, before = taken(&drops);
 
 		data += 3;
 		size -= 3;
@@ -339,11 +318,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		send_to_b(peer_fd, d, len);
 		sent++;
 		/* taken off the wire: received, or dropped and counted */
-		for (double t0 = now_ms(); taken() == before;) {
-			require(now_ms() - t0 < DEADLINE_MS);
+		for (uint64_t t0 = kr_test_now_ns(); taken(&now_drops) == before;) {
+			require(kr_test_now_ns() - t0 < DEADLINE_NS);
 			usleep(20);
 		}
-		dropped += dropped_now() - drops;
+		dropped += now_drops - drops;
 	}
 	drain(peer_fd);
 	probe();

@@ -30,6 +30,7 @@
 
 #include "pool_fixture.h"
 #include "virtqp/virtqp.h"
+#include "fuzz_require.h"
 
 #define MR_LEN	  4096u
 #define GUARD	  4096u /* heap bytes after the MR: no request may change them */
@@ -51,15 +52,6 @@ void fuzz_summary(void)
 	printf("vqp_post: %lu refused as malformed, %lu posted (%lu completed with an error)\n",
 	       einval, posted, failed);
 }
-
-static void require_at(int ok, int line)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz_vqp_post.c:%d: does not hold\n", line);
-		abort();
-	}
-}
-#define require(ok) require_at((ok), __LINE__)
 
 /* At exit: what setup() made goes, the keeper stops. */
 static void teardown(void)
