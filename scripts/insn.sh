@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Data-path instructions: a vQP's post+poll of one 8-byte request against the
-# raw DCI's (the same devx post and CQ poll, no vQP), counted by callgrind in
-# a release build (tests/virtqp/bench_virtqp_insn.c: 2,000 of each, the
-# wait for the CQE outside the count). One row per request: READ, an inline
+# raw DCI's (the same request built from the same arguments, posted and
+# polled with the public devx API: kr_devx_qp_post_send, kr_devx_cq_poll),
+# counted by callgrind in a release build (tests/virtqp/bench_virtqp_insn.c:
+# 2,000 of each, the wait for the CQE outside the count). One row per request: READ, an inline
 # WRITE, CAS; insn_ratio = vqp / raw. Repeatable to the instruction.
 # Usage: scripts/insn.sh [--json] [--per-function] [BUILDDIR]   (default build-release)
 #   --per-function   also each function's own instructions per request (vQP path)

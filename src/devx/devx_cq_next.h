@@ -68,18 +68,29 @@ static inline const struct mlx5_cqe64 *kr_devx_cq_next_send(const struct kr_devx
 }
 
 /*
+ * kr_devx_cq_set_ci() - hand the CQEs before ci back to the device: the
+ * consumer index and its doorbell record, once for everything reaped.
+ */
+static inline void kr_devx_cq_set_ci(struct kr_devx_cq *cq, uint32_t ci)
+{
+	cq->cons_index = ci;
+	/* CQE reads done before the record hands the slots back to the device */
+	kr_wmb_before_dbrec();
+	cq->dbrec[0] = htobe32(ci & 0xffffff);
+}
+
+/*
  * kr_devx_cq_take_send() - consume the CQE kr_devx_cq_next_send() gave: the
- * SQ is free up to its WQE's end, the CQ's consumer index moves on (the
- * doorbell record too: the slot goes back to the device).
+ * SQ is free up to its WQE's end, the consumer index moves on and the slot
+ * goes back to the device (one record write per CQE: cheaper, for the one
+ * completion a poll mostly finds, than keeping the index aside for one
+ * write at the end).
  */
 static inline void kr_devx_cq_take_send(struct kr_devx_cq *cq, struct kr_devx_qp *qp,
 					const struct mlx5_cqe64 *cqe)
 {
 	kr_devx_sq_complete(qp, be16toh(cqe->wqe_counter));
-	cq->cons_index++;
-	/* CQE reads done before the record hands the slot back to the device */
-	kr_wmb_before_dbrec();
-	cq->dbrec[0] = htobe32(cq->cons_index & 0xffffff);
+	kr_devx_cq_set_ci(cq, cq->cons_index + 1);
 }
 
 #endif

@@ -186,12 +186,8 @@ static __attribute__((noinline)) int kr_cq_reap(struct kr_devx_cq *cq, struct kr
 		i++;
 	} while (i < n && (cqe = kr_devx_cqe_at(cq, ci, &opcode)));
 
-	if (ci != cq->cons_index) {
-		cq->cons_index = ci;
-		/* CQE reads done before the record hands the slots back to the device */
-		kr_wmb_before_dbrec();
-		cq->dbrec[0] = htobe32(ci & 0xffffff);
-	}
+	if (ci != cq->cons_index)
+		kr_devx_cq_set_ci(cq, ci);
 	return ret ? ret : i;
 }
 

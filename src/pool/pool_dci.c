@@ -16,11 +16,10 @@
  * next holder starts at sq_pi 0 and at the CQ consumer index recorded in the
  * zone descriptor.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
-#include "kr_barrier.h"
+#include "devx/devx_cq_next.h"
 #include "kr_log.h"
 #include "pool.h"
 
@@ -319,10 +318,7 @@ static int keeper_cq_take_back(struct kr_devx_cq *cq, uint32_t *seen)
 	if (rc)
 		return rc;
 	n = (info.producer_counter - cq->cons_index) & 0xffffff;
-	cq->cons_index += n;
-	/* CQE reads done before the record hands the slots back to the device */
-	kr_wmb_before_dbrec();
-	cq->dbrec[0] = htobe32(cq->cons_index & 0xffffff);
+	kr_devx_cq_set_ci(cq, cq->cons_index + n);
 	*seen = n;
 	return 0;
 }

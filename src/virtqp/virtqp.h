@@ -332,6 +332,15 @@ void kr_vq_dci_put(struct kr_vq_dci *d, uint64_t key);
  */
 int kr_vq_dci_progress(struct kr_vq_dci *d);
 /*
+ * The dispatch check: a completion names the oldest request on d without its
+ * CQE (seq: the posting sequence its WQE carried as wr_id).
+ */
+static inline bool kr_vq_dci_is_head(const struct kr_vq_dci *d, uint64_t seq)
+{
+	return d->head != d->tail && seq == d->head;
+}
+
+/*
  * Post e, the ring entry at d->tail with its wr complete (wr_id d->tail, sge
  * its own, its request checked by kr_post_*), and ring. 0 or -errno.
  * Inline: the data path.

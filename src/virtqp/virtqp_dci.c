@@ -111,7 +111,7 @@ static int vq_complete(struct kr_vq_dci *d, const struct kr_devx_wc *wc)
 	struct kr_vq_ent *e;
 	struct kr_vqp *v;
 
-	if (d->head == d->tail || wc->wr_id != d->head)
+	if (!kr_vq_dci_is_head(d, wc->wr_id))
 		return -EIO;
 	e = &d->ent[d->head & (d->cnt - 1)];
 	d->head++;

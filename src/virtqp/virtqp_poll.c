@@ -31,12 +31,12 @@ static inline int vq_poll_own(struct kr_vqp *v, struct kr_vq_dci *d, struct kr_w
 
 		cqe = kr_devx_cq_next_send(d->cq, d->qp, &seq, other);
 		if (!cqe)
-			return got; /* empty, or *other set */
+			break; /* empty, or *other set */
 		e = &d->ent[d->head & (d->cnt - 1)];
-		if (seq != d->head || d->head == d->tail || e->vqp != v ||
+		if (!kr_vq_dci_is_head(d, seq) || e->vqp != v ||
 		    e->wc.opcode == KR_VQ_OP_INTERNAL) {
 			*other = true;
-			return got;
+			break;
 		}
 		kr_devx_cq_take_send(d->cq, d->qp, cqe);
 		d->head++;

@@ -30,14 +30,11 @@ struct track {
 	uint64_t *slot;		       /* this vQP's READ/CAS targets and results */
 };
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t seed = 20;
 
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return (uint32_t)(kr_test_splitmix64(&seed) % n);
 }
 
 static void post_one(struct track *t, int idx, uint64_t *remote, uint32_t rkey)
