@@ -59,11 +59,20 @@ if ! $fuzz_only; then
 	ninja -C "$reldir" >/dev/null || { echo "release build failed"; rc=1; }
 fi
 
+# The verdict last, and each failure again with the end of its output: CI
+# shows the end of the log, where meson's own error logs scrolled away.
 python3 - "${logs[@]}" <<'PY'
 import json, sys
-res = [json.loads(l)["result"] for f in sys.argv[1:] for l in open(f) if l.strip()]
-ok = sum(r in ("OK", "EXPECTEDFAIL") for r in res)
-skip = sum(r == "SKIP" for r in res)
-print(f"tests: {ok} passed, {len(res) - ok - skip} failed, {skip} skipped")
+runs = [json.loads(l) for f in sys.argv[1:] for l in open(f) if l.strip()]
+bad = [t for t in runs if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP")]
+for t in bad:
+    out = (t.get("stdout") or "") + (t.get("stderr") or "")
+    tail = out.rstrip().splitlines()[-25:]
+    print(f"== {t['result']}: {t['name']} after {t['duration']:.1f} s; its last lines:")
+    print("\n".join("   " + l for l in tail))
+skip = sum(t["result"] == "SKIP" for t in runs)
+print(f"tests: {len(runs) - len(bad) - skip} passed, {len(bad)} failed, {skip} skipped")
+for t in bad:
+    print(f"failed: {t['name']} ({t['result']})")
 PY
 exit $rc
