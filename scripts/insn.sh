@@ -5,7 +5,9 @@
 # polled with the public devx API: kr_devx_qp_post_send, kr_devx_cq_poll),
 # counted by callgrind in a release build (tests/virtqp/bench_virtqp_insn.c:
 # 2,000 of each, the wait for the CQE outside the count). One row per request: READ, an inline
-# WRITE, CAS; insn_ratio = vqp / raw. Repeatable to the instruction.
+# WRITE, CAS, and batch: 16 READs posted with one doorbell (the vQP: KR_POST_MORE on all but the
+# last; raw: a post list) and polled with one call, per request; insn_ratio = vqp / raw.
+# Repeatable to the instruction.
 # Usage: scripts/insn.sh [--json] [--per-function] [BUILDDIR]   (default build-release)
 #   --per-function   also each function's own instructions per request (vQP path)
 set -eu
@@ -44,7 +46,7 @@ count() {
 }
 
 rows=""
-for op in read write cas; do
+for op in read write cas batch; do
 	vq=$(count "$op" vq)
 	raw=$(count "$op" raw)
 	ratio=$(awk -v a="$vq" -v b="$raw" 'BEGIN { printf "%.3f", a / b }')
@@ -62,7 +64,7 @@ else
 	printf '%s' "$rows" | awk 'NF { printf "%-8s %10d %10d %11s\n", $1, $2, $3, $4 }'
 fi
 if [ "$perfn" = 1 ]; then
-	for op in read write cas; do
+	for op in read write cas batch; do
 		echo "vQP $op: each function's own instructions per request"
 		callgrind_annotate "$work/$op.vq" 2>/dev/null |
 			awk -v n="$ops" '/Auto-annotated/ { exit }

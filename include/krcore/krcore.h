@@ -405,6 +405,13 @@ struct kr_vqp *kr_connect_rank(struct kr_ctx *ctx, uint32_t rank,
 enum kr_post_flags {
 	KR_POST_INLINE = 1u << 0, /* WRITE/SEND: copy up to KR_POST_MAX_INLINE bytes into the WQE */
 	KR_POST_FENCE = 1u << 1,  /* wait for this vQP's earlier READs/atomics first */
+	/*
+	 * More requests follow: the request is queued without a doorbell, and the
+	 * next post without KR_POST_MORE on any vQP of the same DCI rings one
+	 * doorbell for all of them (a post list). A kr_poll() that finds nothing
+	 * and kr_disconnect() ring it too, so a batch left open still goes out.
+	 */
+	KR_POST_MORE = 1u << 2,
 };
 
 /* Largest KR_POST_INLINE payload. */
@@ -600,6 +607,8 @@ struct kr_wc {
  * posted. Also reaps the shared DCI's CQ: every other vQP's completion met
  * on the way goes to that vQP (so any vQP of a thread may be polled); a poll
  * may stop once it has its n, the rest then waits for the next poll of any.
+ * A poll that finds nothing rings the doorbell for requests posted with
+ * KR_POST_MORE and none after them.
  *
  * An error completion (e.g. KR_WC_REM_ACCESS_ERR for a bad rkey) moves only
  * this vQP to KR_VQP_ERR: its later requests complete with

@@ -342,18 +342,31 @@ static inline bool kr_vq_dci_is_head(const struct kr_vq_dci *d, uint64_t seq)
 
 /*
  * Post e, the ring entry at d->tail with its wr complete (wr_id d->tail, sge
- * its own, its request checked by kr_post_*), and ring. 0 or -errno.
- * Inline: the data path.
+ * its own, its request checked by kr_post_*), and ring unless more follow
+ * (KR_POST_MORE: one doorbell for the batch). 0 or -errno. Inline: the data
+ * path.
  */
-static inline int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e)
+static inline int kr_vq_dci_post(struct kr_vq_dci *d, struct kr_vq_ent *e, bool ring)
 {
 	int rc = kr_devx_qp_post_checked(d->qp, &e->wr);
 
 	if (rc)
 		return rc;
 	d->tail++;
-	kr_devx_qp_ring(d->qp);
+	if (ring)
+		kr_devx_qp_ring(d->qp);
 	return 0;
+}
+
+/*
+ * Ring what KR_POST_MORE left unrung on d: a poll that finds nothing, a
+ * disconnect and a promotion's drain must not wait for a post that may
+ * never come. A broken DCI's requests are posted again on recovery.
+ */
+static inline void kr_vq_dci_ring_pending(struct kr_vq_dci *d)
+{
+	if (d->leased && !d->broken && d->qp->sq_pi != d->qp->sq_db_pi)
+		kr_devx_qp_ring(d->qp);
 }
 /* virtqp_spare.c: DCIs kept between the process's threads */
 /* Keep d, whose last vQP went, for the next thread: true, or false (the caller gives it back). */

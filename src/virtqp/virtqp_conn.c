@@ -120,6 +120,7 @@ int kr_disconnect(struct kr_vqp *v)
 		kr_vq_send_close(v); /* its slot on the port goes back first */
 	kr_vq_promote_drop(v);	     /* a pair being made, a DCI picked to go back to */
 	d = v->dci;
+	kr_vq_dci_ring_pending(d); /* its KR_POST_MORE requests go out, to complete as orphans */
 	if (d->rc) { /* on its RC QP: the keeper resets it, and tells the peer's */
 		kr_vq_dci_free(d);
 		goto out;

@@ -189,7 +189,7 @@ have:
 		e->wr.sge = e->sge;
 		if (e->wr.flags & KR_WR_INLINE)
 			e->sge[0].addr = (uintptr_t)e->inl;
-		rc = kr_vq_dci_post(d, e);
+		rc = kr_vq_dci_post(d, e, i + 1 == n); /* one doorbell for them all */
 		if (rc) /* cannot happen: the credits fit the ring */
 			return rc;
 	}

@@ -57,6 +57,7 @@ static __attribute__((noinline)) int vq_poll_queued(struct kr_vqp *v, struct kr_
 {
 	int rc = 0;
 
+	kr_vq_dci_ring_pending(v->dci); /* what KR_POST_MORE left: a poll never waits on it */
 	if (other)
 		rc = kr_vq_dci_progress(v->dci);
 	/* on RC, only an idle poll looks at the clock (no post for four windows: cold) */

@@ -74,7 +74,8 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	int rc;
 
 	/* 1. malformed */
-	if (!v || !r->local || (r->flags & ~(uint32_t)(KR_POST_INLINE | KR_POST_FENCE)))
+	if (!v || !r->local ||
+	    (r->flags & ~(uint32_t)(KR_POST_INLINE | KR_POST_FENCE | KR_POST_MORE)))
 		return -EINVAL;
 	if (!r->len || r->len > KR_POST_MAX_LEN || r->raddr + r->len < r->raddr)
 		return -EINVAL;
@@ -134,7 +135,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 		vq_ent_data(ctx, e, r, inl, inl ? kr_pool_heap_lkey(ctx) : lkey);
 	}
 	v->used += cost;
-	rc = kr_vq_dci_post(d, e);
+	rc = kr_vq_dci_post(d, e, !(r->flags & KR_POST_MORE));
 	if (rc) {
 		v->used -= cost;
 		return rc;

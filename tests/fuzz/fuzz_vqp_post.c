@@ -115,7 +115,7 @@ static bool malformed(int op, uint32_t flags, const void *l, uint32_t len, uint6
 	bool inl = flags & KR_POST_INLINE, atomic = op >= 3;
 	uintptr_t a = (uintptr_t)l, h = (uintptr_t)ctx->heap;
 
-	if (!l || (flags & ~(uint32_t)(KR_POST_INLINE | KR_POST_FENCE)))
+	if (!l || (flags & ~(uint32_t)(KR_POST_INLINE | KR_POST_FENCE | KR_POST_MORE)))
 		return true;
 	if (!len || len > KR_POST_MAX_LEN || raddr + len < raddr)
 		return true;

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Instructions per post+poll of one 8-byte request (READ by default; argv[1]
- * "write": an inline WRITE, "cas": a compare-and-swap), vQP vs raw DCI, for
- * callgrind (scripts/insn.sh): each op posts, waits (without polling) until the CQE is
- * visible, then calls the poll function exactly once, so an empty poll is
- * never counted. The functions to collect are vq_post* and vq_poll (vQP), or
+ * "write": an inline WRITE, "cas": a compare-and-swap, "batch": 16 READs
+ * posted with one doorbell, KR_POST_MORE on all but the last, and polled
+ * with one call), vQP vs raw DCI, for callgrind (scripts/insn.sh): each op
+ * posts, waits (without polling) until the CQE is visible (a batch's last),
+ * then calls the poll function exactly once, so an empty poll is never
+ * counted. The functions to collect are vq_post* and vq_poll (vQP), or
  * raw_post and raw_poll (the raw DCI: it builds its kr_devx_wr from the same
  * arguments a kr_post_* takes, as a verbs user builds an ibv_send_wr, and
  * posts it with kr_devx_qp_post_send); the wait between them, whose spin
  * count depends on timing, is outside both:
  *   valgrind --tool=callgrind --toggle-collect='vq_post*' --toggle-collect=vq_poll
  *     bench_virtqp_insn
- * then the total Ir / 2000 is one post+poll (scripts/krmin-insn.sh does this
- * for both paths). Without valgrind it checks that both paths work (exit 0).
+ * then the total Ir / 2000 is one post+poll (scripts/insn.sh does this for
+ * both paths, scripts/krmin-insn.sh under kmod-min). Without valgrind it
+ * checks that both paths work (exit 0).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -22,26 +25,18 @@
 #include "vq_fixture.h"
 
 #define OPS 2000
+#define BATCH 16 /* 16 8-byte READs: 32 WQEBBs, a vQP's default credits */
 
-/* The next CQE is written (hardware ownership passed), without consuming it. */
-static bool cq_ready(const struct kr_devx_cq *cq)
+/* The n-th CQE from the consumer index is written (nothing consumed). */
+static void wait_ready(const struct kr_devx_cq *cq, uint32_t n)
 {
-	const struct mlx5_cqe64 *cqe = &cq->cqes[cq->cons_index & (cq->ncqe - 1)];
-	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-
-	return (op_own >> 4) != MLX5_CQE_INVALID &&
-	       (op_own & MLX5_CQE_OWNER_MASK) == ((cq->cons_index >> cq->log_ncqe) & 1);
-}
-
-static void wait_ready(const struct kr_devx_cq *cq)
-{
-	for (double t0 = kp_now_ms(); !cq_ready(cq);)
+	for (double t0 = kp_now_ms(); !vq_cqe_written(cq, n - 1);)
 		if (kp_now_ms() - t0 > 10000)
 			KR_FAIL("no completion");
 }
 
 /* The collected functions: a post, and a poll that finds its completion. */
-enum insn_op { OP_READ, OP_WRITE, OP_CAS };
+enum insn_op { OP_READ, OP_WRITE, OP_CAS, OP_BATCH };
 static enum insn_op g_op;
 
 /* One collected post function per request (callgrind: --toggle-collect='vq_post*'). */
@@ -63,13 +58,30 @@ __attribute__((noinline)) int vq_post_cas(struct kr_vqp *v, void *l, uint64_t r,
 	return kr_post_cas(v, l, r, k, 0, 0, 1, 0);
 }
 
-static int (*const vq_post[])(struct kr_vqp *, void *, uint64_t, uint32_t) = {
-    [OP_READ] = vq_post_read, [OP_WRITE] = vq_post_write, [OP_CAS] = vq_post_cas};
-
-__attribute__((noinline)) int vq_poll(struct kr_vqp *v, struct kr_wc *wc);
-__attribute__((noinline)) int vq_poll(struct kr_vqp *v, struct kr_wc *wc)
+/* A batch: one doorbell, rung by the last post (8 bytes apart in local and remote). */
+__attribute__((noinline)) int vq_post_batch(struct kr_vqp *v, void *l, uint64_t r, uint32_t k);
+__attribute__((noinline)) int vq_post_batch(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
 {
-	return kr_poll(v, wc, 1);
+	for (uint32_t i = 0; i < BATCH; i++) {
+		int rc = kr_post_read(v, (uint8_t *)l + 8 * i, 8, r + 8 * i, k, i,
+				      i + 1 < BATCH ? KR_POST_MORE : 0);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int (*const vq_post[])(struct kr_vqp *, void *, uint64_t,
+			      uint32_t) = {[OP_READ] = vq_post_read,
+					   [OP_WRITE] = vq_post_write,
+					   [OP_CAS] = vq_post_cas,
+					   [OP_BATCH] = vq_post_batch};
+
+__attribute__((noinline)) int vq_poll(struct kr_vqp *v, struct kr_wc *wc, int n);
+__attribute__((noinline)) int vq_poll(struct kr_vqp *v, struct kr_wc *wc, int n)
+{
+	return kr_poll(v, wc, n);
 }
 
 /* The raw post builds its request from the same arguments as kr_post_*, as a verbs user does. */
@@ -100,33 +112,76 @@ __attribute__((noinline)) int raw_post(struct kr_devx_qp *qp, const struct kr_de
 	return rc;
 }
 
-__attribute__((noinline)) int raw_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc);
-__attribute__((noinline)) int raw_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc)
+/* A post list: each request built as kr_post_read's, one doorbell after the last. */
+__attribute__((noinline)) int raw_post_batch(struct kr_devx_qp *qp, const struct kr_devx_sge *sge,
+					     const struct kr_devx_dc_av *av, uint64_t r,
+					     uint32_t k);
+__attribute__((noinline)) int raw_post_batch(struct kr_devx_qp *qp, const struct kr_devx_sge *sge,
+					     const struct kr_devx_dc_av *av, uint64_t r, uint32_t k)
 {
-	return kr_devx_cq_poll(cq, wc, 1);
+	for (uint32_t i = 0; i < BATCH; i++) {
+		struct kr_devx_sge s = {.addr = sge->addr + 8 * i, .length = 8, .lkey = sge->lkey};
+		struct kr_devx_wr wr = {.wr_id = i,
+					.opcode = KR_WR_RDMA_READ,
+					.flags = KR_WR_SIGNALED,
+					.sge = &s,
+					.num_sge = 1,
+					.remote_addr = r + 8 * i,
+					.rkey = k,
+					.av = av};
+		int rc = kr_devx_qp_post_send(qp, &wr);
+
+		if (rc)
+			return rc;
+	}
+	kr_devx_qp_ring(qp);
+	return 0;
+}
+
+__attribute__((noinline)) int raw_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int n);
+__attribute__((noinline)) int raw_poll(struct kr_devx_cq *cq, struct kr_devx_wc *wc, int n)
+{
+	return kr_devx_cq_poll(cq, wc, n);
 }
 
 /* Not collected: the wait in between spins for as long as the engine takes. */
+static uint32_t per_op(void)
+{
+	return g_op == OP_BATCH ? BATCH : 1;
+}
+
 static int vq_post_poll(struct kr_vqp *v, void *l, uint64_t r, uint32_t k)
 {
-	struct kr_wc wc;
+	uint32_t n = per_op();
+	struct kr_wc wc[BATCH];
 
 	if (vq_post[g_op](v, l, r, k))
 		return -1;
-	wait_ready(v->dci->cq);
-	return vq_poll(v, &wc) == 1 && wc.status == KR_WC_SUCCESS ? 0 : -1;
+	wait_ready(v->dci->cq, n);
+	if (vq_poll(v, wc, (int)n) != (int)n)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) /* in posting order, each its own */
+		if (wc[i].status != KR_WC_SUCCESS || wc[i].wr_id != (n > 1 ? i : 1))
+			return -1;
+	return 0;
 }
 
 static int raw_post_poll(struct kr_devx_qp *qp, struct kr_devx_cq *cq,
 			 const struct kr_devx_sge *sge, const struct kr_devx_dc_av *av, uint64_t r,
 			 uint32_t k)
 {
-	struct kr_devx_wc wc;
+	uint32_t n = per_op();
+	struct kr_devx_wc wc[BATCH];
 
-	if (raw_post(qp, sge, av, r, k))
+	if ((g_op == OP_BATCH ? raw_post_batch : raw_post)(qp, sge, av, r, k))
 		return -1;
-	wait_ready(cq);
-	return raw_poll(cq, &wc) == 1 && wc.status == KR_WC_SUCCESS ? 0 : -1;
+	wait_ready(cq, n);
+	if (raw_poll(cq, wc, (int)n) != (int)n)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (wc[i].status != KR_WC_SUCCESS || wc[i].wr_id != (n > 1 ? i : 1))
+			return -1;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -149,17 +204,19 @@ int main(int argc, char **argv)
 		g_op = OP_WRITE;
 	else if (argc > 1 && !strcmp(argv[1], "cas"))
 		g_op = OP_CAS;
+	else if (argc > 1 && !strcmp(argv[1], "batch"))
+		g_op = OP_BATCH;
 	else if (argc > 1 && strcmp(argv[1], "read"))
-		KR_FAIL("usage: bench_virtqp_insn [read|write|cas]");
+		KR_FAIL("usage: bench_virtqp_insn [read|write|cas|batch]");
 	kp_require_hugepages(16);
 	kp_keeper_init(&k);
 	CHECK_OK(kp_keeper_start(&k, args));
 	ctx = kp_attach(&k, 5000);
 	CHECK(ctx != NULL);
-	local = kr_malloc(ctx, 64);
-	remote = kr_malloc(ctx, 64);
+	local = kr_malloc(ctx, 8 * BATCH);
+	remote = kr_malloc(ctx, 8 * BATCH);
 	CHECK(local && remote);
-	mr = kr_reg_mr(ctx, remote, 64,
+	mr = kr_reg_mr(ctx, remote, 8 * BATCH,
 		       KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE | KR_MR_REMOTE_ATOMIC |
 			   KR_MR_LOCAL_WRITE);
 	CHECK(mr != NULL);
@@ -171,7 +228,7 @@ int main(int argc, char **argv)
 	CHECK_OK(kr_pool_tenant_av(ctx, &av));
 	sge = (struct kr_devx_sge){
 	    .addr = (uintptr_t)local, .length = 8, .lkey = kr_pool_heap_lkey(ctx)};
-	for (int i = 0; i < OPS; i++) {
+	for (uint32_t i = 0; i < OPS / per_op(); i++) {
 		CHECK_OK(vq_post_poll(v, local, key.addr, key.rkey));
 		CHECK_OK(raw_post_poll(qp, cq, &sge, &av, key.addr, key.rkey));
 	}

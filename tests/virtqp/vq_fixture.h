@@ -12,6 +12,20 @@
 #include "pool.h"
 #include "pool_fixture.h"
 
+/*
+ * The CQE ahead of cq's consumer index is written (the device passed its
+ * ownership); nothing is consumed: what a test sees before polling.
+ */
+static inline bool vq_cqe_written(const struct kr_devx_cq *cq, uint32_t ahead)
+{
+	uint32_t ci = cq->cons_index + ahead;
+	const struct mlx5_cqe64 *cqe = &cq->cqes[ci & (cq->ncqe - 1)];
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+	return (op_own >> 4) != MLX5_CQE_INVALID &&
+	       (op_own & MLX5_CQE_OWNER_MASK) == ((ci >> cq->log_ncqe) & 1);
+}
+
 /* Poll vqp until n completions arrived or 10 s passed; returns how many. */
 static inline int vq_wait(struct kr_vqp *vqp, struct kr_wc *wc, int n)
 {
