@@ -214,17 +214,20 @@ static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t 
 	pthread_t th;
 	int rc;
 
-	/* every DCI of the pool, those still resetting too */
-	while (nhold < 16 && kp_now_ms() - t0 < 1000) {
+	/* every DCI of the pool, those still resetting too (at the worker's pace: 10 s) */
+	while (nhold < 12 && kp_now_ms() - t0 < 10000) {
 		rc = kr_lease_alloc(ctx, KR_LEASE_DCI, &hold[nhold]);
 		if (!rc)
-			nhold++, t0 = kp_now_ms();
+			nhold++;
 		else if (rc == -ENOSPC)
 			usleep(10000);
 		else
 			CHECK_OK(rc);
 	}
 	CHECK_EQ(nhold, 12);
+	/* and not one more */
+	for (t0 = kp_now_ms(); kp_now_ms() - t0 < 300; usleep(10000))
+		CHECK_EQ(kr_lease_alloc(ctx, KR_LEASE_DCI, &hold[nhold]), -ENOSPC);
 	for (uint32_t i = 0; i < left; i++)
 		CHECK_OK(kr_lease_free(ctx, &hold[--nhold]));
 	/* the worker resets them before they are leasable */
