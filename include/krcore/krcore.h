@@ -407,9 +407,10 @@ enum kr_post_flags {
 	KR_POST_FENCE = 1u << 1,  /* wait for this vQP's earlier READs/atomics first */
 	/*
 	 * More requests follow: the request is queued without a doorbell, and the
-	 * next post without KR_POST_MORE on any vQP of the same DCI rings one
-	 * doorbell for all of them (a post list). A kr_poll() that finds nothing
-	 * and kr_disconnect() ring it too, so a batch left open still goes out.
+	 * next post without KR_POST_MORE on any vQP of the same DCI (a promoted
+	 * vQP: its own RC QP) rings one doorbell for all of them (a post list). A
+	 * kr_poll() that finds nothing and kr_disconnect() ring it too, so a
+	 * batch left open still goes out.
 	 */
 	KR_POST_MORE = 1u << 2,
 };

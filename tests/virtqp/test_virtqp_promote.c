@@ -4,8 +4,9 @@
  * test_virtqp_two_nodes: node 1 at 127.0.0.2, node 2 at 127.0.0.3, RoCEv2
  * over UDP loopback). Node 2's keeper has one spare RC QP per tenant.
  *
- *   1. A vQP to node 2 runs 100,000 mixed WRITE/READ/CAS (8 in flight) with
- *      KR_PROMOTE_RATE=1000: it is promoted mid-run. Every completion comes
+ *   1. A vQP to node 2 runs 100,000 mixed WRITE/READ/CAS (8 in flight, three
+ *      in four behind KR_POST_MORE) with KR_PROMOTE_RATE=1000: it is promoted
+ *      mid-run. Every completion comes
  *      in posting order with its own wr_id, every READ and CAS returns what
  *      the model of node 2's memory says, and node 2's memory equals the
  *      model at the end.
@@ -89,9 +90,15 @@ struct drive {
 	uint64_t on_rc; /* completions polled while the vQP was on RC */
 };
 
-/* Post request i: 0, or -EAGAIN (no credits, or the vQP is changing queues). */
+/*
+ * Post request i: 0, or -EAGAIN (no credits, or the vQP is changing queues).
+ * Three in four go with KR_POST_MORE, so batches span DC, RC and the moves
+ * between them; one left open when the loop stops posting is rung by the
+ * poll that finds nothing.
+ */
 static int drive_post(struct drive *d, uint64_t i)
 {
+	uint32_t more = i % 4 != 3 ? KR_POST_MORE : 0;
 	uint32_t w = d->first + (uint32_t)((i * 2654435761u) % d->nwords);
 	uint64_t raddr = d->b->addr + (uint64_t)w * 8, *m = &d->model[w];
 	uint32_t slot = i % INFLIGHT;
@@ -101,14 +108,14 @@ static int drive_post(struct drive *d, uint64_t i)
 	switch (i % 3) {
 	case 0:
 		val = i << 8 | 0xa5;
-		rc = kr_post_write(d->v, &val, 8, raddr, d->b->rkey, i, KR_POST_INLINE);
+		rc = kr_post_write(d->v, &val, 8, raddr, d->b->rkey, i, KR_POST_INLINE | more);
 		if (!rc)
 			*m = val;
 		d->check[slot] = false;
 		return rc;
 	case 1:
 		d->loc[slot] = ~0ull;
-		rc = kr_post_read(d->v, &d->loc[slot], 8, raddr, d->b->rkey, i, 0);
+		rc = kr_post_read(d->v, &d->loc[slot], 8, raddr, d->b->rkey, i, more);
 		d->expect[slot] = *m;
 		d->check[slot] = true;
 		return rc;
@@ -116,7 +123,7 @@ static int drive_post(struct drive *d, uint64_t i)
 		cmp = i % 9 == 2 ? *m + 1 : *m; /* now and then one that fails */
 		val = i * 7 + 1;
 		d->loc[slot] = ~0ull;
-		rc = kr_post_cas(d->v, &d->loc[slot], raddr, d->b->rkey, cmp, val, i, 0);
+		rc = kr_post_cas(d->v, &d->loc[slot], raddr, d->b->rkey, cmp, val, i, more);
 		d->expect[slot] = *m;
 		d->check[slot] = true;
 		if (!rc && cmp == *m)
