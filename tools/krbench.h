@@ -35,6 +35,8 @@ double kb_now_us(void);
 int kb_cmp_double(const void *a, const void *b);
 /* Percentile p of n sorted values. */
 double kb_pct(const double *sorted, int n, double p);
+/* Sort v[0..n) (n odd) and return its middle value. */
+double kb_median(double *v, int n);
 /* Sort lat[0..n) and return its p50 and p99. */
 void kb_p50_p99(double *lat, int n, double *p50, double *p99);
 /* Attach to the keeper at sock, retrying for up to 10 s; NULL (reported). */
@@ -144,10 +146,14 @@ int kb_cold_loop(struct kr_ctx *ctx, uint32_t node, double *lat, int n, uint32_t
 /* ---- krbench_read.c ---- */
 
 #define KB_RD_WINDOW 64 /* READs in flight for the rate */
+#define KB_RD_ROUNDS 5	/* runs of each path, alternating: this machine's noise */
 
 struct kb_rd_res {
 	double p50, p99, mops;
 };
+
+/* Each figure's median over n results (n odd, at most KB_RD_ROUNDS). */
+void kb_rd_median(const struct kb_rd_res *r, int n, struct kb_rd_res *out);
 
 /* A raw leased DCI and where its READs go. */
 struct kb_rd_raw {

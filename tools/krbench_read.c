@@ -103,3 +103,18 @@ int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t 
 	res->mops = iters / (kb_now_us() - t0);
 	return 0;
 }
+
+/* kb_rd_median() - see krbench.h. */
+void kb_rd_median(const struct kb_rd_res *r, int n, struct kb_rd_res *out)
+{
+	double v[3][KB_RD_ROUNDS];
+
+	for (int k = 0; k < n; k++) {
+		v[0][k] = r[k].p50;
+		v[1][k] = r[k].p99;
+		v[2][k] = r[k].mops;
+	}
+	out->p50 = kb_median(v[0], n);
+	out->p99 = kb_median(v[1], n);
+	out->mops = kb_median(v[2], n);
+}

@@ -514,11 +514,9 @@ void kb_sd_median(const struct kb_sd_res *r, struct kb_sd_res *out)
 		v[1][k] = r[k].p99;
 		v[2][k] = r[k].rate;
 	}
-	for (int f = 0; f < 3; f++)
-		qsort(v[f], KB_SD_ROUNDS, sizeof(double), kb_cmp_double);
-	out->p50 = v[0][KB_SD_ROUNDS / 2];
-	out->p99 = v[1][KB_SD_ROUNDS / 2];
-	out->rate = v[2][KB_SD_ROUNDS / 2];
+	out->p50 = kb_median(v[0], KB_SD_ROUNDS);
+	out->p99 = kb_median(v[1], KB_SD_ROUNDS);
+	out->rate = kb_median(v[2], KB_SD_ROUNDS);
 }
 
 /* kb_sd_lease_dci() - see krbench.h. */

@@ -38,6 +38,12 @@ double kb_pct(const double *sorted, int n, double p)
 	return sorted[i < n ? i : n - 1];
 }
 
+double kb_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), kb_cmp_double);
+	return v[n / 2];
+}
+
 void kb_p50_p99(double *lat, int n, double *p50, double *p99)
 {
 	qsort(lat, (size_t)n, sizeof(*lat), kb_cmp_double);
