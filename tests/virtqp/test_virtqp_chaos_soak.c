@@ -11,7 +11,8 @@
  * has one writer, who keeps a shadow of it (per target generation: a
  * respawned job's buffer starts unknown). Each thread loops: pick a live
  * target (any node, its own included), one of WRITE, WRITE_IMM, READ, CAS,
- * FAA on its slot, wait for the completion, check it:
+ * FAA on its slot (half of them behind KR_POST_MORE), wait for the
+ * completion, check it:
  *   - a successful READ returns the shadow, a CAS or FAA the shadow old value;
  *   - every request completes within 5 s (success or error);
  *   - an error is expected if its target died (or deregistered its buffer at
@@ -230,7 +231,7 @@ static int post_one(struct thr *th, uint32_t slot)
 	int alive = atomic_load(&tg->alive);
 	uint32_t gen = atomic_load(&tg->gen);
 	uint64_t raddr = tg->addr + (uint64_t)writer_id(th) * SLOT + (uint64_t)k * SUBSLOT;
-	uint32_t rkey = tg->rkey;
+	uint32_t rkey = tg->rkey, more;
 	struct kr_vqp *v;
 	int rc;
 
@@ -257,23 +258,25 @@ static int post_one(struct thr *th, uint32_t slot)
 	q->epoch = atomic_load(&W->keeper_epoch[n]);
 	loc[0] = 0x5a5a5a5a5a5a5a5aull;
 	loc[1] = q->val;
+	/* half behind KR_POST_MORE: a later post or an empty poll rings them, a kill loses them */
+	more = kr_test_splitmix64(&th->rng) & 1 ? KR_POST_MORE : 0;
 	switch (q->op) {
 	case OP_WRITE:
-		rc = kr_post_write(v, &loc[1], 8, raddr, rkey, q->id, 0);
+		rc = kr_post_write(v, &loc[1], 8, raddr, rkey, q->id, more);
 		break;
 	case OP_WRITE_IMM:
-		rc = kr_post_write_imm(v, &loc[1], 8, raddr, rkey, (uint32_t)q->val, q->id, 0);
+		rc = kr_post_write_imm(v, &loc[1], 8, raddr, rkey, (uint32_t)q->val, q->id, more);
 		break;
 	case OP_READ:
-		rc = kr_post_read(v, &loc[0], 8, raddr, rkey, q->id, 0);
+		rc = kr_post_read(v, &loc[0], 8, raddr, rkey, q->id, more);
 		break;
 	case OP_CAS:
 		q->cmp = s->cas_known ? s->cas : 0;
-		rc = kr_post_cas(v, &loc[0], raddr + 8, rkey, q->cmp, q->val, q->id, 0);
+		rc = kr_post_cas(v, &loc[0], raddr + 8, rkey, q->cmp, q->val, q->id, more);
 		break;
 	default:
 		q->val &= 0xffff;
-		rc = kr_post_faa(v, &loc[0], raddr + 16, rkey, q->val, q->id, 0);
+		rc = kr_post_faa(v, &loc[0], raddr + 16, rkey, q->val, q->id, more);
 		break;
 	}
 	if (rc == -EAGAIN || rc == -EIO) /* credits, a DCI in recovery, an errored vQP */
