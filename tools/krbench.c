@@ -276,7 +276,7 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 	struct kr_connect_opts co = {.credits = 2 * KB_RD_WINDOW};
 	struct kr_attach_opts o;
 	struct keeper k = {0};
-	struct kb_rd_res rv, rr, rvs[KB_RD_ROUNDS], rrs[KB_RD_ROUNDS], ratio[KB_RD_ROUNDS];
+	struct kb_rd_res rv, rr, ratio;
 	struct kb_rd_raw raw;
 	struct kr_lease l;
 	struct kr_mr_key key;
@@ -319,28 +319,13 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 		fprintf(stderr, "krbench: raw DCI lease failed\n");
 		goto out_vqp;
 	}
-	/* rounds alternate which path goes first: neither gets the warmer machine each time */
-	rc = 0;
-	for (int k = 0; k < KB_RD_ROUNDS && !rc; k++)
-		for (int j = 0; j < 2 && !rc; j++) {
-			bool raw_now = (j + k) % 2;
-
-			rc = kb_rd_run(raw_now ? NULL : v, raw_now ? &raw : NULL, local,
-				       (uintptr_t)remote, key.rkey, iters, lat,
-				       raw_now ? &rrs[k] : &rvs[k]);
-		}
+	rc =
+	    kb_rd_rounds(v, &raw, local, (uintptr_t)remote, key.rkey, iters, lat, &rv, &rr, &ratio);
 	if (rc) {
 		fprintf(stderr, "krbench: read: %s\n", strerror(-rc));
 		rc = 1;
 		goto out_lease;
 	}
-	kb_rd_median(rvs, KB_RD_ROUNDS, &rv);
-	kb_rd_median(rrs, KB_RD_ROUNDS, &rr);
-	/* ratios of each round's two runs, back to back: the machine's drift cancels */
-	for (int k = 0; k < KB_RD_ROUNDS; k++)
-		ratio[k] = (struct kb_rd_res){.p50 = rvs[k].p50 / rrs[k].p50,
-					      .mops = rvs[k].mops / rrs[k].mops};
-	kb_rd_median(ratio, KB_RD_ROUNDS, &ratio[0]);
 	if (json) {
 		printf("{\"bench\": \"read\", \"iters\": %d, \"bytes\": 8, \"window\": %d, "
 		       "\"rounds\": %d, "
@@ -348,7 +333,7 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 		       "\"raw_dci\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
 		       "\"rate_ratio\": %.3f, \"p50_ratio\": %.3f}\n",
 		       iters, KB_RD_WINDOW, KB_RD_ROUNDS, rv.p50, rv.p99, rv.mops, rr.p50, rr.p99,
-		       rr.mops, ratio[0].mops, ratio[0].p50);
+		       rr.mops, ratio.mops, ratio.p50);
 	} else {
 		printf("8-byte READ to this node's keeper, %d iterations (async window %d), "
 		       "median of %d alternating rounds\n",
@@ -358,7 +343,7 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 		printf("%-10s %10.2f %10.2f %12.3f\n", "raw_dci", rr.p50, rr.p99, rr.mops);
 		printf("rate_ratio (vqp / raw_dci, async, median of the rounds' ratios): %.3f; "
 		       "p50_ratio: %.3f\n",
-		       ratio[0].mops, ratio[0].p50);
+		       ratio.mops, ratio.p50);
 	}
 out_lease:
 	kr_lease_free(ctx, &l);

@@ -152,9 +152,6 @@ struct kb_rd_res {
 	double p50, p99, mops;
 };
 
-/* Each figure's median over n results (n odd, at most KB_RD_ROUNDS). */
-void kb_rd_median(const struct kb_rd_res *r, int n, struct kb_rd_res *out);
-
 /* A raw leased DCI and where its READs go. */
 struct kb_rd_raw {
 	struct kr_devx_qp *qp;
@@ -171,6 +168,14 @@ struct kb_rd_raw {
  */
 int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t raddr,
 	      uint32_t rkey, int iters, double *lat, struct kb_rd_res *res);
+/*
+ * KB_RD_ROUNDS rounds of kb_rd_run() through v and through raw, back to back
+ * (which goes first alternates): rv and rr each figure's median over the
+ * rounds, ratio (v over raw) the median of the rounds' own ratios. 0 or -errno.
+ */
+int kb_rd_rounds(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t raddr,
+		 uint32_t rkey, int iters, double *lat, struct kb_rd_res *rv, struct kb_rd_res *rr,
+		 struct kb_rd_res *ratio);
 
 /* ---- krbench_fanout.c ---- */
 

@@ -98,34 +98,6 @@ static int raw_dci(struct peer_run *p, struct kb_rd_raw *raw, struct kr_lease *l
 }
 
 /*
- * KB_RD_ROUNDS rounds of the vQP and the raw DCI back to back (which goes
- * first alternates): each figure the median over the rounds, the rate ratio
- * the median of the rounds' own. 0 or -errno.
- */
-static int dc_rounds(struct peer_run *p, struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local,
-		     double *lat, int iters)
-{
-	struct kb_rd_res rv[KB_RD_ROUNDS], rr[KB_RD_ROUNDS], ratio[KB_RD_ROUNDS];
-
-	for (int k = 0; k < KB_RD_ROUNDS; k++)
-		for (int j = 0; j < 2; j++) {
-			bool raw_now = (j + k) % 2;
-			int rc =
-			    kb_rd_run(raw_now ? NULL : v, raw_now ? raw : NULL, local, p->tg.addr,
-				      p->tg.rkey, iters, lat, raw_now ? &rr[k] : &rv[k]);
-
-			if (rc)
-				return rc;
-		}
-	for (int k = 0; k < KB_RD_ROUNDS; k++)
-		ratio[k] = (struct kb_rd_res){.mops = rv[k].mops / rr[k].mops};
-	kb_rd_median(rv, KB_RD_ROUNDS, &p->vqp);
-	kb_rd_median(rr, KB_RD_ROUNDS, &p->raw);
-	kb_rd_median(ratio, KB_RD_ROUNDS, &ratio[0]);
-	p->rate_ratio = ratio[0].mops;
-	return 0;
-}
-/*
  * Promote v: READs (checked) until it runs on RC, bounded. The attachment's
  * rate is lowered so that the first 64 posts are hot. 0 or -errno.
  */
@@ -160,6 +132,7 @@ static int run(struct peer_run *p, int iters)
 	struct kr_connect_opts co = {.credits = 2 * KB_RD_WINDOW};
 	uint8_t *local = kr_malloc(p->ctx, 8 * KB_RD_WINDOW);
 	double *lat = calloc((size_t)iters, sizeof(*lat));
+	struct kb_rd_res ratio;
 	struct kb_rd_raw raw;
 	struct kr_lease l;
 	struct kr_vqp *v = NULL;
@@ -183,7 +156,9 @@ static int run(struct peer_run *p, int iters)
 	if (!rc)
 		rc = raw_dci(p, &raw, &l);
 	if (!rc) {
-		rc = dc_rounds(p, v, &raw, local, lat, iters);
+		rc = kb_rd_rounds(v, &raw, local, p->tg.addr, p->tg.rkey, iters, lat, &p->vqp,
+				  &p->raw, &ratio);
+		p->rate_ratio = ratio.mops;
 		kr_lease_free(p->ctx, &l);
 	}
 	if (!rc)

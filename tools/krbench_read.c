@@ -104,8 +104,8 @@ int kb_rd_run(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t 
 	return 0;
 }
 
-/* kb_rd_median() - see krbench.h. */
-void kb_rd_median(const struct kb_rd_res *r, int n, struct kb_rd_res *out)
+/* Each figure's median over n results (n odd, at most KB_RD_ROUNDS). */
+static void rd_median(const struct kb_rd_res *r, int n, struct kb_rd_res *out)
 {
 	double v[3][KB_RD_ROUNDS];
 
@@ -117,4 +117,32 @@ void kb_rd_median(const struct kb_rd_res *r, int n, struct kb_rd_res *out)
 	out->p50 = kb_median(v[0], n);
 	out->p99 = kb_median(v[1], n);
 	out->mops = kb_median(v[2], n);
+}
+
+/* kb_rd_rounds() - see krbench.h. */
+int kb_rd_rounds(struct kr_vqp *v, struct kb_rd_raw *raw, uint8_t *local, uint64_t raddr,
+		 uint32_t rkey, int iters, double *lat, struct kb_rd_res *rv, struct kb_rd_res *rr,
+		 struct kb_rd_res *ratio)
+{
+	struct kb_rd_res a[KB_RD_ROUNDS], b[KB_RD_ROUNDS], q[KB_RD_ROUNDS];
+
+	/* which path goes first alternates: neither gets the warmer machine each time */
+	for (int k = 0; k < KB_RD_ROUNDS; k++)
+		for (int j = 0; j < 2; j++) {
+			bool raw_now = (j + k) % 2;
+			int rc = kb_rd_run(raw_now ? NULL : v, raw_now ? raw : NULL, local, raddr,
+					   rkey, iters, lat, raw_now ? &b[k] : &a[k]);
+
+			if (rc)
+				return rc;
+		}
+	/* a round's two runs are back to back: the machine's drift cancels in their ratio */
+	for (int k = 0; k < KB_RD_ROUNDS; k++)
+		q[k] = (struct kb_rd_res){.p50 = a[k].p50 / b[k].p50,
+					  .p99 = a[k].p99 / b[k].p99,
+					  .mops = a[k].mops / b[k].mops};
+	rd_median(a, KB_RD_ROUNDS, rv);
+	rd_median(b, KB_RD_ROUNDS, rr);
+	rd_median(q, KB_RD_ROUNDS, ratio);
+	return 0;
 }

@@ -115,6 +115,8 @@ static void test_corrupt(void)
 
 /* ---- a host whose engine dies ---- */
 
+#define KILL_ACK_TIMEOUT 14 /* 4.096 us * 2^14 = 67 ms */
+
 static void test_kill_engine(void)
 {
 	struct kr_fx_host a, b;
@@ -128,7 +130,11 @@ static void test_kill_engine(void)
 
 	CHECK_OK(kr_fx_host_open(&a, "sim:fk_a", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&b, "sim:fk_b", MEM_LEN));
-	conn_fast(&conn, 8, 3);
+	/*
+	 * 67 ms a try, 3 retries: the WRITE before the kill must be answered
+	 * within 268 ms, under valgrind too (with 1 ms tries it was not, once)
+	 */
+	conn_fast(&conn, KILL_ACK_TIMEOUT, 3);
 	CHECK_OK(kr_fx_rc_pair(&a, &qa, &b, &qb, &conn));
 	memset(a.mem, 0x11, 128);
 	sge = kr_fx_sge(&a, 0, 128);
@@ -152,7 +158,8 @@ static void test_kill_engine(void)
 	CHECK_EQ(wc.wr_id, 2);
 	if (wc.status != KR_WC_RETRY_EXC_ERR)
 		KR_FAIL("peer killed: status %s, expected retry exceeded", kr_strerror(wc.status));
-	budget = 4 * (4096ull << 8); /* (retry_count + 1) timeouts of 4.096 us * 2^8 */
+	budget =
+	    4 * (4096ull << KILL_ACK_TIMEOUT); /* (retry_count + 1) timeouts of 4.096 us * 2^t */
 	printf("killed peer: RETRY_EXC after %.2f ms (retry budget %.2f ms)\n", dt / 1e6,
 	       budget / 1e6);
 	CHECK(dt >= budget);

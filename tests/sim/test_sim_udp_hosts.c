@@ -82,11 +82,20 @@ static int host_main(int me, void *arg)
 	struct kr_devx_srq srq;
 	struct kr_devx_dct dct;
 	struct kr_fx_host h;
+	struct kr_devx_qp_conn conn;
 	struct kr_devx_wc wc;
 	uint8_t *mem;
 	char dev[64];
 	int got_rc[MAXH] = {0}, got_dc[MAXH] = {0}, got_imm[MAXH] = {0};
 
+	/*
+	 * Nothing is lost here, so a retransmission only means a host was not
+	 * running: eight processes on two cores can miss the default's 134 ms
+	 * (ack timeout 12 = 16.8 ms, 7 retries); 268 ms a try gives them 2 s.
+	 * Retry exhaustion itself is the corrupt host's case, below.
+	 */
+	kr_fx_conn_default(&conn);
+	conn.ack_timeout = 16;
 	snprintf(dev, sizeof(dev), "sim:h%d@127.0.0.%d:%u", me, me + 1, s->port);
 	CHECK_OK(kr_fx_host_open(&h, dev, MEM_LEN));
 	mem = h.mem;
@@ -103,7 +112,7 @@ static int host_main(int me, void *arg)
 		s->h[me].qpn[j] = qp[j].qpn;
 	}
 	CHECK_OK(kr_fx_dct_create(&h, &srq, &dct, 0xd0c0000000000000ull | (uint64_t)me));
-	CHECK_OK(kr_fx_dci_create(&h, &dci, NULL));
+	CHECK_OK(kr_fx_dci_create(&h, &dci, &conn));
 	s->h[me].dci_qpn = dci.qpn;
 	s->h[me].dctn = dct.dctn;
 	s->h[me].dc_key = dct.dc_key;
@@ -119,7 +128,7 @@ static int host_main(int me, void *arg)
 
 		if (j == me)
 			continue;
-		CHECK_OK(mp_rc_connect(&qp[j], s->h[j].qpn[me], s->h[j].gid, NULL));
+		CHECK_OK(mp_rc_connect(&qp[j], s->h[j].qpn[me], s->h[j].gid, &conn));
 		for (int r = 0; r < 2; r++) {
 			sge = kr_fx_sge(&h, OFF_RECV + (size_t)j * 512 + (size_t)r * 256, 256);
 			CHECK_OK(kr_devx_qp_post_recv(&qp[j], &sge, 1, 1000 + j * 2 + r));
