@@ -352,7 +352,17 @@ static int sd_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t port, struct k
 	return 0;
 }
 
-/* Aim w at node's ports rport0, rport0 + 1; another node's may take a moment to be published. */
+/*
+ * Another node's port may take a moment to be published (ECONNREFUSED), and
+ * our launch's record there until the job on that node has attached (ENOENT):
+ * both are asked again, 10 s at most.
+ */
+static bool sd_not_yet(int rc, uint32_t node)
+{
+	return rc == -ECONNREFUSED || (rc == -ENOENT && node != KR_NODE_SELF);
+}
+
+/* Aim w at node's ports rport0, rport0 + 1. */
 static int sd_connect(struct kr_ctx *ctx, struct sd_way *w, uint32_t node, uint32_t rport0)
 {
 	struct kr_connect_opts co = {.credits = 4 * KB_SD_WINDOW};
@@ -361,14 +371,14 @@ static int sd_connect(struct kr_ctx *ctx, struct sd_way *w, uint32_t node, uint3
 		int rc = -ECONNREFUSED;
 
 		co.port = rport0 + (uint32_t)s;
-		for (double t0 = kb_now_us(); rc == -ECONNREFUSED && kb_now_us() - t0 < 10e6;) {
+		for (double t0 = kb_now_us(); sd_not_yet(rc, node) && kb_now_us() - t0 < 10e6;) {
 			if (w->raw) {
 				rc = sd_port_av(ctx, node, co.port, &w->av[s]);
 			} else {
 				w->v[s] = kr_connect(ctx, node, &co);
 				rc = w->v[s] ? 0 : -errno;
 			}
-			if (rc == -ECONNREFUSED)
+			if (sd_not_yet(rc, node))
 				usleep(10000);
 		}
 		if (rc)
