@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "fuzz_record.h"
 #include "fuzz_require.h"
 #include "kr_test.h"
 
@@ -223,8 +224,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
-	uint8_t msg[MSG_MAX];
+	uint8_t msg[MSG_MAX], flags;
 	unsigned int m;
+	size_t len;
 	int sock;
 
 	if (!ready) {
@@ -232,18 +234,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ready = 1;
 	}
 	sock = connect_keeper();
-	for (m = 0; m < MSGS_MAX && size >= 3; m++) {
-		uint8_t flags = data[0];
-		size_t len = (size_t)(data[1] | data[2] << 8) % MSG_MAX;
+	for (m = 0; m < MSGS_MAX && fuzz_record(&data, &size, MSG_MAX, msg, &flags, &len); m++) {
 		bool with_fd = flags & 1;
 		int rc;
 
-		data += 3;
-		size -= 3;
-		len = len < size ? len : size;
-		memcpy(msg, data, len);
-		data += len;
-		size -= len;
 		if (!(flags & 2) && len >= sizeof(struct kr_msg_hdr)) {
 			struct kr_msg_hdr h;
 

@@ -42,6 +42,7 @@
 #include "sim/sim_engine.h"
 #include "sim/sim_fault.h"
 #include "sim_mp.h"
+#include "fuzz_record.h"
 #include "fuzz_require.h"
 #include "kr_test.h"
 
@@ -290,25 +291,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
 	static uint8_t d[SIM_ROCE_PKT_MAX + 2];
+	uint8_t flags;
+	size_t len;
 
 	if (!ready) {
 		setup();
 		ready = 1;
 	}
 	rc_fresh();
-	for (uint32_t m = 0; m < DGRAMS_MAX && size >= 3; m++) {
-		uint8_t flags = data[0];
-		size_t len = (size_t)(data[1] | data[2] << 8) % (SIM_ROCE_PKT_MAX + 2);
+	for (uint32_t m = 0;
+	     m < DGRAMS_MAX && fuzz_record(&data, &size, SIM_ROCE_PKT_MAX + 2, d, &flags, &len);
+	     m++) {
 		struct sim_roce_addr a = {
 		    .saddr = addr_peer, .daddr = addr_b, .sport = port, .dport = port};
 		uint64_t drops, now_drops, before = taken(&drops);
 
-		data += 3;
-		size -= 3;
-		len = len < size ? len : size;
-		memcpy(d, data, len);
-		data += len;
-		size -= len;
 		aim(d, len, flags);
 		if ((flags & 1) && len >= SIM_ROCE_BTH_LEN + SIM_ROCE_ICRC_LEN) {
 			uint32_t icrc = htole32(sim_roce_icrc(&a, d, len - SIM_ROCE_ICRC_LEN));

@@ -55,8 +55,7 @@ struct sim_stats {
 	uint64_t seq_naks;	 /* responder: PSN sequence error NAKs sent */
 	uint64_t rnr_naks;	 /* responder: RNR NAKs sent */
 	uint64_t icrc_drops;	 /* received packets dropped by the ICRC check */
-	uint64_t
-	    rx_malformed; /* received datagrams dropped: not RoCEv2 as sim_roce_parse reads it */
+	uint64_t rx_malformed;	 /* received datagrams sim_roce_parse refused, dropped */
 	uint64_t dc_stale_drops; /* DCT: packets of an earlier DC connection dropped */
 	uint64_t l2_drops;	 /* sent to a MAC not the peer's, or from a GID IP cannot carry */
 	uint64_t fault_drops;	 /* fault injection on this host's packets: */
