@@ -586,8 +586,46 @@ static int job_hold(int in, int out)
 	return kr_detach(ctx) ? 82 : 0;
 }
 
+/*
+ * Launches A and B leave at the end of phase_kill: the keeper renews their
+ * tenants (new PD, QPs and pages, so their module slots go and come again).
+ * Snapshot: each tenant's renewals, UINT64_MAX for me's and unbound ones.
+ */
+static void launches_left_snapshot(const struct kr_ctx *me, uint64_t *renewals)
+{
+	for (uint32_t t = 0; t < me->seg->ntenants; t++) {
+		const struct kr_pool_tenant *pt = kr_seg_tenant(me->seg, t);
+		uint64_t tag = __atomic_load_n(&pt->launch_tag, __ATOMIC_ACQUIRE);
+
+		renewals[t] = tag && tag != me->launch.tag
+				  ? __atomic_load_n(&pt->renewals, __ATOMIC_ACQUIRE)
+				  : UINT64_MAX;
+	}
+}
+
+/* Wait (10 s at most) until every tenant of a launch that left is renewed; how many. */
+static int launches_left_wait(const struct kr_ctx *me, const uint64_t *renewals)
+{
+	int n = 0;
+
+	for (uint32_t t = 0; t < me->seg->ntenants; t++) {
+		const struct kr_pool_tenant *pt = kr_seg_tenant(me->seg, t);
+
+		n += renewals[t] != UINT64_MAX;
+
+		for (double t0 = kp_now_ms();
+		     renewals[t] != UINT64_MAX &&
+		     __atomic_load_n(&pt->renewals, __ATOMIC_ACQUIRE) == renewals[t];
+		     usleep(1000))
+			if (kp_now_ms() - t0 > 10000)
+				KR_FAIL("tenant %u: its launch left, not renewed after 10 s", t);
+	}
+	return n;
+}
+
 static void phase_kill(struct kr_ctx *me)
 {
+	uint64_t renewals[KR_POOL_MAX_TENANTS];
 	double lat[KILLS], back[KILLS];
 	struct pipes ph;
 	pid_t b = spawn(UID_B, KEY_B, "loop", -1, -1), hold;
@@ -643,10 +681,12 @@ static void phase_kill(struct kr_ctx *me)
 	printf("keeper: SIGKILL (waitpid) -> lease taken back: median %.1f us, max %.1f us; -> "
 	       "DCIs reset and free: min %.1f us, median %.1f us, max %.1f us (%d kills)\n",
 	       back[KILLS / 2], back[KILLS - 1], lat[0], lat[KILLS / 2], lat[KILLS - 1], KILLS);
+	launches_left_snapshot(me, renewals);
 	CHECK_OK(kill(b, SIGKILL)); /* B kept going all along: its loop exits only on error */
 	CHECK_EQ(wait_status(b), 128 + SIGKILL);
 	CHECK_OK(put(ph.to_child[1], "x", 1));
 	CHECK_EQ(wait_status(hold), 0);
+	CHECK_EQ(launches_left_wait(me, renewals), 2); /* A's and B's */
 }
 
 /* ---- 3. lease/free cycles ---- */
