@@ -3,7 +3,9 @@
 # The chaos soak, longer and wider than CI's: keepers on NODES simulated hosts
 # over UDP loopback with 1% drop, 0.5% duplication and 1% reorder on every
 # host's packets, 2 jobs x 3 threads per node checking every READ, CAS and FAA
-# against their own writes, a job SIGKILLed every 4 s, node 1's keeper
+# against their own writes, in 2% of their rounds disconnecting a vQP with
+# requests in flight (whose buffers nothing may write once kr_disconnect
+# returned), a job SIGKILLed every 4 s, node 1's keeper
 # SIGSTOPped for 1 s at a quarter of the run, the last node's keeper killed
 # and restarted at half. Release build. Prints the summary table; the JSON
 # goes to build-rel/soak.json. Exits non-zero on any corruption, request

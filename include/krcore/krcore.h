@@ -373,11 +373,19 @@ struct kr_connect_opts {
 struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_connect_opts *opts);
 
 /*
- * kr_disconnect() - forget a vQP: its credits go back to the DCI, completions
- * not yet polled are dropped (requests still in flight complete into
- * nothing). Returns 0 or -EINVAL (NULL).
+ * kr_disconnect() - forget a vQP: completions not yet polled are dropped;
+ * requests still in flight are waited for (their completions dropped too),
+ * so when it returns 0 no request of the vQP reads or writes its local
+ * buffers any more: they may be freed or reused. The wait is a round trip,
+ * at most the transport's retries (a peer that no longer answers: about
+ * 150 ms), never more than KR_DISCONNECT_WAIT_MS. Returns 0, -EINVAL (NULL),
+ * or -ETIMEDOUT (the vQP is gone all the same, but a request of it was still
+ * in flight after KR_DISCONNECT_WAIT_MS: its local buffer may be written
+ * until the keeper resets the queue it went on; do not reuse it).
  */
 int kr_disconnect(struct kr_vqp *vqp);
+/* kr_disconnect()'s longest wait for the vQP's requests in flight, in milliseconds. */
+#define KR_DISCONNECT_WAIT_MS 5000u
 
 /*
  * Peers of a job started by a PMIx launcher (Open MPI's mpirun, Slurm's

@@ -332,6 +332,16 @@ void kr_vq_dci_put(struct kr_vq_dci *d, uint64_t key);
  */
 int kr_vq_dci_progress(struct kr_vq_dci *d);
 /*
+ * kr_vq_dci_wait() - reap d's completions (each queued for its vQP, as a
+ * poll does) until every request posted before sequence end has its CQE,
+ * at most wait_ns. Requests complete in order, so then none of them writes
+ * memory any more. A recovery ends the wait too: it comes only once every
+ * request of the old lease was reaped. 0, -ETIMEDOUT, -ENOTCONN (the
+ * keeper, and with it the device, is gone: nothing writes either), or
+ * kr_vq_dci_progress()'s errors.
+ */
+int kr_vq_dci_wait(struct kr_vq_dci *d, uint64_t end, uint64_t wait_ns);
+/*
  * The dispatch check: a completion names the oldest request on d without its
  * CQE (seq: the posting sequence its WQE carried as wr_id).
  */
@@ -424,7 +434,17 @@ struct kr_vqp *kr_vq_connect_port(struct kr_ctx *ctx, uint32_t peer,
 				  const struct kr_connect_opts *opts);
 /* An internal request of v completed with status (virtqp_dci.c's dispatch). */
 void kr_vq_send_internal(struct kr_vqp *v, const struct kr_vq_ent *e, int status);
-/* kr_disconnect() of a port vQP: let its slot go (waits for it, bounded), free the state. */
-void kr_vq_send_close(struct kr_vqp *v);
+/*
+ * kr_disconnect() of a port vQP: let its slot go (waits for it, bounded).
+ * Returns the sender state, which kr_vq_send_free() frees once nothing of
+ * the vQP is in flight.
+ */
+struct kr_vq_send *kr_vq_send_close(struct kr_vqp *v);
+/*
+ * Free a sender state; its heap buffers (internal requests' results, SEND
+ * trailers) only when quiet: no request that reads or writes them is in
+ * flight (else they stay allocated: the device may still use them).
+ */
+void kr_vq_send_free(struct kr_ctx *ctx, struct kr_vq_send *s, bool quiet);
 
 #endif /* KR_VIRTQP_H */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dct/dct.h"
+#include "kr_log.h"
 #include "virtqp.h"
 
 /* kr_vq_rec_av() - see virtqp.h. */
@@ -109,42 +110,74 @@ err_put:
 	return NULL;
 }
 
-int kr_disconnect(struct kr_vqp *v)
+/*
+ * v's requests still in flight on d lose their vQP: their completions are
+ * dropped, their credits come home with them (vq_complete). Its flushed
+ * requests waiting for a recovery are never posted again. Returns the WQEBBs
+ * they hold; *end the sequence after the last of them (0: none).
+ */
+static uint32_t vq_orphan(struct kr_vqp *v, struct kr_vq_dci *d, uint64_t *end)
 {
-	struct kr_vq_dci *d;
 	uint32_t inflight = 0, j = 0;
 
-	if (!v)
-		return -EINVAL;
-	if (v->snd)
-		kr_vq_send_close(v); /* its slot on the port goes back first */
-	kr_vq_promote_drop(v);	     /* a pair being made, a DCI picked to go back to */
-	d = v->dci;
-	kr_vq_dci_ring_pending(d); /* its KR_POST_MORE requests go out, to complete as orphans */
-	if (d->rc) { /* on its RC QP: the keeper resets it, and tells the peer's */
-		kr_vq_dci_free(d);
-		goto out;
-	}
-	/* requests still in the ring keep their credits until their CQE */
+	*end = 0;
 	for (uint64_t s = d->head; s != d->tail; s++) {
 		struct kr_vq_ent *e = &d->ent[s & (d->cnt - 1)];
 
 		if (e->vqp == v) {
 			e->vqp = NULL;
 			inflight += e->wqebbs;
+			*end = s + 1;
 		}
 	}
 	for (uint32_t i = 0; i < d->nredo; i++)
 		if (d->redo[i].vqp != v)
 			d->redo[j++] = d->redo[i];
 	d->nredo = j;
-	d->credits_free += v->credits - inflight;
+	return inflight;
+}
+
+int kr_disconnect(struct kr_vqp *v)
+{
+	struct kr_vq_send *snd = NULL;
+	struct kr_vq_dci *d;
+	uint32_t inflight;
+	uint64_t end;
+	int rc = 0;
+
+	if (!v)
+		return -EINVAL;
+	if (v->snd)
+		snd = kr_vq_send_close(v); /* its slot on the port goes back first */
+	kr_vq_promote_drop(v);		   /* a pair being made, a DCI picked to go back to */
+	d = v->dci;
+	kr_vq_dci_ring_pending(d); /* its KR_POST_MORE requests go out, to complete as orphans */
+	inflight = vq_orphan(v, d, &end);
+	/*
+	 * Requests in flight would still write (and, retransmitted, read) their
+	 * local buffers, and hold their WQEBBs: wait for their completions, so
+	 * that the user may free or reuse those buffers once we return and no
+	 * ring slot is rewritten under a request the device may still resend.
+	 */
+	if (end)
+		rc = kr_vq_dci_wait(d, end, KR_DISCONNECT_WAIT_MS * 1000000ull);
+	if (rc == -ETIMEDOUT)
+		KR_WARN_RATELIMITED("virtqp",
+				    "vqp %u: requests still in flight after %u ms on %s 0x%x",
+				    v->id, KR_DISCONNECT_WAIT_MS, d->rc ? "RC QP" : "DCI", d->qpn);
+	if (snd)
+		kr_vq_send_free(d->ctx, snd, rc != -ETIMEDOUT);
+	if (d->rc) { /* on its RC QP: the keeper resets it, and tells the peer's */
+		kr_vq_dci_free(d);
+		goto out;
+	}
+	d->credits_free += v->credits - inflight; /* the orphans' come back with their CQEs */
 	kr_vq_dci_put(d, kr_vq_tgt_key(v->node, v->av.dctn));
 out:
 	free(v->wcq);
 	free(v->wc_cost);
 	free(v);
-	return 0;
+	return rc == -ETIMEDOUT ? rc : 0;
 }
 
 int kr_vqp_query(const struct kr_vqp *v, struct kr_vqp_attr *attr)

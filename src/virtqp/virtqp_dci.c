@@ -19,10 +19,12 @@
  * finds no free DCI is tried again at the next kr_poll().
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dct/dct.h"
+#include "kr_clock.h"
 #include "kr_log.h"
 #include "virtqp.h"
 
@@ -216,5 +218,30 @@ int kr_vq_dci_progress(struct kr_vq_dci *d)
 	/* an RC QP in error stays so: its one vQP is in error too (RC semantics) */
 	if (d->broken && d->head == d->tail && !d->rc)
 		return vq_recover(d);
+	return 0;
+}
+
+/* kr_vq_dci_wait() - see virtqp.h. */
+int kr_vq_dci_wait(struct kr_vq_dci *d, uint64_t end, uint64_t wait_ns)
+{
+	uint32_t recoveries = d->recoveries, spins = 0;
+	uint64_t t0 = kr_now_ns();
+	int rc;
+
+	/* a recovery (a fresh lease) follows only once every request was reaped */
+	while (d->leased && d->recoveries == recoveries && d->head < end) {
+		kr_vq_dci_ring_pending(d); /* a batch left open goes out */
+		rc = kr_vq_dci_progress(d);
+		if (rc)
+			return rc;
+		if (++spins % 64)
+			continue;
+		/* a dead keeper took the device with it: nothing writes any more */
+		if (kr_pool_keeper_gone_fast(d->ctx))
+			return -ENOTCONN;
+		if (kr_now_ns() - t0 > wait_ns)
+			return -ETIMEDOUT;
+		sched_yield(); /* on a loaded machine the device's engine needs the CPU */
+	}
 	return 0;
 }

@@ -219,10 +219,10 @@ static int send_claim(struct kr_vqp *v, uint32_t nslots)
 	return -EUSERS;
 }
 
-/* Requests still in flight may yet write scratch and read tails: those stay allocated. */
-static void send_free(struct kr_ctx *ctx, struct kr_vq_send *s)
+/* kr_vq_send_free() - see virtqp.h. */
+void kr_vq_send_free(struct kr_ctx *ctx, struct kr_vq_send *s, bool quiet)
 {
-	if (!s->pending) {
+	if (quiet) {
 		kr_free(ctx, s->scratch);
 		kr_free(ctx, s->tails);
 	}
@@ -311,9 +311,8 @@ struct kr_vqp *kr_vq_connect_port(struct kr_ctx *ctx, uint32_t peer,
 	s->cookie = kr_port_cookie(s->nonce, self.node_id, opts->reply_port);
 	rc = s->scratch && s->tails ? send_claim(v, ep.nslots) : -ENOMEM;
 	if (rc) {
-		v->snd = NULL; /* nothing to let go: no slot */
-		kr_disconnect(v);
-		send_free(ctx, s);
+		v->snd = NULL; /* nothing to let go: no slot; its requests are waited for */
+		kr_vq_send_free(ctx, s, kr_disconnect(v) == 0);
 		errno = -rc;
 		return NULL;
 	}
@@ -342,7 +341,7 @@ static int send_recovered(struct kr_vqp *v)
 	return 0;
 }
 
-void kr_vq_send_close(struct kr_vqp *v)
+struct kr_vq_send *kr_vq_send_close(struct kr_vqp *v)
 {
 	struct kr_vq_send *s = v->snd;
 	struct kr_ctx *ctx = v->dci->ctx;
@@ -358,9 +357,9 @@ void kr_vq_send_close(struct kr_vqp *v)
 			send_wait(v);
 	}
 	v->snd = NULL;
-	if (s->pending) /* gave up waiting: the completions find no sender state */
+	if (s->pending) /* gave up waiting: kr_disconnect waits for them once more */
 		KR_WARN_RATELIMITED("virtqp",
 				    "vqp %u: port %u slot %u let go with %u requests in flight",
 				    v->id, s->port, s->slot, s->pending);
-	send_free(ctx, s);
+	return s;
 }

@@ -19,7 +19,12 @@
  *     the end) or its node's keeper was down during the request; others are
  *     counted and reported (never silently).
  * An error leaves the slot's shadow unknown (the request may have run) until
- * the next successful READ/CAS/FAA. The conductor kills a random job every
+ * the next successful READ/CAS/FAA. In --abandon-pct % of its loops a thread
+ * disconnects a vQP that has requests in flight and connects again: those
+ * requests leave the sub-slots unknown, and their local words are marked
+ * once kr_disconnect() returned; the next request in that slot checks the
+ * mark first (a late answer of an abandoned request landing there is a
+ * corruption). The conductor kills a random job every
  * --kill-ms, kills node N's keeper at mid-run (--keeper-restart) and
  * restarts it with fresh jobs, optionally SIGSTOPs node 1's keeper for 1 s
  * (--pause-keeper); at the end every job detaches and every keeper must hold
@@ -61,6 +66,7 @@
 #define WINDOW		 8u /* requests in flight per thread */
 #define DEADLINE_NS	 5000000000ull
 #define EXIT_KEEPER_GONE 3
+#define ABANDON_MARK	 0xabad0dd5abad0dd5ull /* both local words of an abandoned request */
 
 enum op { OP_WRITE, OP_WRITE_IMM, OP_READ, OP_CAS, OP_FAA, OP_N };
 static const char *const op_name[OP_N] = {"write", "write_imm", "read", "cas", "faa"};
@@ -85,6 +91,9 @@ struct stats {
 	_Atomic uint64_t corrupt;
 	_Atomic uint64_t stalls;
 	_Atomic uint64_t reconnects;
+	_Atomic uint64_t abandons;	   /* disconnects with requests in flight */
+	_Atomic uint64_t abandoned;	   /* requests they left */
+	_Atomic uint64_t abandon_timeouts; /* kr_disconnect() gave up waiting for them */
 	_Atomic uint64_t max_lat_ns;
 	_Atomic uint64_t keeper_notice_n;
 	_Atomic uint64_t keeper_notice_max_ns;
@@ -95,6 +104,7 @@ struct stats {
 /* Shared by every process (MAP_SHARED before fork). */
 struct world {
 	int nodes, jobs, threads;
+	int abandon_pct; /* a thread's loop disconnects a vQP with requests in flight */
 	_Atomic int stop;
 	struct target t[MAX_NODES][MAX_JOBS];
 	_Atomic uint64_t keeper_epoch[MAX_NODES]; /* bumped when a keeper goes down or comes back */
@@ -256,6 +266,12 @@ static int post_one(struct thr *th, uint32_t slot)
 	q->gen = gen;
 	q->rkey = rkey;
 	q->epoch = atomic_load(&W->keeper_epoch[n]);
+	if (loc[0] == ABANDON_MARK && loc[1] != ABANDON_MARK) {
+		atomic_fetch_add(&W->st.corrupt, 1);
+		report("node %d job %d thread %d: the local word of an abandoned request changed "
+		       "after kr_disconnect() (0x%" PRIx64 ")",
+		       th->job->node, th->job->idx, th->t, loc[1]);
+	}
 	loc[0] = 0x5a5a5a5a5a5a5a5aull;
 	loc[1] = q->val;
 	/* half behind KR_POST_MORE: a later post or an empty poll rings them, a kill loses them */
@@ -430,6 +446,50 @@ static int poll_all(struct thr *th)
 	return 0;
 }
 
+/*
+ * Disconnect a vQP with requests in flight (if the thread has one) and
+ * forget them: their sub-slots are unknown (they may have run), their local
+ * words marked once kr_disconnect() returned (nothing may write them after).
+ */
+static void abandon_one(struct thr *th)
+{
+	int first = (int)(kr_test_splitmix64(&th->rng) % (uint64_t)W->nodes), i, n = 0, rc;
+
+	for (i = 0; i < W->nodes; i++) {
+		n = (first + i) % W->nodes;
+		if (th->vq[n] && th->vq_inflight[n])
+			break;
+	}
+	if (i == W->nodes)
+		return;
+	rc = kr_disconnect(th->vq[n]);
+	th->vq[n] = NULL;
+	if (rc == -ETIMEDOUT) {
+		atomic_fetch_add(&W->st.abandon_timeouts, 1);
+		report("node %d job %d thread %d: kr_disconnect() to node %d: requests still in "
+		       "flight after %u ms",
+		       th->job->node, th->job->idx, th->t, n, KR_DISCONNECT_WAIT_MS);
+	}
+	atomic_fetch_add(&W->st.abandons, 1);
+	for (uint32_t s = 0; s < WINDOW; s++) {
+		struct req *q = &th->rq[s];
+		struct shadow *sh;
+
+		if (!q->used || q->n != n)
+			continue;
+		sh = &th->sh[q->n][q->j][q->k];
+		if (sh->gen == q->gen) {
+			sh->busy = false;
+			sh->data_known = sh->cas_known = sh->faa_known = false;
+		}
+		q->used = false;
+		th->ninflight--;
+		th->local[2 * s] = th->local[2 * s + 1] = ABANDON_MARK;
+		atomic_fetch_add(&W->st.abandoned, 1);
+	}
+	th->vq_inflight[n] = 0;
+}
+
 static void *job_thread(void *p)
 {
 	struct thr *th = p;
@@ -439,6 +499,8 @@ static void *job_thread(void *p)
 
 		if (stopping && !th->ninflight)
 			break;
+		if (!stopping && (int)(kr_test_splitmix64(&th->rng) % 100) < W->abandon_pct)
+			abandon_one(th);
 		/* fill the window, a few tries each round */
 		for (uint32_t s = 0, tries = 0; !stopping && s < WINDOW && tries < 4; s++) {
 			if (th->rq[s].used)
@@ -523,7 +585,7 @@ static pid_t spawn_job(int node, int idx)
 }
 
 struct opts {
-	int nodes, jobs, threads, seconds, kill_ms;
+	int nodes, jobs, threads, seconds, kill_ms, abandon_pct;
 	bool keeper_restart, pause_keeper;
 	const char *faults;
 	const char *json;
@@ -568,7 +630,8 @@ static int leases_held(int node)
 static void usage(void)
 {
 	fprintf(stderr, "usage: test_virtqp_chaos_soak [--nodes N] [--jobs J] [--threads T] "
-			"[--seconds S] [--kill-ms MS] [--faults SPEC] [--no-keeper-restart] "
+			"[--seconds S] [--kill-ms MS] [--abandon-pct P] [--faults SPEC] "
+			"[--no-keeper-restart] "
 			"[--pause-keeper] [--hugepages MB] [--json FILE]\n");
 	exit(2);
 }
@@ -580,6 +643,7 @@ static void parse(int argc, char **argv, struct opts *o)
 					   {"threads", required_argument, NULL, 't'},
 					   {"seconds", required_argument, NULL, 's'},
 					   {"kill-ms", required_argument, NULL, 'k'},
+					   {"abandon-pct", required_argument, NULL, 'a'},
 					   {"faults", required_argument, NULL, 'f'},
 					   {"no-keeper-restart", no_argument, NULL, 'R'},
 					   {"pause-keeper", no_argument, NULL, 'P'},
@@ -593,6 +657,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			   .threads = 2,
 			   .seconds = 20,
 			   .kill_ms = 3000,
+			   .abandon_pct = 2,
 			   .keeper_restart = true,
 			   .faults = "drop=0.01,dup=0.005,reorder=0.01",
 			   .hugepages = 32};
@@ -612,6 +677,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'k':
 			o->kill_ms = atoi(optarg);
+			break;
+		case 'a':
+			o->abandon_pct = atoi(optarg);
 			break;
 		case 'f':
 			o->faults = optarg;
@@ -634,7 +702,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->nodes < 1 || o->nodes > MAX_NODES || o->jobs < 1 || o->jobs > MAX_JOBS ||
 	    o->threads < 1 || o->threads > MAX_THREADS || o->seconds < 1 || o->kill_ms < 0 ||
-	    o->hugepages < 8)
+	    o->abandon_pct < 0 || o->abandon_pct > 100 || o->hugepages < 8)
 		usage();
 }
 
@@ -697,6 +765,9 @@ static void print_summary(const struct opts *o, double secs, int leases_left)
 		if (atomic_load(&s->err_by_status[i]))
 			printf("    %-20s %12" PRIu64 "\n", kr_strerror(i),
 			       atomic_load(&s->err_by_status[i]));
+	printf("  %-22s %12" PRIu64 " (%" PRIu64 " requests; %" PRIu64 " timed out)\n", "abandons",
+	       atomic_load(&s->abandons), atomic_load(&s->abandoned),
+	       atomic_load(&s->abandon_timeouts));
 	printf("  %-22s %12" PRIu64 "\n", "corruptions", atomic_load(&s->corrupt));
 	printf("  %-22s %12" PRIu64 "\n", "stalls (> 5 s)", atomic_load(&s->stalls));
 	printf("  %-22s %12d\n", "crashes", crashes);
@@ -717,13 +788,15 @@ static void print_summary(const struct opts *o, double secs, int leases_left)
 		fprintf(f, "\"%s\": %" PRIu64 ", ", op_name[i], atomic_load(&s->ok[i]));
 	fprintf(f,
 		"\"errors_expected\": %" PRIu64 ", \"errors_unexpected\": %" PRIu64
-		", \"errors_wrong\": %" PRIu64 ", \"corruptions\": %" PRIu64
-		", \"stalls\": %" PRIu64
+		", \"errors_wrong\": %" PRIu64 ", \"abandons\": %" PRIu64
+		", \"abandoned\": %" PRIu64 ", \"abandon_timeouts\": %" PRIu64
+		", \"corruptions\": %" PRIu64 ", \"stalls\": %" PRIu64
 		", \"crashes\": %d, \"leases_left\": %d, \"max_latency_ms\": %.3f, "
 		"\"dead_keeper_seen_ms_avg\": %.1f, \"dead_keeper_seen_ms_max\": %.1f}\n",
 		atomic_load(&s->err_expected), atomic_load(&s->err_unexpected),
-		atomic_load(&s->err_wrong), atomic_load(&s->corrupt), atomic_load(&s->stalls),
-		crashes, leases_left, atomic_load(&s->max_lat_ns) / 1e6,
+		atomic_load(&s->err_wrong), atomic_load(&s->abandons), atomic_load(&s->abandoned),
+		atomic_load(&s->abandon_timeouts), atomic_load(&s->corrupt),
+		atomic_load(&s->stalls), crashes, leases_left, atomic_load(&s->max_lat_ns) / 1e6,
 		nn ? atomic_load(&s->keeper_notice_sum_ns) / 1e6 / (double)nn : 0.0,
 		atomic_load(&s->keeper_notice_max_ns) / 1e6);
 	CHECK_OK(fclose(f));
@@ -752,6 +825,7 @@ int main(int argc, char **argv)
 	W->nodes = o.nodes;
 	W->jobs = o.jobs;
 	W->threads = o.threads;
+	W->abandon_pct = o.abandon_pct;
 	for (int n = 0; n < o.nodes; n++) {
 		kp_keeper_init(&K[n]);
 		start_keeper(&o, n, port, (uint16_t)(port + 1));
@@ -849,6 +923,8 @@ int main(int argc, char **argv)
 	CHECK_EQ(atomic_load(&W->st.corrupt), 0);
 	CHECK_EQ(atomic_load(&W->st.err_wrong), 0);
 	CHECK_EQ(atomic_load(&W->st.stalls), 0);
+	CHECK_EQ(atomic_load(&W->st.abandon_timeouts), 0);
+	CHECK(o.abandon_pct == 0 || atomic_load(&W->st.abandons) > 0);
 	CHECK_EQ(crashes, 0);
 	CHECK_EQ(leases_left, 0);
 	KR_PASS("chaos_soak");

@@ -9,7 +9,9 @@
 #define KR_VQ_TWO_HOSTS_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,14 +55,15 @@ struct vq_two_hosts {
 };
 
 /*
- * Start both: dev_opts follows both devices (",drop=0.05"), b_extra (NULL
- * terminated, or NULL) follows node 2's keeper's arguments; side_b(keeper,
- * out, in) is node 2's job, which writes a struct vq_lent to out and waits
- * for a byte on in. Skips (77) without a free UDP port.
+ * Start both: dev_opts follows node 1's device (",drop=0.05"), b_opts node
+ * 2's (NULL: dev_opts too), b_extra (NULL terminated, or NULL) follows node
+ * 2's keeper's arguments; side_b(keeper, out, in) is node 2's job, which
+ * writes a struct vq_lent to out and waits for a byte on in. Skips (77)
+ * without a free UDP port.
  */
-static inline void vq_two_hosts_start(struct vq_two_hosts *h, const char *dev_opts,
-				      const char *const *b_extra,
-				      int (*side_b)(const struct kp_keeper *k, int out, int in))
+static inline void vq_two_hosts_start2(struct vq_two_hosts *h, const char *dev_opts,
+				       const char *b_opts, const char *const *b_extra,
+				       int (*side_b)(const struct kp_keeper *k, int out, int in))
 {
 	static const char *const addrs[] = {"127.0.0.2", "127.0.0.3"};
 	char deva[96], devb[96];
@@ -77,7 +80,7 @@ static inline void vq_two_hosts_start(struct vq_two_hosts *h, const char *dev_op
 	if (!port)
 		KR_SKIP("no free UDP port on 127.0.0.2/127.0.0.3");
 	snprintf(deva, sizeof(deva), "sim:nodeA@127.0.0.2:%u%s", port, dev_opts);
-	snprintf(devb, sizeof(devb), "sim:nodeB@127.0.0.3:%u%s", port, dev_opts);
+	snprintf(devb, sizeof(devb), "sim:nodeB@127.0.0.3:%u%s", port, b_opts ? b_opts : dev_opts);
 	for (int i = 0; b_extra && b_extra[i] && n < 31; i++)
 		ab[n++] = b_extra[i];
 	ab[n] = NULL;
@@ -100,6 +103,14 @@ static inline void vq_two_hosts_start(struct vq_two_hosts *h, const char *dev_op
 	CHECK_OK(kp_keeper_start(&h->a, aa));
 }
 
+/* vq_two_hosts_start2() with the same options on both devices. */
+static inline void vq_two_hosts_start(struct vq_two_hosts *h, const char *dev_opts,
+				      const char *const *b_extra,
+				      int (*side_b)(const struct kp_keeper *k, int out, int in))
+{
+	vq_two_hosts_start2(h, dev_opts, NULL, b_extra, side_b);
+}
+
 /* Node 1 is done: node 2's job checks its memory and must exit 0. */
 static inline void vq_two_hosts_join(struct vq_two_hosts *h)
 {
@@ -111,11 +122,31 @@ static inline void vq_two_hosts_join(struct vq_two_hosts *h)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* Both keepers stop cleanly (one already stopped counts as clean). */
+/* Does keeper k's log hold needle? */
+static inline bool vq_log_has(const struct kp_keeper *k, const char *needle)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(k->log, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Both keepers stop cleanly (one already stopped counts as clean), and
+ * neither's sim saw a WQE rewritten before its completion.
+ */
 static inline void vq_two_hosts_stop(struct vq_two_hosts *h)
 {
 	CHECK_EQ(kp_keeper_stop(&h->a, SIGTERM), 0);
 	CHECK_EQ(kp_keeper_stop(&h->b, SIGTERM), 0);
+	CHECK(!vq_log_has(&h->a, "rewritten before its completion"));
+	CHECK(!vq_log_has(&h->b, "rewritten before its completion"));
 	unlink(h->peers);
 	kp_keeper_fini(&h->a);
 	kp_keeper_fini(&h->b);

@@ -72,6 +72,7 @@ void sim_comp_head(struct sim_engine *eng, uint32_t qpi, uint8_t synd)
 	struct sim_swqe *w = sim_req_wqe(r, r->head);
 	uint32_t qpn = SIM_QPN_BASE + qpi;
 
+	sim_req_check_ring(eng, qpi, w); /* software left it alone until now */
 	if (synd) {
 		KR_DP_LOG("sim", "qp 0x%x: WQE %u completes with syndrome 0x%x", qpn, w->idx, synd);
 		/* ERR before the CQE: whoever sees the CQE and queries finds ERR */

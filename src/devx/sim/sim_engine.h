@@ -384,6 +384,14 @@ static inline struct sim_swqe *sim_req_wqe(struct sim_req *r, uint32_t idx)
 	return &r->wqe[idx & (r->nslots - 1)];
 }
 void sim_req_reset(struct sim_engine *eng, uint32_t qpi);
+/*
+ * A ConnectX reads a WQE from the ring again to send it again and keeps no
+ * copy past its completion, so software must leave its WQEBBs alone until
+ * the CQE. The sim sends from the copy it took; this checks that the ring
+ * still holds the same bytes (at a completion, a flush and before a
+ * retransmission) and counts (sq_rewrites) and logs a WQE rewritten early.
+ */
+void sim_req_check_ring(struct sim_engine *eng, uint32_t qpi, const struct sim_swqe *w);
 
 /* ---- sim_comp.c ---- */
 void sim_comp_rx(struct sim_engine *eng, uint32_t qpi, const struct sim_pkt *pkt);

@@ -221,6 +221,7 @@ int sim_stats_query(struct kr_devx_ctx *ctx, struct sim_stats *st)
 	SIM_STAT_COPY_(icrc_drops);
 	SIM_STAT_COPY_(rx_malformed);
 	SIM_STAT_COPY_(dc_stale_drops);
+	SIM_STAT_COPY_(sq_rewrites);
 	SIM_STAT_COPY_(l2_drops);
 	SIM_STAT_COPY_(fault_drops);
 	SIM_STAT_COPY_(fault_dups);

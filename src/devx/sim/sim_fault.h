@@ -57,6 +57,7 @@ struct sim_stats {
 	uint64_t icrc_drops;	 /* received packets dropped by the ICRC check */
 	uint64_t rx_malformed;	 /* received datagrams sim_roce_parse refused, dropped */
 	uint64_t dc_stale_drops; /* DCT: packets of an earlier DC connection dropped */
+	uint64_t sq_rewrites;	 /* WQEs whose ring bytes changed before their completion */
 	uint64_t l2_drops;	 /* sent to a MAC not the peer's, or from a GID IP cannot carry */
 	uint64_t fault_drops;	 /* fault injection on this host's packets: */
 	uint64_t fault_dups;

@@ -147,6 +147,30 @@ static const uint8_t *sim_req_shadow(struct sim_req *r, const struct sim_swqe *w
 }
 
 /*
+ * sim_req_check_ring() - see sim_engine.h. The shadow holds a WQE's WQEBBs
+ * contiguously from its slot; the ring wraps.
+ */
+void sim_req_check_ring(struct sim_engine *eng, uint32_t qpi, const struct sim_swqe *w)
+{
+	struct sim_req *r = &eng->req[qpi];
+	const uint8_t *sq = sim_sq_ring(eng, qpi);
+	uint32_t mask = r->nslots - 1, nbb = w->next - w->idx;
+
+	if (!sq || !r->nslots || w->err_synd || nbb > SIM_SHADOW_EXTRA)
+		return; /* nothing was copied whole, or the ring is gone */
+	for (uint32_t b = 0; b < nbb; b++)
+		if (memcmp(sim_req_shadow(r, w) + (size_t)b * SIM_WQEBB,
+			   sq + (size_t)((w->idx + b) & mask) * SIM_WQEBB, SIM_WQEBB)) {
+			SIM_STAT_INC(eng->sh, sq_rewrites);
+			KR_ERR_RATELIMITED("sim",
+					   "qp 0x%x: WQE %u rewritten before its completion (a "
+					   "ConnectX would send the new bytes)",
+					   SIM_QPN_BASE + qpi, w->idx);
+			return;
+		}
+}
+
+/*
  * Parse the WQE at idx (avail WQEBBs published, room free in the shadow) into
  * w. Sets w->err_synd when the WQE is malformed or names memory it may not
  * use. Returns 0, or -EAGAIN when it does not fit before the head yet.
@@ -610,6 +634,8 @@ void sim_req_rewind(struct sim_engine *eng, uint32_t qpi, uint32_t psn)
 	struct sim_req *r = &eng->req[qpi];
 	uint32_t idx;
 
+	for (idx = r->head; idx != r->fetch; idx = sim_req_wqe(r, idx)->next)
+		sim_req_check_ring(eng, qpi, sim_req_wqe(r, idx)); /* hardware reads them again */
 	for (idx = r->head; idx != r->send; idx = sim_req_wqe(r, idx)->next) {
 		struct sim_swqe *w = sim_req_wqe(r, idx);
 		int32_t d = sim_psn_cmp(psn, w->first_psn);
@@ -641,6 +667,7 @@ void sim_req_flush(struct sim_engine *eng, uint32_t qpi)
 	while (r->nslots && r->head != r->fetch) {
 		const struct sim_swqe *w = sim_req_wqe(r, r->head);
 
+		sim_req_check_ring(eng, qpi, w);
 		sim_cqe_write_err(eng, q->cqn_snd, MLX5_CQE_REQ_ERR, MLX5_CQE_SYNDROME_WR_FLUSH_ERR,
 				  w->opcode, qpn, w->idx & 0xffff, q->user_index);
 		r->head = w->next;
