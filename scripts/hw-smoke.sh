@@ -11,11 +11,14 @@
 #   4. every firmware command error of the keepers, status and syndrome
 #      decoded where a name is known, and the end result
 #
-# Two hosts (A and B, same launch key on both; KR_LAUNCH_KEY, 64 hex digits):
-#   A$ scripts/hw-smoke.sh --device mlx5_0 --node 1 --serve A_IP:PORT BUILDDIR
+# Two hosts (A and B, same launch key on both; KR_LAUNCH_KEY, 64 hex digits;
+# and the same cluster key file, mode 0600, which seals the MetaServer's
+# datagrams: made on A by the first command if missing, copied to B by you):
+#   A$ scripts/hw-smoke.sh --device mlx5_0 --node 1 --serve A_IP:PORT \
+#        --cluster-key /etc/krcore/cluster.key BUILDDIR
 #      (prints the command to run on B, with the region it serves)
 #   B$ scripts/hw-smoke.sh --device mlx5_0 --node 2 --metaserver A_IP:PORT \
-#        --peer 1:ADDR:RKEY BUILDDIR
+#        --cluster-key /etc/krcore/cluster.key --peer 1:ADDR:RKEY BUILDDIR
 # Here: scripts/hw-smoke.sh --sim BUILDDIR (two sim hosts on UDP loopback).
 # Needs hugepages (scripts/hugepages.sh). Exit 0 when every step passed,
 # 1 otherwise, 77 (skip) without hugepages. Report: $KR_SMOKE_REPORT or
@@ -23,10 +26,10 @@
 set -euo pipefail
 
 usage() {
-	sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
-sim=0 device= node=1 serve= meta= peer= bin= region=
+sim=0 device= node=1 serve= meta= peer= bin= region= key=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--sim) sim=1 ;;
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--serve) serve=$2; shift ;;
 	--metaserver) meta=$2; shift ;;
 	--peer) peer=$2; shift ;;
+	--cluster-key) key=$2; shift ;;
 	-h | --help) usage ;;
 	-*) echo "hw-smoke: unknown option $1" >&2; usage ;;
 	*) bin=$1 ;;
@@ -51,6 +55,15 @@ if [ "$sim" = 0 ] && [ -z "$serve" ] && { [ -z "$meta" ] || [ -z "$peer" ]; }; t
 	echo "hw-smoke: --serve IP:PORT on the first host, --metaserver and --peer on the second" >&2
 	exit 2
 fi
+if [ "$sim" = 0 ] && [ -z "$key" ]; then
+	echo "hw-smoke: --cluster-key FILE (the same 0600 file on both hosts; made if missing on" \
+		"the first)" >&2
+	exit 2
+fi
+if [ "$sim" = 0 ] && [ ! -s "$key" ]; then
+	[ -n "$serve" ] || { echo "hw-smoke: $key: copy the first host's cluster key here" >&2; exit 2; }
+	kr_cluster_key "$key"
+fi
 free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 need=$((sim ? 64 : 32))
 if [ "${free:-0}" -lt "$need" ]; then
@@ -66,6 +79,7 @@ cleanup() {
 	kr_stop ${pids[@]+"${pids[@]}"}
 	rm -rf "$dir"
 }
+[ -n "$key" ] || { key=$dir/cluster.key && kr_cluster_key "$key"; } # --sim: one of its own
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 : >"$report"
@@ -91,7 +105,7 @@ keeper() {
 	local n=$1 dev=$2
 	shift 2
 	"$bin/tools/krpoold" --foreground --verbose --socket "$dir/node$n.sock" --device "$dev" \
-		--node-id "$n" --tenants 1 --dcis 4 --jobs 2 --heap-mb 2 --hugepages 32 "$@" \
+		--cluster-key "$key" --node-id "$n" --tenants 1 --dcis 4 --jobs 2 --heap-mb 2 --hugepages 32 "$@" \
 		>"$dir/keeper$n.log" 2>&1 &
 	pids+=($!)
 	kr_wait_keeper "$dir/node$n.sock" "${pids[-1]}" || true
@@ -132,7 +146,7 @@ elif [ -n "$serve" ]; then
 	serve "$node"
 	say "   run on the second host (same KR_LAUNCH_KEY):"
 	say "   KR_LAUNCH_KEY=$KR_LAUNCH_KEY scripts/hw-smoke.sh --device <mlx5_n> --node <n> \\"
-	say "     --metaserver $serve --peer $region <builddir>"
+	say "     --metaserver $serve --cluster-key <a copy of $key> --peer $region <builddir>"
 	say "   this side keeps serving until Ctrl-C"
 	errors
 	wait "${pids[0]}"

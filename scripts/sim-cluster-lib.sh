@@ -36,8 +36,15 @@ kr_serve_region() {
 	read -r kr_addr kr_rkey <"$2"
 }
 
+# kr_cluster_key FILE: a fresh cluster key (64 random hex digits), mode 0600:
+# every keeper of one cluster seals its MetaServer datagrams with it.
+kr_cluster_key() {
+	(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$1" && echo >>"$1")
+}
+
 # kr_start_keepers DIR N: the keepers of nodes 1..N on sim hosts
-# 127.0.0.2.. over one free UDP port (node 1 also the MetaServer), sockets
+# 127.0.0.2.. over one free UDP port (node 1 also the MetaServer, the
+# cluster's key in DIR/cluster.key), sockets
 # DIR/node<n>.sock, logs DIR/node<n>.log; each pid appended to the array
 # keepers, the port in kr_port. More krpoold arguments: the array
 # kr_keeper_args; sim device options (",profile=connectx4"): kr_sim_opts. Waits until each answers; 0, or 1 (a keeper that did not
@@ -46,8 +53,9 @@ kr_start_keepers() {
 	local dir=$1 n=$2 i meta args
 	kr_port=$(kr_free_port)
 	meta=127.0.0.2:$((kr_port + 1))
+	[ -s "$dir/cluster.key" ] || kr_cluster_key "$dir/cluster.key"
 	for i in $(seq "$n"); do
-		args=(--foreground --socket "$dir/node$i.sock"
+		args=(--foreground --socket "$dir/node$i.sock" --cluster-key "$dir/cluster.key"
 			--device "sim:node$i@127.0.0.$((i + 1)):$kr_port${kr_sim_opts:-}" --node-id "$i" --tenants 1
 			--dcis 8 --jobs 4 --heap-mb 2 --hugepages 32 ${kr_keeper_args[@]+"${kr_keeper_args[@]}"})
 		if [ "$i" = 1 ]; then

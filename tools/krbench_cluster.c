@@ -25,6 +25,8 @@
 
 #include <krcore/krcore.h>
 
+#include <sodium.h>
+
 #include "krbench.h"
 #include "pool.h"
 
@@ -102,9 +104,32 @@ static void keeper_log_dump(const struct kb_cluster *c, int node)
 		fclose(f);
 }
 
+/* The cluster's key (64 random hex digits, 0600): its MetaServer datagrams are sealed. */
+static int cluster_key(const struct kb_cluster *c)
+{
+	char path[96], hex[66];
+	uint8_t key[32];
+	int fd, rc = 0;
+
+	if (sodium_init() < 0)
+		return -EIO;
+	randombytes_buf(key, sizeof(key));
+	sodium_bin2hex(hex, sizeof(hex) - 1, key, sizeof(key));
+	sodium_memzero(key, sizeof(key));
+	strcat(hex, "\n");
+	snprintf(path, sizeof(path), "%s/cluster.key", c->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex))
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	sodium_memzero(hex, sizeof(hex));
+	return rc;
+}
+
 static pid_t keeper_spawn(const struct kb_cluster *c, int node, const char *krpoold)
 {
-	char dev[96], name[16], id[16], ms[32], log[96];
+	char dev[96], name[16], id[16], ms[32], log[96], key[96];
 	pid_t pid;
 
 	snprintf(name, sizeof(name), "kb%d", node);
@@ -112,6 +137,7 @@ static pid_t keeper_spawn(const struct kb_cluster *c, int node, const char *krpo
 	snprintf(id, sizeof(id), "%d", node);
 	snprintf(ms, sizeof(ms), "127.0.0.2:%u", c->mport);
 	snprintf(log, sizeof(log), "%s/node%d.log", c->dir, node);
+	snprintf(key, sizeof(key), "%s/cluster.key", c->dir);
 	pid = fork();
 	if (pid)
 		return pid;
@@ -130,9 +156,10 @@ static pid_t keeper_spawn(const struct kb_cluster *c, int node, const char *krpo
 	 * (krbench fanout's promoted row)
 	 */
 	execl(krpoold, krpoold, "--foreground", "--socket", c->sock[node - 1], "--device", dev,
-	      "--node-id", id, node == 1 ? "--meta-listen" : "--metaserver-addr", ms, "--tenants",
-	      "1", "--dcis", node == 1 ? "16" : "8", "--rc-spares", node == 1 ? "8" : "2", "--jobs",
-	      "4", "--heap-mb", "2", "--hugepages", KR_STR(KB_KEEPER_PAGES), "--max-nodes", "64",
+	      "--cluster-key", key, "--node-id", id,
+	      node == 1 ? "--meta-listen" : "--metaserver-addr", ms, "--tenants", "1", "--dcis",
+	      node == 1 ? "16" : "8", "--rc-spares", node == 1 ? "8" : "2", "--jobs", "4",
+	      "--heap-mb", "2", "--hugepages", KR_STR(KB_KEEPER_PAGES), "--max-nodes", "64",
 	      node == 1 ? "--metaserver" : (char *)NULL, (char *)NULL);
 	fprintf(stderr, "krbench: cannot run %s: %s\n", krpoold, strerror(errno));
 	_exit(127);
@@ -169,6 +196,13 @@ int kb_cluster_start(struct kb_cluster *c, int nodes, int extra_hosts, const cha
 	if (!mkdtemp(c->dir)) {
 		c->dir[0] = '\0';
 		return -errno;
+	}
+	rc = cluster_key(c);
+	if (rc) {
+		fprintf(stderr, "krbench: cannot write %s/cluster.key: %s\n", c->dir,
+			strerror(-rc));
+		rmdir(c->dir);
+		return rc;
 	}
 	c->nodes = nodes;
 	for (int n = 1; n <= nodes; n++) {
@@ -217,6 +251,8 @@ void kb_cluster_stop(struct kb_cluster *c)
 		snprintf(f, sizeof(f), "%s/node%d.log", c->dir, n);
 		unlink(f);
 	}
+	snprintf(f, sizeof(f), "%s/cluster.key", c->dir);
+	unlink(f);
 	if (c->dir[0])
 		rmdir(c->dir);
 	c->nodes = 0;

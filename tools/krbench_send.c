@@ -339,6 +339,7 @@ static int sd_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t port, struct k
 		if (rc)
 			return rc;
 		av->dctn = ep.dctn;
+		av->dc_key = kr_port_dc_key(ctx->launch.dc_key, port, ep.gen); /* the binding's */
 		kr_devx_dc_av_path(av, &ctx->zone->port, &ctx->zone->port.addr, ep.dctn, ep.dctn);
 		return 0;
 	}
@@ -347,7 +348,7 @@ static int sd_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t port, struct k
 		return rc;
 	memset(av, 0, sizeof(*av));
 	av->dctn = prec.dctn;
-	av->dc_key = ctx->launch.dc_key;
+	av->dc_key = kr_port_dc_key(ctx->launch.dc_key, port, prec.gen);
 	kr_devx_dc_av_path(av, &ctx->zone->port, &rec.addr, ctx->zone->dctn, prec.dctn);
 	return 0;
 }

@@ -114,6 +114,53 @@ static void count_slots(const struct kr_pool_slot *first, uint32_t n, struct cou
 			c->st[first[i].state]++;
 }
 
+/*
+ * Each uid's use of the per-uid quotas (krpoold --uid-launches, --uid-ports):
+ * the unpinned tenant slots its launches hold and the ports bound on them.
+ */
+static void show_uids(const struct kr_pool_seg *s, bool json)
+{
+	uint32_t seen = 0;
+
+	if (json)
+		printf("\"uid_quota\": {\"launches\": %u, \"ports\": %u}, \"uids\": [",
+		       s->uid_launches, s->uid_ports);
+	else
+		printf("per uid (root not limited): at most %u launches, %u ports\n",
+		       s->uid_launches, s->uid_ports);
+	for (uint32_t t = 0; t < s->ntenants; t++) {
+		const struct kr_pool_tenant *tr = kr_seg_tenant(s, t);
+		uint32_t launches = 0, ports = 0;
+		bool first = true;
+
+		if (tr->pinned || !tr->uid_plus1 || !tr->launch_tag)
+			continue;
+		for (uint32_t u = 0; u < t && first; u++) /* counted with an earlier tenant */
+			first = kr_seg_tenant(s, u)->pinned ||
+				kr_seg_tenant(s, u)->uid_plus1 != tr->uid_plus1 ||
+				!kr_seg_tenant(s, u)->launch_tag;
+		if (!first)
+			continue;
+		for (uint32_t u = t; u < s->ntenants; u++) {
+			const struct kr_pool_tenant *o = kr_seg_tenant(s, u);
+
+			if (!o->pinned && o->launch_tag && o->uid_plus1 == tr->uid_plus1) {
+				launches++;
+				ports += o->ports_bound;
+			}
+		}
+		if (json)
+			printf("%s{\"uid\": %u, \"launches\": %u, \"ports\": %u}", seen ? ", " : "",
+			       tr->uid_plus1 - 1, launches, ports);
+		else
+			printf("  uid %-8u launches %u/%u, ports %u/%u\n", tr->uid_plus1 - 1,
+			       launches, s->uid_launches, ports, s->uid_ports);
+		seen++;
+	}
+	if (json)
+		printf("]");
+}
+
 static void show_pool(const struct kr_pool_seg *s, bool json)
 {
 	if (json)
@@ -179,7 +226,10 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 		}
 	}
 	if (json)
-		printf("], \"hugepages_mib\": %.1f, \"rss_mib\": %.1f}\n",
+		printf("], ");
+	show_uids(s, json);
+	if (json)
+		printf(", \"hugepages_mib\": %.1f, \"rss_mib\": %.1f}\n",
 		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
 	else
 		printf("memory: %.1f MiB of hugepages (reserved or in use), %.1f MiB resident\n",
@@ -279,7 +329,10 @@ static void show_jobs(const struct kr_pool_seg *s, bool json)
 		first = false;
 	}
 	if (json)
-		printf("], \"hugepages_mib\": %.1f, \"rss_mib\": %.1f}\n",
+		printf("], ");
+	show_uids(s, json);
+	if (json)
+		printf(", \"hugepages_mib\": %.1f, \"rss_mib\": %.1f}\n",
 		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
 	else
 		printf("memory: %.1f MiB of hugepages (reserved or in use), %.1f MiB resident\n",

@@ -44,6 +44,10 @@ static void usage(FILE *f)
 		"      --low-water N     grow the pool when fewer DCIs are free (default 2)\n"
 		"      --dcis-max N      DCIs per tenant the pool may grow to (default: dcis)\n"
 		"      --rc-max N        RC QPs per tenant it may grow to (default: rc-spares)\n"
+		"      --uid-launches N  tenant slots (launches) one uid may hold, besides slots\n"
+		"                        pinned to it (default: half the unpinned ones, at least\n"
+		"                        1; root is not limited); more: EDQUOT\n"
+		"      --uid-ports N     ports one uid may bind on them (default: all of theirs)\n"
 		"  -s, --socket PATH     UNIX socket (default $KR_KEEPER_SOCKET or %s)\n"
 		"      --group NAME|GID  who may connect: the socket's group, mode 0660\n"
 		"                        (default: the keeper's own group)\n"
@@ -54,7 +58,10 @@ static void usage(FILE *f)
 		"      --max-nodes N     MetaServer slots: node ids 1..N-1 (default 16384)\n"
 		"      --meta-listen A   MetaServer registration socket, IPv4:port (loopback)\n"
 		"      --metaserver-addr A[,A...]  MetaServers to register with (lookups: nearest first)\n"
-		"      --cluster-key FILE  seal MetaServer datagrams with this key (64 hex, 0600)\n"
+		"      --cluster-key FILE  seal MetaServer datagrams with this key (64 hex, 0600);\n"
+		"                        required with --metaserver / --metaserver-addr\n"
+		"      --insecure-metaserver  run them without a key (any user reaching the\n"
+		"                        socket could redirect connects)\n"
 		"  -f, --foreground      do not daemonise (systemd Type=notify uses this)\n"
 		"  -v, --verbose         log at info level\n"
 		"  -h, --help\n",
@@ -79,8 +86,11 @@ static const struct option long_opts[] = {
     {"meta-listen", required_argument, NULL, 1},
     {"metaserver-addr", required_argument, NULL, 1},
     {"cluster-key", required_argument, NULL, 1},
+    {"insecure-metaserver", no_argument, NULL, 2},
     /* growth (src/pool/pool_grow.c) */
     {"dcis-max", required_argument, NULL, 1},  {"rc-max", required_argument, NULL, 1},
+    /* quotas per uid (src/pool/pool_quota.c) */
+    {"uid-launches", required_argument, NULL, 1}, {"uid-ports", required_argument, NULL, 1},
     {NULL, 0, NULL, 0},
 };
 
@@ -151,7 +161,7 @@ int main(int argc, char **argv)
 		case 1:
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
 			break;
-		case 2: /* flags: --metaserver (src/dct), --trusted, --require-kmod */
+		case 2: /* flags: --metaserver, --insecure-metaserver (src/dct), --trusted, ... */
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, "true", err, sizeof(err));
 			break;
 		default:

@@ -97,6 +97,12 @@ struct kr_attach_opts {
 	 * never.
 	 */
 	uint32_t promote_rate;
+	/*
+	 * The uid the keeper runs as, when it is neither root nor this
+	 * process's uid (a service account). 0: $KR_KEEPER_UID, else none.
+	 * kr_attach() sends the launch's key to no other (EPERM).
+	 */
+	uint32_t keeper_uid;
 };
 
 /* A thread spreads its peers over up to this many DCIs (kr_connect()). */
@@ -118,10 +124,12 @@ struct kr_attach_opts {
  * accessible: not in the keeper's group), EUSERS (the uid holds as many
  * connections as it may), EINVAL (bad opts, or a launch key that is not 64 hex
  * digits, dcis_per_thread or $KR_DCIS_PER_THREAD above
- * KR_DCIS_PER_THREAD_MAX or not a number), EALREADY (already attached), ENOSPC (no free job slot,
+ * KR_DCIS_PER_THREAD_MAX or not a number, $KR_KEEPER_UID not a uid), EALREADY (already attached), ENOSPC (no free job slot,
  * no tenant slot free for a new launch, or no warm heap within 2 s: in a burst of attaches the
- * keeper's worker warms heaps one registration at a time, and kr_attach waits for it), EPERM (the
- * launch is bound on this node under another uid or key), EADDRINUSE (the keeper's addresses are
+ * keeper's worker warms heaps one registration at a time, and kr_attach waits for it), EDQUOT (a
+ * new launch, and this uid holds as many tenant slots as krpoold --uid-launches allows), EPERM (the
+ * launch is bound on this node under another uid or key; or the socket is served by a uid other
+ * than root, this process's and keeper_uid: an impostor, sent nothing), EADDRINUSE (the keeper's addresses are
  * taken in this process), EPROTO (the keeper speaks another protocol or sent a malformed reply),
  * ENODEV (the keeper fences its jobs with kmod-min and this process cannot open /dev/krmin),
  * ENOMEM, ENOTCONN or EPIPE (the keeper went away during the attach).
@@ -502,12 +510,14 @@ struct kr_bind_opts {
  * kr_connect_opts.port; each takes a slot in a table this call allocates in
  * the job's heap, and may have at most window messages in flight, only
  * against buffers this port has posted (no receiver-not-ready retries).
- * Ports are per node: one binding of a port across all launches.
+ * Ports belong to a launch: one binding of a port per launch and node (another
+ * launch's port of the same number is another endpoint).
  *
  * Use a port from one thread at a time. kr_unbind() before kr_detach().
  * Returns a port, or NULL with errno: EINVAL (NULL ctx, port 0 or above
- * 65535, bad opts), EADDRINUSE (the port is bound on this node), ENOSPC (no
- * free receive endpoint: krpoold --ports), EOPNOTSUPP (the keeper has none:
+ * 65535, bad opts), EADDRINUSE (this launch has the port bound on this node), ENOSPC (no
+ * free receive endpoint: krpoold --ports), EDQUOT (this uid holds as many ports as krpoold
+ * --uid-ports allows), EOPNOTSUPP (the keeper has none:
  * --ports 0), EACCES (kmod-min refused the endpoint's pages), ENOMEM (heap full),
  * ENOTCONN/EPIPE (keeper gone).
  */

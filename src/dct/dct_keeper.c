@@ -63,13 +63,15 @@ int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, ch
 		return cfg_path(key, val, cfg->cluster_key, sizeof(cfg->cluster_key), err, errlen);
 	if (!strcmp(key, "peers"))
 		return cfg_path(key, val, cfg->peers, sizeof(cfg->peers), err, errlen);
-	if (!strcmp(key, "metaserver")) {
+	if (!strcmp(key, "metaserver") || !strcmp(key, "insecure-metaserver")) {
+		bool *dst = key[0] == 'm' ? &cfg->metaserver : &cfg->insecure_meta;
+
 		if (!strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "yes"))
-			cfg->metaserver = true;
+			*dst = true;
 		else if (!strcmp(val, "0") || !strcmp(val, "false") || !strcmp(val, "no"))
-			cfg->metaserver = false;
+			*dst = false;
 		else {
-			snprintf(err, errlen, "metaserver: expected true or false, got '%s'", val);
+			snprintf(err, errlen, "%s: expected true or false, got '%s'", key, val);
 			return -EINVAL;
 		}
 		return 0;

@@ -19,11 +19,14 @@
  * socket, not a DC SEND: it needs the MetaServer's DCT record and key before
  * the first message (a chicken-and-egg the control socket avoids), it works
  * before any DCI is leased, and a lost datagram is simply re-sent (the
- * request is idempotent: the same records written again). The socket is
- * meant for loopback or a private network namespace unless the keepers
- * share a --cluster-key: then every datagram is sealed (dct_seal.c), and
- * one that is not, is replayed or is cut is dropped, counted and answered
- * with nothing.
+ * request is idempotent: the same records written again). The keepers
+ * share a --cluster-key: every datagram is sealed (dct_seal.c), and one that
+ * is not, is replayed or is cut is dropped, counted and answered with
+ * nothing. Without a key any user of any node that reaches the socket (on
+ * loopback: every local user) could register a node and redirect connects
+ * to itself, so a keeper runs a MetaServer or registers without one only
+ * when told --insecure-metaserver. A registration never writes the
+ * MetaServer's own row: its event loop alone does (kr_keeper_meta_changed).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -212,8 +215,8 @@ static bool meta_take(struct kr_dct_keeper *d, const struct kr_meta_box *in, ssi
 {
 	if (!kr_meta_open(&d->key, in, n, KR_META_REGISTER, req, why))
 		return false;
-	if (req->node_id >= d->max_nodes) {
-		*why = KR_META_DROP_BAD;
+	if (req->node_id >= d->max_nodes || req->node_id == d->reply.node_id) {
+		*why = KR_META_DROP_BAD; /* our own row is ours to write */
 		return false;
 	}
 	if (!d->key.set)
@@ -288,8 +291,8 @@ void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m)
 
 		m->t[t].dctn = kt->bound && kt->dct_ok ? kt->dct.dctn : 0;
 		m->t[t].tag = kt->bound && kt->dct_ok ? kt->launch_tag : 0;
-		kr_keeper_port_publish(k, kt, m);
 	}
+	kr_keeper_ports_publish(k, m);
 	pthread_mutex_unlock(&k->cmd_lock);
 }
 
@@ -395,6 +398,16 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 		rc = kr_meta_key_load(k->cfg.cluster_key, &d->key);
 		if (rc)
 			return rc;
+	} else if (!k->cfg.insecure_meta) {
+		KR_ERR("dct",
+		       "--%s without --cluster-key: any user who can send it a datagram could "
+		       "register a node and redirect connects to itself; give every keeper of the "
+		       "cluster the same key file (64 hex digits, mode 0600), or --insecure-metaserver",
+		       k->cfg.metaserver ? "metaserver" : "metaserver-addr");
+		return -EPERM;
+	} else {
+		KR_WARN("dct", "--insecure-metaserver: MetaServer datagrams are not authenticated; "
+			       "any user who reaches the socket can redirect this cluster's connects");
 	}
 	if (k->cfg.metaserver) {
 		rc = meta_serve_start(k, d);

@@ -87,9 +87,13 @@ struct kr_pool_cfg {
 	char meta_listen[64]; /* --meta-listen IP:PORT: the MetaServer's registration socket */
 	char meta_addr[256];  /* --metaserver-addr IP:PORT[,IP:PORT...]: replicas, in order */
 	char cluster_key[256]; /* --cluster-key FILE: seals MetaServer datagrams */
+	bool insecure_meta;    /* --insecure-metaserver: run the MetaServer without a key */
 	/* ---- growth (pool_grow.c) ---- */
 	uint32_t dcis_max; /* DCI slots per tenant the pool may grow to; 0 = dcis (no growth) */
 	uint32_t rc_max;   /* RC slots per tenant; 0 = rc-spares (no growth) */
+	/* ---- quotas per uid (pool_quota.c); 0 = the default ---- */
+	uint32_t uid_launches; /* --uid-launches: unpinned tenant slots one uid may bind */
+	uint32_t uid_ports;    /* --uid-ports: ports one uid may bind on them */
 };
 
 /*
@@ -503,7 +507,20 @@ int kr_fd_reopen_ro(int fd);
 int kr_keeper_ro_regions(const void *addr, uint64_t len, uint8_t role,
 			 struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
 
-/* pool_shm.c: job-writable memory, sealed hugetlb memfds (see there) */
+/*
+ * pool_quota.c: the per-uid limits cfg gives (its 0s resolved to the
+ * defaults: half the unpinned slots, at least 1; that many slots' ports).
+ */
+void kr_keeper_quota_limits(const struct kr_pool_cfg *cfg, uint32_t *launches, uint32_t *ports);
+/* pool_quota.c: may uid bind one more unpinned tenant slot? 0 or -EDQUOT (logged). */
+int kr_keeper_quota_launch(const struct kr_keeper *k, uid_t uid);
+/* pool_quota.c: may uid bind one more port in tenant? 0 or -EDQUOT (logged). */
+int kr_keeper_quota_port(const struct kr_keeper *k, uint32_t tenant, uid_t uid);
+/*
+ * pool_shm.c: job-writable memory, sealed hugetlb memfds (huge), and what
+ * jobs only read, plain shmem sealed against every writer but the keeper's
+ * own mapping (!huge: F_SEAL_FUTURE_WRITE); see there.
+ */
 int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, bool huge,
 		      struct kr_shm *shm);
 void kr_keeper_shm_unmap(struct kr_shm *shm);
@@ -677,9 +694,12 @@ int kr_keeper_port_unbind(struct kr_keeper *k, struct kr_keeper_conn *c,
 /* Unbind every port job holds (detach or death). Returns how many. */
 uint32_t kr_keeper_port_reclaim(struct kr_keeper *k, uint32_t job);
 struct kr_meta_msg;
-/* cmd_lock held: append t's bound ports to a MetaServer registration (src/dct). */
-void kr_keeper_port_publish(const struct kr_keeper *k, const struct kr_keeper_tenant *t,
-			    struct kr_meta_msg *m);
+/*
+ * cmd_lock held: append the bound ports of every launch to a MetaServer
+ * registration (src/dct), round-robin across launches: each launch's first,
+ * then each one's second, while the message has room.
+ */
+void kr_keeper_ports_publish(const struct kr_keeper *k, struct kr_meta_msg *m);
 
 /* pool_krmin.c: kmod-min fences the DCI rings (see there); no-ops without it */
 #define KR_KRMIN_PATH "/dev/" KRMIN_DEV_NAME
@@ -881,6 +901,23 @@ struct kr_launch {
  * (the MetaServer table's DC key).
  */
 uint64_t kr_kdf_u64(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id, const char ctx[8]);
+/*
+ * kr_launch_tag_of() - the launch tag of the launch whose DC key is dc_key:
+ * a hash of it (never 0), so the tag names the launch publicly and a keeper
+ * can check that an attach knows the key behind the tag. 0 only when
+ * libsodium cannot start.
+ */
+uint64_t kr_launch_tag_of(uint64_t dc_key);
+/*
+ * kr_port_dc_key() - the DC access key of the binding gen of port in the
+ * launch whose DC key is dc_key (a hash of the three; gen's low
+ * KR_PORT_GEN_MASK bits, as the port records carry them): the keeper
+ * creates the binding's DC target with it, senders post with it, and a
+ * sender of an earlier binding is dropped (a key violation). 0 only when
+ * libsodium cannot start.
+ */
+#define KR_PORT_GEN_MASK 0xffffu
+uint64_t kr_port_dc_key(uint64_t dc_key, uint32_t port, uint32_t gen);
 /* 64 hex digits into key. 0 or -EINVAL. */
 int kr_launch_parse(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES]);
 /*
@@ -901,6 +938,7 @@ struct kr_ctx {
 	uint32_t job_gen;
 	uint64_t keeper_gen;
 	struct kr_launch launch;
+	uint32_t keeper_uid; /* a keeper uid trusted besides root and ours (0: none) */
 	const struct kr_pool_seg *seg;
 	uint64_t seg_len;
 	struct kr_zone_hdr *zone;
@@ -972,6 +1010,19 @@ struct kr_ctx {
 /* How long kr_attach asks again while the keeper warms a heap (EAGAIN). */
 #define KR_ATTACH_WAIT_MS 2000ull
 
+/*
+ * pool_attach_peer.c: the keeper uid a job also trusts besides root and its
+ * own: opt (kr_attach_opts.keeper_uid), else $KR_KEEPER_UID, else none (0).
+ * 0 or -EINVAL (the variable is not a uid).
+ */
+int kr_attach_keeper_uid(uint32_t opt, uint32_t *uid);
+/*
+ * pool_attach_peer.c: before anything secret goes out on sock (connected to
+ * path), its server must run as root, this job's uid or keeper_uid (0:
+ * none). 0, -EPERM (logged, with the uid and pid found), or getsockopt's
+ * -errno.
+ */
+int kr_attach_peer_check(int sock, uint32_t keeper_uid, const char *path);
 /*
  * pool_attach_reply.c: kr_attach_reply_check() - 0 if the keeper's attach
  * reply (nfds descriptors came with it; observer: a status-only attach) is

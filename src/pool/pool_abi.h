@@ -83,7 +83,7 @@
 
 #define KR_POOL_SEG_MAGIC  0x6b72706fu /* "krpo" */
 #define KR_POOL_ZONE_MAGIC 0x6b72747au /* "krtz" */
-#define KR_POOL_VERSION	   5u	       /* 5: RC rings in the zone, slot link state */
+#define KR_POOL_VERSION	   6u	       /* 6: per-uid quotas, ports per tenant */
 
 enum kr_slot_state {
 	KR_SLOT_EMPTY = 0, /* no QP built (yet) */
@@ -195,8 +195,10 @@ struct kr_pool_tenant {
 	uint64_t launch_tag;	     /* the launch it serves (public), 0 = none */
 	uint64_t launches;	     /* launches it served since start */
 	uint64_t renewals;	     /* rebuilds on fresh memory between launches */
+	uint32_t ports_bound;	     /* its launch's bound ports */
+	uint32_t rsvd;
 };
-_Static_assert(sizeof(struct kr_pool_tenant) == 112, "kr_pool_tenant layout");
+_Static_assert(sizeof(struct kr_pool_tenant) == 120, "kr_pool_tenant layout");
 _Static_assert(offsetof(struct kr_pool_tenant, zone_va) == 48, "kr_pool_tenant.zone_va");
 
 /*
@@ -245,14 +247,16 @@ struct kr_pool_seg {
 	 * jobs' queues; on hw it holds the command fd), 0 fenced: each job maps only
 	 * the DCIs it leases, through /dev/krmin (pool_krmin.c) */
 	uint32_t trusted;
-	uint32_t rsvd;
+	uint32_t uid_launches; /* per-uid quotas in force (pool_quota.c) */
 	struct kr_devx_port port; /* what peers address: GID, MAC or LID, the GID index */
 	/* memory the keeper holds, refreshed every 100 ms: hugepages (the
 	 * EAL's and its hugetlb memfds, reserved or touched) and its resident set */
 	uint64_t hugepage_bytes;
 	uint64_t rss_bytes;
+	uint32_t uid_ports; /* per-uid quota in force (pool_quota.c) */
+	uint32_t rsvd;
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 336, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 344, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 

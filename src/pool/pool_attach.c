@@ -122,6 +122,12 @@ static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
 	ctx->sock = kr_msg_connect(path);
 	if (ctx->sock < 0)
 		return ctx->sock;
+	/* the launch's key goes only to a keeper we trust (an observer sends none) */
+	if (!(flags & KR_ATTACH_F_OBSERVE)) {
+		rc = kr_attach_peer_check(ctx->sock, ctx->keeper_uid, path);
+		if (rc)
+			return rc;
+	}
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), ++ctx->seq);
 	rc = kr_msg_call(ctx->sock, &req, sizeof(req), rep, sizeof(*rep), fds,
 			 KR_ATTACH_MAX_REGIONS + 1, nfds);
@@ -263,7 +269,10 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	rc = kr_launch_init(opts ? opts->launch_key : NULL, &ctx->launch);
 	if (rc)
 		goto err_free;
-	rc = attach_dcis_per_thread(opts ? opts->dcis_per_thread : 0, &ctx->dcis_per_thread);
+	rc = kr_attach_keeper_uid(opts ? opts->keeper_uid : 0, &ctx->keeper_uid);
+	if (!rc)
+		rc = attach_dcis_per_thread(opts ? opts->dcis_per_thread : 0,
+					    &ctx->dcis_per_thread);
 	if (!rc)
 		rc = attach_promote_rate(opts ? opts->promote_rate : 0, &ctx->promote_rate);
 	if (rc)

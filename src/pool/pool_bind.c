@@ -6,9 +6,11 @@
  * answers to that key: remote ranks of the launch derive the same key, any
  * other requester is dropped by the DCT (a key violation, as mlx5 does).
  * The launch's other ranks join the slot; a job of another uid, or with the
- * tag but not the key, is refused. When the launch's last rank has left and
- * everything it held is back, and no rank came back for KR_LAUNCH_LINGER_MS,
- * the DCT and its key die and the slot is renewed for the next launch.
+ * tag but not the key, is refused. The tag is a hash of the key
+ * (kr_launch_tag_of), checked at every attach: a tag without its key never
+ * binds a slot, so no one can hold a launch's name between its ranks. When the launch's last rank
+ * has left and everything it held is back, and no rank came back for KR_LAUNCH_LINGER_MS, the DCT
+ * and its key die and the slot is renewed for the next launch.
  *
  * Slots pinned to a uid by configuration (tenant.<n>.uid) serve only that
  * uid's launches, and that uid uses only them. The keeper's own tables
@@ -71,6 +73,12 @@ int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uin
 
 	if (!tag)
 		return -EINVAL;
+	if (tag != kr_launch_tag_of(dc_key)) { /* the tag is public, its key is not */
+		KR_WARN_RATELIMITED(
+		    "pool", "uid %u named launch %016" PRIx64 " without the key behind it: refused",
+		    (unsigned int)uid, tag);
+		return -EPERM;
+	}
 	for (uint32_t i = 0; i < k->cfg.tenants; i++) {
 		struct kr_keeper_tenant *b = &k->tenant[i];
 
@@ -85,6 +93,11 @@ int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uin
 			return -EPERM;
 		}
 		return (int)i;
+	}
+	if (!pinned_only) { /* a uid's own pinned slots are outside the quota */
+		rc = kr_keeper_quota_launch(k, uid);
+		if (rc)
+			return rc;
 	}
 	for (uint32_t i = 0; i < k->cfg.tenants && !t; i++)
 		if (slot_free_for(k, i, uid, pinned_only))

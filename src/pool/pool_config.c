@@ -189,6 +189,8 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 	    {"low-water", offsetof(struct kr_pool_cfg, low_water)},
 	    {"dcis-max", offsetof(struct kr_pool_cfg, dcis_max)},
 	    {"rc-max", offsetof(struct kr_pool_cfg, rc_max)},
+	    {"uid-launches", offsetof(struct kr_pool_cfg, uid_launches)},
+	    {"uid-ports", offsetof(struct kr_pool_cfg, uid_ports)},
 	};
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		if (strcmp(key, nums[i].key))
@@ -339,6 +341,12 @@ int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
 	if (cfg->low_water > cfg->dcis)
 		return cfg_err(err, errlen, "low-water: %u is above dcis (%u)", cfg->low_water,
 			       cfg->dcis);
+	if (cfg->uid_launches > cfg->tenants)
+		return cfg_err(err, errlen, "uid-launches: %u is above tenants (%u)",
+			       cfg->uid_launches, cfg->tenants);
+	if (cfg->uid_ports > cfg->tenants * cfg->ports)
+		return cfg_err(err, errlen, "uid-ports: %u is above tenants x ports (%u)",
+			       cfg->uid_ports, cfg->tenants * cfg->ports);
 	if (!cfg->socket[0])
 		return cfg_err(err, errlen, "socket: no path");
 	for (uint32_t t = cfg->tenants; t < KR_POOL_MAX_TENANTS; t++)

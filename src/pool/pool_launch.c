@@ -5,11 +5,18 @@
  * $KR_LAUNCH_KEY, else a random one: a lone job), and each derives from it
  * the same two values, so no one has to publish them:
  *   - the DC access key of the launch's DC target on every node (secret: it
- *     goes to the local keeper only, over its socket);
+ *     goes to the local keeper only, over its socket), from libsodium's
+ *     crypto_kdf (BLAKE2b keyed with the launch key);
  *   - the launch tag, which names the launch in the MetaServer and in krctl
- *     (public: it tells nothing about the key).
- * Both come from libsodium's crypto_kdf (BLAKE2b keyed with the launch key,
- * distinct subkey ids); nothing here is home-made crypto.
+ *     (public), a BLAKE2b hash of the DC key (crypto_generichash): it tells
+ *     nothing about the key, and a keeper checks that an attach naming a tag
+ *     carries the key behind it, so no one without the launch key can hold
+ *     the launch's name on a node (squat it between two of its ranks).
+ *   - the DC key of each binding of a port (kr_port_dc_key): a hash of the
+ *     launch's DC key, the port and the binding's generation, so a sender
+ *     still aiming at an earlier binding of the port is dropped by the new
+ *     binding's DC target, whatever DCT number the device reused.
+ * Nothing here is home-made crypto.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +29,8 @@
 
 #define KR_LAUNCH_KDF_CTX    "krlaunch" /* crypto_kdf context: exactly 8 bytes */
 #define KR_LAUNCH_SUBKEY_DC  1u
-#define KR_LAUNCH_SUBKEY_TAG 2u
+#define KR_LAUNCH_TAG_DOMAIN "krcore-launchtag" /* hashed before the DC key: 16 bytes */
+#define KR_PORT_KEY_DOMAIN   "krcore-port-key!" /* hashed before a port's: 16 bytes */
 
 _Static_assert(crypto_kdf_KEYBYTES == KR_LAUNCH_KEY_BYTES, "a launch key is a kdf master key");
 _Static_assert(sizeof(KR_LAUNCH_KDF_CTX) - 1 == crypto_kdf_CONTEXTBYTES, "kdf context size");
@@ -37,6 +45,43 @@ uint64_t kr_kdf_u64(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id, const c
 	memcpy(&v, sub, sizeof(v));
 	sodium_memzero(sub, sizeof(sub));
 	return v;
+}
+
+/* kr_launch_tag_of() - see pool.h. */
+uint64_t kr_launch_tag_of(uint64_t dc_key)
+{
+	uint8_t in[sizeof(KR_LAUNCH_TAG_DOMAIN) - 1 + sizeof(dc_key)];
+	uint8_t out[crypto_generichash_BYTES_MIN];
+	uint64_t tag;
+
+	if (sodium_init() < 0)
+		return 0;
+	memcpy(in, KR_LAUNCH_TAG_DOMAIN, sizeof(KR_LAUNCH_TAG_DOMAIN) - 1);
+	memcpy(in + sizeof(KR_LAUNCH_TAG_DOMAIN) - 1, &dc_key, sizeof(dc_key));
+	crypto_generichash(out, sizeof(out), in, sizeof(in), NULL, 0);
+	memcpy(&tag, out, sizeof(tag));
+	sodium_memzero(in, sizeof(in));
+	return tag ? tag : 1; /* 0 means "no launch" in the tables (2^-64) */
+}
+
+/* kr_port_dc_key() - see pool.h. */
+uint64_t kr_port_dc_key(uint64_t dc_key, uint32_t port, uint32_t gen)
+{
+	uint8_t in[sizeof(KR_PORT_KEY_DOMAIN) - 1 + sizeof(dc_key) + 8];
+	uint8_t out[crypto_generichash_BYTES_MIN];
+	uint32_t pg[2] = {port, gen & KR_PORT_GEN_MASK};
+	uint64_t key;
+
+	if (sodium_init() < 0)
+		return 0;
+	memcpy(in, KR_PORT_KEY_DOMAIN, sizeof(KR_PORT_KEY_DOMAIN) - 1);
+	memcpy(in + sizeof(KR_PORT_KEY_DOMAIN) - 1, &dc_key, sizeof(dc_key));
+	memcpy(in + sizeof(KR_PORT_KEY_DOMAIN) - 1 + sizeof(dc_key), pg, sizeof(pg));
+	crypto_generichash(out, sizeof(out), in, sizeof(in), NULL, 0);
+	memcpy(&key, out, sizeof(key));
+	sodium_memzero(in, sizeof(in));
+	sodium_memzero(out, sizeof(out));
+	return key;
 }
 
 /* kr_launch_parse() - see pool.h. */
@@ -78,9 +123,7 @@ int kr_launch_init(const char *hex, struct kr_launch *l)
 		l->lone = true;
 	}
 	l->dc_key = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_DC, KR_LAUNCH_KDF_CTX);
-	l->tag = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_TAG, KR_LAUNCH_KDF_CTX);
-	if (!l->tag)
-		l->tag = 1; /* 0 means "no launch" in the tables (2^-64) */
+	l->tag = kr_launch_tag_of(l->dc_key);
 	sodium_memzero(key, sizeof(key));
-	return 0;
+	return l->tag ? 0 : -EIO;
 }

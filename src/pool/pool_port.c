@@ -6,17 +6,28 @@
  * An endpoint is an SRQ and its CQ, warm in the tenant zone's job-writable
  * pages (built with the tenant, like its DCIs), and a DC target the keeper
  * creates over them when a job binds a port (one firmware command, as a
- * kr_reg_mr) and destroys when the port is unbound or its job goes. A new
- * DCT number per binding: a sender still aiming at an old binding gets an
- * error completion instead of landing in the next binder's buffers, and
- * the DC key is the launch's (the DCT cannot be made before a launch).
+ * kr_reg_mr) and destroys when the port is unbound or its job goes. Its DC
+ * key is the binding's own (kr_port_dc_key: the launch's key, the port and
+ * the binding's generation): a sender still aiming at an earlier binding
+ * is dropped by the DC target (a key violation) instead of landing in the
+ * next binder's buffers, whether or not the device reused the DCT number
+ * (the sim does, and a ConnectX's firmware may).
  *
  * States (ep->state, atomic; keeper-private):
  *   FREE   queues empty and ready, no DCT: the loop may bind it
  *   BOUND  a DCT over it, owner_job's; the loop unbinds or reclaims it
  *   DIRTY  given back: the worker rebuilds its SRQ and CQ on zeroed memory
  *          (a dead binder's WQEs and CQEs must not reach the next one), FREE
- * Ports are unique per node, across tenants (as TCP ports per host).
+ * Ports belong to a launch: a port number is unique within a tenant slot,
+ * and another launch's port P is another endpoint, as the MetaServer row
+ * and the node cache are per launch (a sender resolves a port of its own
+ * launch only). So no other user can take a launch's port first.
+ *
+ * Publication (kr_keeper_ports_publish): a registration carries at most
+ * KR_META_MSG_PORTS ports and a MetaServer row holds its own --ports; the
+ * bound ports go in round-robin across launches (each launch's first, then
+ * each one's second...), so a launch that binds many ports never hides
+ * another's, and what one launch publishes is bounded by its endpoints.
  *
  * Fenced (kmod-min): each endpoint's CQ and SRQ pages are a slot of their
  * own, granted to the binder's process at bind and revoked before the DCT
@@ -148,16 +159,17 @@ int kr_keeper_ep_restore(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32
 }
 
 /* The endpoint bound to port on this node, in any tenant; NULL when none. */
-static struct kr_keeper_ep *port_find(struct kr_keeper *k, uint32_t port)
+/* The endpoint of t's launch bound to port, or NULL. */
+static struct kr_keeper_ep *port_find(const struct kr_keeper *k, struct kr_keeper_tenant *t,
+				      uint32_t port)
 {
-	for (uint32_t t = 0; t < k->cfg.tenants; t++)
-		for (uint32_t e = 0; k->tenant[t].ep && e < k->cfg.ports; e++) {
-			struct kr_keeper_ep *ep = &k->tenant[t].ep[e];
+	for (uint32_t e = 0; t->ep && e < k->cfg.ports; e++) {
+		struct kr_keeper_ep *ep = &t->ep[e];
 
-			if (ep->port == port &&
-			    __atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) == KR_EP_BOUND)
-				return ep;
-		}
+		if (ep->port == port &&
+		    __atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) == KR_EP_BOUND)
+			return ep;
+	}
 	return NULL;
 }
 
@@ -201,8 +213,11 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	t = &k->tenant[kr_seg_job(k->seg, job)->tenant];
 	if (!t->bound || !t->ep)
 		return -EINVAL;
-	if (port_find(k, req->port))
-		return -EADDRINUSE;
+	if (port_find(k, t, req->port))
+		return -EADDRINUSE; /* by its own launch */
+	rc = kr_keeper_quota_port(k, t->idx, t->uid);
+	if (rc)
+		return rc;
 	for (e = 0; e < k->cfg.ports; e++) {
 		if (__atomic_load_n(&t->ep[e].state, __ATOMIC_ACQUIRE) == KR_EP_FREE) {
 			ep = &t->ep[e];
@@ -220,7 +235,7 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	da.pdn = t->pd.pdn;
 	da.cq = &ep->cq;
 	da.srq = &ep->srq;
-	da.dc_key = t->dc_key;
+	da.dc_key = kr_port_dc_key(t->dc_key, req->port, ep->gen + 1); /* this binding's */
 	da.access = EP_DCT_ACCESS;
 	da.port = 1;
 	da.mtu = KR_MTU_1K;
@@ -238,6 +253,7 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 		ep->table_va = req->table_va;
 		ep->table_rkey = req->table_rkey;
 		__atomic_store_n(&ep->state, KR_EP_BOUND, __ATOMIC_RELEASE);
+		kr_seg_tenant(k->seg, t->idx)->ports_bound++;
 	}
 	pthread_mutex_unlock(&k->cmd_lock);
 	if (rc) {
@@ -278,6 +294,8 @@ static void ep_unbind(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t 
 	kr_keeper_krmin_revoke_slot(k, ep->krmin_slot_plus1);
 	pthread_mutex_lock(&k->cmd_lock);
 	kr_devx_dct_destroy(&ep->dct);
+	if (ep->port && kr_seg_tenant(k->seg, t->idx)->ports_bound)
+		kr_seg_tenant(k->seg, t->idx)->ports_bound--;
 	ep->dct_ok = false;
 	ep->port = 0;
 	ep->owner_job = 0;
@@ -331,22 +349,35 @@ uint32_t kr_keeper_port_reclaim(struct kr_keeper *k, uint32_t job)
 	return n;
 }
 
-/* kr_keeper_port_publish() - see pool.h. */
-void kr_keeper_port_publish(const struct kr_keeper *k, const struct kr_keeper_tenant *t,
-			    struct kr_meta_msg *m)
+/* kr_keeper_ports_publish() - see pool.h. */
+void kr_keeper_ports_publish(const struct kr_keeper *k, struct kr_meta_msg *m)
 {
-	for (uint32_t e = 0; t->bound && t->ep && e < k->cfg.ports; e++) {
-		const struct kr_keeper_ep *ep = &t->ep[e];
+	bool more = true;
 
-		if (__atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) != KR_EP_BOUND ||
-		    m->nports == KR_META_MSG_PORTS)
-			continue;
-		m->p[m->nports++] = (struct kr_meta_msg_port){.port = ep->port,
-							      .dctn = ep->dct.dctn,
-							      .tag = t->launch_tag,
-							      .table_va = ep->table_va,
-							      .table_rkey = ep->table_rkey,
-							      .nslots = (uint16_t)ep->nslots,
-							      .gen = (uint16_t)ep->gen};
+	/* round r takes each launch's r-th bound port: no launch hides another's */
+	for (uint32_t r = 0; more && r < k->cfg.ports && m->nports < KR_META_MSG_PORTS; r++) {
+		more = false;
+		for (uint32_t i = 0; i < k->cfg.tenants && m->nports < KR_META_MSG_PORTS; i++) {
+			const struct kr_keeper_tenant *t = &k->tenant[i];
+			const struct kr_keeper_ep *ep = NULL;
+			uint32_t seen = 0;
+
+			for (uint32_t e = 0; t->bound && t->ep && e < k->cfg.ports && !ep; e++)
+				if (__atomic_load_n(&t->ep[e].state, __ATOMIC_ACQUIRE) ==
+					KR_EP_BOUND &&
+				    seen++ == r)
+					ep = &t->ep[e];
+			if (!ep)
+				continue;
+			more = true;
+			m->p[m->nports++] =
+			    (struct kr_meta_msg_port){.port = ep->port,
+						      .dctn = ep->dct.dctn,
+						      .tag = t->launch_tag,
+						      .table_va = ep->table_va,
+						      .table_rkey = ep->table_rkey,
+						      .nslots = (uint16_t)ep->nslots,
+						      .gen = (uint16_t)ep->gen};
+		}
 	}
 }

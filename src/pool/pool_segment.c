@@ -286,6 +286,7 @@ int kr_keeper_seg_init(struct kr_keeper *k)
 	snprintf(s->device, sizeof(s->device), "%s", k->ctx ? k->ctx->name : cfg->device);
 	/* fenced only when kmod-min maps the rings and no job holds the command fd */
 	s->trusted = k->krmin_fd < 0 || (k->ctx && k->ctx->share_cmd_fd);
+	kr_keeper_quota_limits(cfg, &s->uid_launches, &s->uid_ports);
 	if (k->ctx)
 		s->port = k->ctx->port;
 	k->seg = s;

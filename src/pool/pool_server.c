@@ -36,8 +36,9 @@ _Static_assert((int)KR_MR_LOCAL_WRITE == (int)KR_ACCESS_LOCAL_WRITE &&
 
 /*
  * The socket's directory must be a real directory (not a symlink) owned by
- * us or root, and not writable by others unless sticky: else another user
- * could swap the socket or the lock file under us.
+ * us or root that no other user can write, sticky or not: in a directory
+ * others can write, one of them can bind the socket path before we do (and
+ * receive the attaches, launch keys included) or plant the lock file.
  */
 static int keeper_dir_check(const char *dir)
 {
@@ -57,9 +58,12 @@ static int keeper_dir_check(const char *dir)
 		       (unsigned)st.st_uid);
 		return -EPERM;
 	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-		KR_ERR("pool", "socket directory %s is writable by others and not sticky; refusing",
-		       dir);
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		KR_ERR("pool",
+		       "socket directory %s (mode %04o) is writable by other users, who could "
+		       "take the socket path first; refusing: use a directory only its owner "
+		       "writes, such as /run/krcore",
+		       dir, (unsigned)(st.st_mode & 07777));
 		return -EPERM;
 	}
 	return 0;

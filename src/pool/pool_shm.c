@@ -9,6 +9,11 @@
  * keeper writes while they run (the zone head: descriptors, node cache) is
  * the same kind of piece, plain shmem (never registered with the device),
  * sent as a read-only file description: mmap(PROT_WRITE) and mprotect fail.
+ * A read-only description is not enough: a memfd's inode is mode 0777, so
+ * /proc/self/fd/N reopens it for writing. Once the keeper has mapped such a
+ * piece it adds F_SEAL_FUTURE_WRITE (then F_SEAL_SEAL): the keeper's own
+ * mapping stays writable, and no one can write() it or map it shared and
+ * writable again, however the file is opened.
  *
  * The pieces are mapped at fixed addresses in a window of their own,
  * cfg.base_va + KR_SHM_VA_OFFSET, above the EAL's reservation and outside
@@ -97,8 +102,9 @@ static int shm_create_at(const char *name, void *at, uint64_t len, bool huge, bo
 		KR_ERR("pool", "%s: memfd_create: %s", name, strerror(-rc));
 		return rc;
 	}
+	/* a piece jobs only read keeps its seals open for F_SEAL_FUTURE_WRITE below */
 	if (ftruncate(fd, (off_t)len) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | (huge ? F_SEAL_SEAL : 0))) {
 		rc = -errno;
 		KR_ERR("pool", "%s: sizing and sealing %llu MB: %s", name,
 		       (unsigned long long)(len >> 20), strerror(-rc));
@@ -115,6 +121,14 @@ static int shm_create_at(const char *name, void *at, uint64_t len, bool huge, bo
 		KR_ERR("pool", "%s: %llu MB of 2 MB hugepages at %p: %s%s", name,
 		       (unsigned long long)(len >> 20), at, strerror(-rc),
 		       rc == -ENOMEM ? "; free hugepages: echo N > /proc/sys/vm/nr_hugepages" : "");
+		close(fd);
+		return rc;
+	}
+	/* plain shmem is what jobs only read: our mapping is the last writable one */
+	if (!huge && fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
+		rc = -errno;
+		KR_ERR("pool", "%s: sealing against writes: %s", name, strerror(-rc));
+		munmap(p, len);
 		close(fd);
 		return rc;
 	}

@@ -251,6 +251,7 @@ static int send_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t self, uint32
 		if (rc)
 			return rc;
 		av->dctn = ep->dctn;
+		av->dc_key = kr_port_dc_key(ctx->launch.dc_key, port, ep->gen);
 		kr_devx_dc_av_path(av, &ctx->zone->port, &ctx->zone->port.addr, ep->dctn, ep->dctn);
 		return 0;
 	}
@@ -265,7 +266,7 @@ static int send_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t self, uint32
 	ep->table_rkey = prec.table_rkey;
 	memset(av, 0, sizeof(*av));
 	av->dctn = prec.dctn;
-	av->dc_key = ctx->launch.dc_key; /* the launch's on every node */
+	av->dc_key = kr_port_dc_key(ctx->launch.dc_key, port, prec.gen); /* this binding's */
 	kr_devx_dc_av_path(av, &ctx->zone->port, &rec.addr, ctx->zone->dctn, prec.dctn);
 	return 0;
 }

@@ -128,14 +128,34 @@ static void run(uint32_t n, uint16_t port, bool first)
 	snprintf(listen, sizeof(listen), "127.0.0.2:%u", port + 1);
 	snprintf(nodes, sizeof(nodes), "%u", n + 1);
 	{
-		const char *const a1[] = {"--device",
-					  dev1,
+		const char *const a1[] = {
+		    "--device",
+		    dev1,
+		    "--node-id",
+		    "1",
+		    "--metaserver",
+		    "--insecure-metaserver", /* the fake nodes below are not sealed */
+		    "--max-nodes",
+		    nodes,
+		    "--meta-listen",
+		    listen,
+		    "--tenants",
+		    "1",
+		    "--dcis",
+		    "2",
+		    "--jobs",
+		    "1",
+		    "--heap-mb",
+		    "2",
+		    "--hugepages",
+		    "32",
+		    NULL};
+		const char *const a2[] = {"--device",
+					  dev2,
 					  "--node-id",
-					  "1",
-					  "--metaserver",
-					  "--max-nodes",
-					  nodes,
-					  "--meta-listen",
+					  "2",
+					  "--insecure-metaserver",
+					  "--metaserver-addr",
 					  listen,
 					  "--tenants",
 					  "1",
@@ -148,11 +168,6 @@ static void run(uint32_t n, uint16_t port, bool first)
 					  "--hugepages",
 					  "32",
 					  NULL};
-		const char *const a2[] = {
-		    "--device", dev2,	     "--node-id", "2",	    "--metaserver-addr",
-		    listen,	"--tenants", "1",	  "--dcis", "2",
-		    "--jobs",	"1",	     "--heap-mb", "2",	    "--hugepages",
-		    "32",	NULL};
 
 		kp_keeper_init(&ms);
 		kp_keeper_init(&plain);

@@ -91,6 +91,11 @@ int main(void)
 		  -EINVAL);
 	CHECK(!strcmp(c.meta_addr, "127.0.0.2:4792,127.0.0.4:4792"));
 	CHECK_ERR(set(&c, "metaserver", "maybe"), -EINVAL);
+	CHECK(!c.insecure_meta);
+	CHECK_OK(set(&c, "insecure-metaserver", "true"));
+	CHECK(c.insecure_meta);
+	CHECK_ERR(set(&c, "insecure-metaserver", "maybe"), -EINVAL);
+	CHECK_OK(set(&c, "insecure-metaserver", "false"));
 
 	/* the table counts in the hugepage budget, one slot per node and tenant */
 	plain = kr_pool_cfg_hugepage_bytes(&c);

@@ -134,27 +134,45 @@ static bool fake_is_version(const struct kr_dct_rec *r)
 	       !memcmp(&r->addr, &m.addr, sizeof(m.addr));
 }
 
+/*
+ * Version v of the fake node's registration, sealed with the test's cluster
+ * key (kp_cluster_key: the keepers' own), stamped newer than every earlier one.
+ */
+static size_t fake_sealed(const struct kr_meta_key *key, uint64_t t0, uint32_t v,
+			  struct kr_meta_box *box)
+{
+	struct kr_meta_msg m;
+
+	fake_msg(&m, v);
+	m.ts_ns = t0 + v;
+	return kr_meta_seal(key, &m, box);
+}
+
 /* A storm of registrations of FAKE_NODE at node 1 while jobs on node 2 read it. */
 static void storm(const struct kp_keeper *k2, const char *ms_ip, uint16_t ms_port)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(ms_port)};
-	struct kr_meta_msg m;
+	uint64_t t0 = kr_meta_wall_ns();
+	struct kr_meta_key key;
+	struct kr_meta_box box;
 	uint32_t ok = 0, errs = 0;
+	size_t len;
 	pid_t writer;
 	int fd, status;
 
 	CHECK(inet_pton(AF_INET, ms_ip, &sa.sin_addr) == 1);
-	fake_msg(&m, 1);
+	CHECK_OK(kr_meta_key_load(kp_cluster_key(), &key));
+	len = fake_sealed(&key, t0, 1, &box);
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	CHECK(fd >= 0);
-	CHECK(sendto(fd, &m, sizeof(m), 0, (struct sockaddr *)&sa, sizeof(sa)) == sizeof(m));
+	CHECK(sendto(fd, &box, len, 0, (struct sockaddr *)&sa, sizeof(sa)) == (ssize_t)len);
 	usleep(100000); /* version 1 in place (a miss would only show as ENOENT below) */
 	writer = fork();
 	CHECK(writer >= 0);
 	if (writer == 0) {
 		for (uint32_t v = 2; v <= STORM * 64; v++) {
-			fake_msg(&m, v);
-			if (sendto(fd, &m, sizeof(m), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			len = fake_sealed(&key, t0, v, &box);
+			if (sendto(fd, &box, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 				usleep(100);
 		}
 		_exit(0);

@@ -45,7 +45,7 @@
 #define MSG_MAX	    600u
 #define DEADLINE_MS 5000
 #define DEADLINE_NS (DEADLINE_MS * 1000000ull)
-#define PROBE_TAG   0x6b72667a7a746167ull
+#define PROBE_KEY   0x6b72667a7a746167ull /* the probe launch's DC key; its tag the hash */
 
 static struct kr_pool_cfg cfg;
 static pthread_t keeper;
@@ -113,7 +113,8 @@ static void name_launch(uint8_t *msg)
 	memcpy(&a, msg, sizeof(a));
 	if (a.hdr.type != KR_MSG_ATTACH)
 		return;
-	a.launch_tag = a.dc_key = (a.flags & KR_ATTACH_F_OBSERVE) ? 0 : PROBE_TAG;
+	a.dc_key = (a.flags & KR_ATTACH_F_OBSERVE) ? 0 : PROBE_KEY;
+	a.launch_tag = a.dc_key ? kr_launch_tag_of(a.dc_key) : 0;
 	memcpy(msg, &a, sizeof(a));
 }
 
@@ -188,7 +189,8 @@ static bool one_way(const uint8_t *msg, size_t len, bool with_fd)
 static void probe_attach(void)
 {
 	for (uint64_t t0 = kr_test_now_ns();;) {
-		struct kr_msg_attach req = {.launch_tag = PROBE_TAG, .dc_key = PROBE_TAG};
+		struct kr_msg_attach req = {.launch_tag = kr_launch_tag_of(PROBE_KEY),
+					    .dc_key = PROBE_KEY};
 		union {
 			struct kr_msg_attach_reply a;
 			struct kr_msg_reply r;

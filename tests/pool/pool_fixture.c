@@ -76,7 +76,65 @@ void kp_keeper_init(struct kp_keeper *k)
 	snprintf(k->log, sizeof(k->log), "%s/krpoold.log", k->dir);
 }
 
-int kp_keeper_start(struct kp_keeper *k, const char *const *extra)
+static char key_path[64];
+static pid_t key_made_by;
+
+/* The test is over: its key and the directory made for it go (its children keep them). */
+static void key_remove(void)
+{
+	char *slash;
+
+	if (key_made_by != getpid())
+		return;
+	unlink(key_path);
+	slash = strrchr(key_path, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(key_path);
+	}
+}
+
+/* kp_cluster_key() - see pool_fixture.h. */
+const char *kp_cluster_key(void)
+{
+	char *path = key_path;
+	uint8_t key[32];
+	char hex[2 * sizeof(key) + 2];
+	int fd;
+
+	if (key_made_by == getpid())
+		return path;
+	snprintf(path, sizeof(key_path), "/tmp/krkey.XXXXXX");
+	CHECK(mkdtemp(path) != NULL);
+	strcat(path, "/cluster.key");
+	fd = open("/dev/urandom", O_RDONLY);
+	CHECK(fd >= 0 && read(fd, key, sizeof(key)) == (ssize_t)sizeof(key));
+	close(fd);
+	for (size_t i = 0; i < sizeof(key); i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	strcat(hex, "\n");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0 && write(fd, hex, strlen(hex)) == (ssize_t)strlen(hex));
+	close(fd);
+	key_made_by = getpid();
+	atexit(key_remove);
+	return path;
+}
+
+/* Does the keeper's argument list name a MetaServer role without saying how it is keyed? */
+static bool meta_unkeyed(const char *const *extra)
+{
+	bool role = false;
+
+	for (; extra && *extra; extra++) {
+		if (!strcmp(*extra, "--cluster-key") || !strcmp(*extra, "--insecure-metaserver"))
+			return false;
+		role |= !strcmp(*extra, "--metaserver") || !strcmp(*extra, "--metaserver-addr");
+	}
+	return role;
+}
+
+static int keeper_start(struct kp_keeper *k, const char *const *extra, bool add_key)
 {
 	const char *argv[48];
 	int argc = 0, status;
@@ -86,6 +144,10 @@ int kp_keeper_start(struct kp_keeper *k, const char *const *extra)
 	argv[argc++] = "--foreground";
 	argv[argc++] = "--socket";
 	argv[argc++] = k->sock;
+	if (add_key && meta_unkeyed(extra)) { /* the test's keepers share one cluster key */
+		argv[argc++] = "--cluster-key";
+		argv[argc++] = kp_cluster_key();
+	}
 	for (; extra && *extra && argc < 46; extra++)
 		argv[argc++] = *extra;
 	argv[argc] = NULL;
@@ -121,6 +183,16 @@ int kp_keeper_start(struct kp_keeper *k, const char *const *extra)
 		sleep_ms(10);
 	}
 	return -ETIMEDOUT;
+}
+
+int kp_keeper_start(struct kp_keeper *k, const char *const *extra)
+{
+	return keeper_start(k, extra, true);
+}
+
+int kp_keeper_start_bare(struct kp_keeper *k, const char *const *extra)
+{
+	return keeper_start(k, extra, false);
 }
 
 int kp_keeper_stop(struct kp_keeper *k, int sig)

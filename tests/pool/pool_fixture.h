@@ -29,10 +29,20 @@ void kp_require_hugepages(unsigned int pages);
 void kp_keeper_init(struct kp_keeper *k);
 /*
  * Start krpoold --foreground on k's socket with the sim and extra arguments
- * (NULL-terminated). Waits until an attach connection succeeds. Returns 0,
- * or the keeper's exit status (> 0) if it stopped, or -ETIMEDOUT.
+ * (NULL-terminated). A keeper given a MetaServer role (--metaserver,
+ * --metaserver-addr) without --cluster-key or --insecure-metaserver gets
+ * --cluster-key kp_cluster_key(): the keepers of one test share it. Waits
+ * until an attach connection succeeds. Returns 0, or the keeper's exit
+ * status (> 0) if it stopped, or -ETIMEDOUT.
  */
 int kp_keeper_start(struct kp_keeper *k, const char *const *extra);
+/*
+ * The path of this test process's cluster key file (64 random hex digits,
+ * mode 0600, in a directory of its own under /tmp), made on first use.
+ */
+const char *kp_cluster_key(void);
+/* kp_keeper_start() with exactly extra: no cluster key added. */
+int kp_keeper_start_bare(struct kp_keeper *k, const char *const *extra);
 /* Signal the keeper and reap it; returns its wait status. */
 int kp_keeper_stop(struct kp_keeper *k, int sig);
 /* Remove the temporary directory. */

@@ -26,6 +26,7 @@
 #include "dct/dct.h"
 #include "kr_test.h"
 #include "sec_fixture.h"
+#include "sec_meta.h"
 #include "sim_mp.h"
 
 #define KEY_HEX "00112233445566778899aabbccddeeff0123456789abcdeffedcba9876543210"
@@ -35,69 +36,6 @@ struct attack {
 	struct kr_meta_key key; /* the cluster's: to build the replays */
 	uint64_t tag;		/* the tests' launch: node 6's record is for it */
 };
-
-static void key_file(const char *path, const char *content, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	CHECK(fd >= 0);
-	CHECK_EQ(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	CHECK_OK(fchmod(fd, mode));
-	close(fd);
-}
-
-/* In a child attached to k: node's record (rc and DCT number) through the MetaServer. */
-static int resolve(const struct kp_keeper *k, uint32_t node, uint32_t *dctn)
-{
-	int p[2], status, res[2] = {-1, 0};
-	pid_t pid;
-
-	CHECK_OK(pipe(p));
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		struct kr_ctx *ctx = kp_attach(k, 5000);
-		struct kr_dct_rec rec;
-
-		close(p[0]);
-		if (!ctx)
-			_exit(2);
-		kr_dct_invalidate(ctx, node);
-		res[0] = kr_dct_resolve(ctx, node, &rec);
-		res[1] = res[0] ? 0 : (int)rec.dctn;
-		if (write(p[1], res, sizeof(res)) != sizeof(res))
-			_exit(3);
-		kr_detach(ctx);
-		_exit(0);
-	}
-	close(p[1]);
-	CHECK_EQ(read(p[0], res, sizeof(res)), (ssize_t)sizeof(res));
-	close(p[0]);
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	*dctn = (uint32_t)res[1];
-	return res[0];
-}
-
-static uint64_t g_tag;
-
-static void fake(struct kr_meta_msg *m, uint32_t node, uint32_t dctn, uint64_t ts)
-{
-	memset(m, 0, sizeof(*m));
-	m->magic = KR_META_MSG_MAGIC;
-	m->version = KR_META_MSG_VERSION;
-	m->type = KR_META_REGISTER;
-	m->seq = dctn;
-	m->node_id = node;
-	m->ntenants = 1;
-	m->ts_ns = ts;
-	m->t[0].dctn = dctn;
-	m->t[0].tag = g_tag;
-	m->addr.gid[10] = 0xff;
-	m->addr.gid[11] = 0xff;
-	m->addr.gid[12] = 127;
-	m->addr.gid[15] = (uint8_t)node;
-}
 
 /*
  * A sealed REGISTER of a node with our launch answered: the reply (opened
@@ -130,16 +68,6 @@ static void reply_has_no_key(const struct attack *a, uint64_t dc_key)
 	}
 	CHECK(rep.table_dctn && rep.table_rkey && rep.table_va && rep.ntenants == 1);
 	close(fd);
-}
-
-/* Send len bytes of buf; was it answered within 300 ms? */
-static bool answered(int fd, const struct sockaddr_in *ms, const void *buf, size_t len)
-{
-	struct kr_meta_box rep;
-
-	if (sendto(fd, buf, len, 0, (const struct sockaddr *)ms, sizeof(*ms)) != (ssize_t)len)
-		return true; /* counts as a failure of the attack setup */
-	return recv(fd, &rep, sizeof(rep), 0) > 0;
 }
 
 static int attacker(void *arg)

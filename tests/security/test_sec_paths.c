@@ -4,9 +4,9 @@
  * start, with a message, and touches nothing, when:
  *   - <socket>.lock is a symlink (to a file it would have truncated);
  *   - something other than a socket sits at the socket path;
- *   - the socket directory is a symlink, or writable by others and not
- *     sticky;
- * and starts in a sticky directory writable by all (like /tmp).
+ *   - the socket directory is a symlink, or writable by other users (by
+ *     all, sticky or not, or by its group);
+ * and starts in a directory only its owner writes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,13 +98,17 @@ int main(void)
 	snprintf(q, sizeof(q), "%s/link/c.sock", k.dir);
 	expect_refused(&k, q, "not a directory");
 
-	/* writable by all, not sticky; then sticky: fine */
+	/* writable by all, sticky or not, or by the group: refused; by its owner only: fine */
 	snprintf(p, sizeof(p), "%s/open", k.dir);
 	CHECK_OK(mkdir(p, 0755));
-	CHECK_OK(chmod(p, 0777));
 	snprintf(q, sizeof(q), "%s/open/d.sock", k.dir);
-	expect_refused(&k, q, "not sticky");
+	CHECK_OK(chmod(p, 0777));
+	expect_refused(&k, q, "writable by other users");
 	CHECK_OK(chmod(p, 01777));
+	expect_refused(&k, q, "writable by other users");
+	CHECK_OK(chmod(p, 0775));
+	expect_refused(&k, q, "writable by other users");
+	CHECK_OK(chmod(p, 0755));
 	snprintf(k.sock, sizeof(k.sock), "%s", q);
 	CHECK_OK(kp_keeper_start(&k, args));
 	CHECK_OK(lstat(q, &st));
