@@ -145,6 +145,11 @@ struct kr_devx_ops {
 	/* The port's LID (InfiniBand; 0 on Ethernet). */
 	int (*query_lid)(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid);
 	int (*umem_dereg)(struct kr_devx_umem *umem);
+	/*
+	 * Pin [addr, addr + size) as a umem. access: KR_ACCESS_UMEM bits only,
+	 * as the kernel's devx_umem_get takes them; anything else is -EINVAL
+	 * (remote atomic rights live in the mkey, never in a umem).
+	 */
 	int (*umem_reg)(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
 			struct kr_devx_umem **umem);
 };
@@ -344,6 +349,13 @@ enum kr_devx_access {
 	KR_ACCESS_REMOTE_READ = 1u << 2,
 	KR_ACCESS_REMOTE_ATOMIC = 1u << 3,
 };
+/*
+ * What a umem may be registered with: Linux's devx_umem_get() (6.1) takes
+ * local write, remote write and remote read and refuses any other access
+ * bit with EINVAL (later kernels add only relaxed ordering); UCX registers
+ * its umems with exactly these. An MR's atomic right is the mkey's `a` bit.
+ */
+#define KR_ACCESS_UMEM (KR_ACCESS_LOCAL_WRITE | KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ)
 
 /* A memory region: umem + CREATE_MKEY (MTT mode over the umem). */
 struct kr_devx_mr {

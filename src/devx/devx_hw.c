@@ -253,6 +253,8 @@ static int kr_hw_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint
 	struct mlx5dv_devx_umem *dv;
 	struct kr_devx_umem *u;
 
+	if (access & ~(uint32_t)KR_ACCESS_UMEM) /* the kernel would refuse it: say so here */
+		return -EINVAL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;

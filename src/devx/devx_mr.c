@@ -112,7 +112,8 @@ int kr_devx_mr_reg_iova(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, vo
 		return -EINVAL;
 	memset(mr, 0, sizeof(*mr));
 
-	rc = ctx->ops->umem_reg(ctx, addr, len, access, &umem);
+	/* the umem pins pages with the rights the kernel takes; atomics are the mkey's */
+	rc = ctx->ops->umem_reg(ctx, addr, len, access & KR_ACCESS_UMEM, &umem);
 	if (rc) {
 		KR_ERR("devx", "%s: umem registration of %zu bytes failed: errno %d", ctx->name,
 		       len, -rc);

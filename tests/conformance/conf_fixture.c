@@ -59,9 +59,11 @@ static int conf_obj_destroy(struct kr_devx_obj *obj)
 static int conf_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
 			 struct kr_devx_umem **umem)
 {
-	struct kr_devx_umem *u = calloc(1, sizeof(*u));
+	struct kr_devx_umem *u;
 
-	(void)access;
+	if (access & ~(uint32_t)KR_ACCESS_UMEM) /* the kernel's devx_umem_get refuses the rest */
+		return -EINVAL;
+	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
 	u->ctx = ctx;

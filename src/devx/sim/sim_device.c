@@ -374,8 +374,10 @@ static int sim_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32
 	struct kr_devx_umem *umem;
 	uint32_t i;
 
-	/* hardware pins any byte range; it only has to exist and not wrap */
-	if (!addr || !size || (uintptr_t)addr + size < (uintptr_t)addr || !umemp)
+	/* hardware pins any byte range; it only has to exist and not wrap; and
+	 * the kernel takes only the umem access bits (devx_umem_get) */
+	if (!addr || !size || (uintptr_t)addr + size < (uintptr_t)addr || !umemp ||
+	    (access & ~(uint32_t)KR_ACCESS_UMEM))
 		return -EINVAL;
 	sim_cost_charge(&dev->cfg, SIM_COST_UMEM_REG); /* pinning, on hardware */
 	umem = calloc(1, sizeof(*umem));
