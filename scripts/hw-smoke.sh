@@ -100,12 +100,31 @@ errors() {
 	fi
 }
 
+# How jobs reach the device: with kmod-min loaded (/dev/krmin) each maps only the DCIs it
+# leases; without it a keeper on a ConnectX needs --trusted (jobs get the command fd).
+mode=kmod
+if [ ! -e /dev/krmin ]; then
+	mode=trusted
+fi
+say_mode() {
+	if [ "$mode" = kmod ]; then
+		say "   mode: kmod (kmod-min fences the queues: each job maps only the DCIs it leases)"
+	else
+		say "   mode: trusted (no /dev/krmin: jobs can write each other's queues and share" \
+			"doorbell pages$([ "$sim" = 1 ] ||
+			echo "; on hardware they hold the command fd: krpoold --trusted"))"
+	fi
+}
+
 # keeper N DEVICE EXTRA...: start krpoold, wait for its socket, record its status.
 keeper() {
-	local n=$1 dev=$2
+	local n=$1 dev=$2 trusted=()
 	shift 2
+	# the sim runs trusted without the module by itself; a ConnectX only when told
+	[ "$mode" = trusted ] && [ "$sim" = 0 ] && trusted=(--trusted)
 	"$bin/tools/krpoold" --foreground --verbose --socket "$dir/node$n.sock" --device "$dev" \
-		--cluster-key "$key" --node-id "$n" --tenants 1 --dcis 4 --jobs 2 --heap-mb 2 --hugepages 32 "$@" \
+		${trusted[@]+"${trusted[@]}"} --cluster-key "$key" --node-id "$n" --tenants 1 \
+		--dcis 4 --jobs 2 --heap-mb 2 --hugepages 32 "$@" \
 		>"$dir/keeper$n.log" 2>&1 &
 	pids+=($!)
 	kr_wait_keeper "$dir/node$n.sock" "${pids[-1]}" || true
@@ -130,6 +149,7 @@ if [ "$sim" = 1 ]; then
 	say "== 1. devices: two sim hosts, 127.0.0.2 and 127.0.0.3, UDP port $port =="
 	"$bin/tools/krdevinfo" -v -d "$dev1" >>"$report" 2>&1 || fail "krdevinfo $dev1"
 	say "== 2. keepers: node 1 (MetaServer) and node 2 =="
+	say_mode
 	keeper 1 "$dev1" --metaserver --meta-listen "127.0.0.2:$((port + 1))"
 	keeper 2 "$dev2" --metaserver-addr "127.0.0.2:$((port + 1))"
 	say "== 3. serve_region on node 2, hello_krcore on node 1 =="
@@ -141,6 +161,7 @@ elif [ -n "$serve" ]; then
 	say "== 1. device $device =="
 	"$bin/tools/krdevinfo" -v -d "$device" >>"$report" 2>&1 || fail "krdevinfo $device"
 	say "== 2. keeper on $device, node $node, MetaServer on $serve =="
+	say_mode
 	keeper "$node" "$device" --metaserver --meta-listen "$serve"
 	say "== 3. serve_region on node $node =="
 	serve "$node"
@@ -155,6 +176,7 @@ else
 	say "== 1. device $device =="
 	"$bin/tools/krdevinfo" -v -d "$device" >>"$report" 2>&1 || fail "krdevinfo $device"
 	say "== 2. keeper on $device, node $node, registered with $meta =="
+	say_mode
 	keeper "$node" "$device" --metaserver-addr "$meta"
 	say "== 3. hello_krcore on node $node against $peer =="
 	"$bin/examples/hello_krcore" --socket "$dir/node$node.sock" "$peer" 2>&1 | tee -a "$report" ||

@@ -79,7 +79,8 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 	printf("keeper pid %d on %s, up %.1f s, heartbeat %.1f ms ago\n", s->keeper_pid, s->device,
 	       up, hb);
 	if (s->trusted)
-		printf("mode: trusted (no kmod-min: jobs can write each other's queues%s)\n",
+		printf("mode: trusted (no kmod-min: jobs can write each other's queues; doorbell "
+		       "pages are shared%s)\n",
 		       strncmp(s->device, "sim:", 4) ? "; on hardware they hold the command fd"
 						     : "");
 	else
