@@ -195,6 +195,20 @@ int kp_keeper_start_bare(struct kp_keeper *k, const char *const *extra)
 	return keeper_start(k, extra, false);
 }
 
+bool kp_log_has(const struct kp_keeper *k, const char *needle)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(k->log, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
 int kp_keeper_stop(struct kp_keeper *k, int sig)
 {
 	int status = 0;

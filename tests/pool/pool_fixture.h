@@ -41,6 +41,8 @@ int kp_keeper_start(struct kp_keeper *k, const char *const *extra);
  * mode 0600, in a directory of its own under /tmp), made on first use.
  */
 const char *kp_cluster_key(void);
+/* Does a line of k's log (its stderr, every start appended) hold needle? */
+bool kp_log_has(const struct kp_keeper *k, const char *needle);
 /* kp_keeper_start() with exactly extra: no cluster key added. */
 int kp_keeper_start_bare(struct kp_keeper *k, const char *const *extra);
 /* Signal the keeper and reap it; returns its wait status. */

@@ -77,20 +77,6 @@ static bool sealed_register(const struct spoof *s, const struct kr_meta_key *key
 	return got;
 }
 
-static bool log_says(const struct kp_keeper *k, const char *what)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen(k->log, "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, what) != NULL;
-	fclose(f);
-	return found;
-}
-
 /* 1. No key, no start; --insecure-metaserver starts. */
 static void unkeyed_refused(const char *dev, const char *ms)
 {
@@ -121,9 +107,9 @@ static void unkeyed_refused(const char *dev, const char *ms)
 
 	kp_keeper_init(&k);
 	CHECK(kp_keeper_start_bare(&k, serve) > 0);
-	CHECK(log_says(&k, "--metaserver without --cluster-key"));
+	CHECK(kp_log_has(&k, "--metaserver without --cluster-key"));
 	CHECK(kp_keeper_start_bare(&k, reg) > 0);
-	CHECK(log_says(&k, "--metaserver-addr without --cluster-key"));
+	CHECK(kp_log_has(&k, "--metaserver-addr without --cluster-key"));
 	/* the same MetaServer, told it is insecure: it runs */
 	serve[17] = "--insecure-metaserver";
 	CHECK_OK(kp_keeper_start_bare(&k, serve));
@@ -164,7 +150,7 @@ static void pair(const char *dev1, const char *dev2, const char *ms, struct spoo
 	CHECK_OK(kp_keeper_start_bare(&a, k1));
 	CHECK_OK(kp_keeper_start_bare(&b, k2));
 	if (!keyf)
-		CHECK(log_says(
+		CHECK(kp_log_has(
 		    &a, "--insecure-metaserver: MetaServer datagrams are not authenticated"));
 	h1 = kp_hold(&a);
 	h2 = kp_hold(&b);

@@ -136,17 +136,7 @@ static void keeper_dir(void)
 	CHECK(strlen(sock) < sizeof(k.sock));
 	memcpy(k.sock, sock, strlen(sock) + 1);
 	CHECK(kp_keeper_start(&k, args) > 0);
-	{
-		char line[512];
-		bool said = false;
-		FILE *f = fopen(k.log, "r");
-
-		CHECK(f != NULL);
-		while (fgets(line, sizeof(line), f))
-			said |= strstr(line, "writable by other users") != NULL;
-		fclose(f);
-		CHECK(said);
-	}
+	CHECK(kp_log_has(&k, "writable by other users"));
 	/* positive control: a directory only root writes */
 	CHECK_OK(chmod(dir, 0755));
 	snprintf(lock, sizeof(lock), "%s.lock", sock);

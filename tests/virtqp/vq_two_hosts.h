@@ -9,9 +9,7 @@
 #define KR_VQ_TWO_HOSTS_H
 
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,21 +120,6 @@ static inline void vq_two_hosts_join(struct vq_two_hosts *h)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* Does keeper k's log hold needle? */
-static inline bool vq_log_has(const struct kp_keeper *k, const char *needle)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen(k->log, "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
-}
-
 /*
  * Both keepers stop cleanly (one already stopped counts as clean), and
  * neither's sim saw a WQE rewritten before its completion.
@@ -145,8 +128,8 @@ static inline void vq_two_hosts_stop(struct vq_two_hosts *h)
 {
 	CHECK_EQ(kp_keeper_stop(&h->a, SIGTERM), 0);
 	CHECK_EQ(kp_keeper_stop(&h->b, SIGTERM), 0);
-	CHECK(!vq_log_has(&h->a, "rewritten before its completion"));
-	CHECK(!vq_log_has(&h->b, "rewritten before its completion"));
+	CHECK(!kp_log_has(&h->a, "rewritten before its completion"));
+	CHECK(!kp_log_has(&h->b, "rewritten before its completion"));
 	unlink(h->peers);
 	kp_keeper_fini(&h->a);
 	kp_keeper_fini(&h->b);
