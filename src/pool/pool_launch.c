@@ -47,41 +47,52 @@ uint64_t kr_kdf_u64(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id, const c
 	return v;
 }
 
+/*
+ * The first 8 bytes of BLAKE2b(domain (16 bytes) || dc_key || extra): what
+ * the public tag and a port binding's key are derived by. 0 when libsodium
+ * cannot start.
+ */
+static uint64_t launch_hash(const char *domain, uint64_t dc_key, const void *extra,
+			    size_t extra_len)
+{
+	crypto_generichash_state st;
+	uint8_t out[crypto_generichash_BYTES_MIN];
+	uint64_t v;
+
+	if (sodium_init() < 0)
+		return 0;
+	crypto_generichash_init(&st, NULL, 0, sizeof(out));
+	crypto_generichash_update(&st, (const uint8_t *)domain, 16);
+	crypto_generichash_update(&st, (const uint8_t *)&dc_key, sizeof(dc_key));
+	if (extra_len)
+		crypto_generichash_update(&st, extra, extra_len);
+	crypto_generichash_final(&st, out, sizeof(out));
+	memcpy(&v, out, sizeof(v));
+	sodium_memzero(&st, sizeof(st));
+	sodium_memzero(out, sizeof(out));
+	return v;
+}
+
+_Static_assert(sizeof(KR_LAUNCH_TAG_DOMAIN) - 1 == 16 && sizeof(KR_PORT_KEY_DOMAIN) - 1 == 16,
+	       "hash domains are 16 bytes");
+
 /* kr_launch_tag_of() - see pool.h. */
 uint64_t kr_launch_tag_of(uint64_t dc_key)
 {
-	uint8_t in[sizeof(KR_LAUNCH_TAG_DOMAIN) - 1 + sizeof(dc_key)];
-	uint8_t out[crypto_generichash_BYTES_MIN];
 	uint64_t tag;
 
 	if (sodium_init() < 0)
 		return 0;
-	memcpy(in, KR_LAUNCH_TAG_DOMAIN, sizeof(KR_LAUNCH_TAG_DOMAIN) - 1);
-	memcpy(in + sizeof(KR_LAUNCH_TAG_DOMAIN) - 1, &dc_key, sizeof(dc_key));
-	crypto_generichash(out, sizeof(out), in, sizeof(in), NULL, 0);
-	memcpy(&tag, out, sizeof(tag));
-	sodium_memzero(in, sizeof(in));
+	tag = launch_hash(KR_LAUNCH_TAG_DOMAIN, dc_key, NULL, 0);
 	return tag ? tag : 1; /* 0 means "no launch" in the tables (2^-64) */
 }
 
 /* kr_port_dc_key() - see pool.h. */
 uint64_t kr_port_dc_key(uint64_t dc_key, uint32_t port, uint32_t gen)
 {
-	uint8_t in[sizeof(KR_PORT_KEY_DOMAIN) - 1 + sizeof(dc_key) + 8];
-	uint8_t out[crypto_generichash_BYTES_MIN];
 	uint32_t pg[2] = {port, gen & KR_PORT_GEN_MASK};
-	uint64_t key;
 
-	if (sodium_init() < 0)
-		return 0;
-	memcpy(in, KR_PORT_KEY_DOMAIN, sizeof(KR_PORT_KEY_DOMAIN) - 1);
-	memcpy(in + sizeof(KR_PORT_KEY_DOMAIN) - 1, &dc_key, sizeof(dc_key));
-	memcpy(in + sizeof(KR_PORT_KEY_DOMAIN) - 1 + sizeof(dc_key), pg, sizeof(pg));
-	crypto_generichash(out, sizeof(out), in, sizeof(in), NULL, 0);
-	memcpy(&key, out, sizeof(key));
-	sodium_memzero(in, sizeof(in));
-	sodium_memzero(out, sizeof(out));
-	return key;
+	return launch_hash(KR_PORT_KEY_DOMAIN, dc_key, pg, sizeof(pg));
 }
 
 /* kr_launch_parse() - see pool.h. */
