@@ -70,29 +70,61 @@ const struct kr_launch *sec_launch(void)
 	return &l;
 }
 
+/* One ATTACH naming tag with dc_key: the reply's status, or the call's -errno; *fd kept on 0. */
+static int attach_named(const char *sock, uint64_t tag, uint64_t dc_key,
+			struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds, int *fd)
+{
+	struct kr_msg_attach req = {.launch_tag = tag, .dc_key = dc_key};
+	int rc;
+
+	*fd = kr_msg_connect(sock);
+	if (*fd < 0)
+		return *fd;
+	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
+	*nfds = 0;
+	rc = kr_msg_call(*fd, &req, sizeof(req), rep, sizeof(*rep), fds, KR_ATTACH_MAX_REGIONS + 1,
+			 nfds);
+	if (!rc)
+		rc = rep->status;
+	if (rc) {
+		close(*fd);
+		*fd = -1;
+	}
+	return rc;
+}
+
 static int attach_once(const char *sock, struct kr_msg_attach_reply *rep, int *fds,
 		       unsigned int *nfds)
 {
 	const struct kr_launch *l = sec_launch();
-	struct kr_msg_attach req = {0};
 	int fd;
 
 	if (!l)
 		return -1;
-	req.launch_tag = l->tag;
-	req.dc_key = l->dc_key;
-	fd = kr_msg_connect(sock);
-	if (fd < 0)
-		return -1;
-	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
-	*nfds = 0;
-	if (kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds, KR_ATTACH_MAX_REGIONS + 1,
-			nfds) ||
-	    rep->status) {
-		close(fd);
-		return -1;
-	}
+	attach_named(sock, l->tag, l->dc_key, rep, fds, nfds, &fd);
 	return fd;
+}
+
+int sec_attach_launch(const char *sock, uint64_t tag, uint64_t dc_key, int *conn)
+{
+	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
+	int fds[KR_ATTACH_MAX_REGIONS + 1];
+	unsigned int nfds = 0;
+	int rc;
+
+	*conn = -1;
+	if (!rep)
+		return -ENOMEM;
+	for (double t0 = kp_now_ms();;) {
+		rc = attach_named(sock, tag, dc_key, rep, fds, &nfds, conn);
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (rc != -EAGAIN || kp_now_ms() - t0 > 5000)
+			break;
+		usleep(1000); /* a heap being warmed */
+	}
+	free(rep);
+	return rc;
 }
 
 int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds,

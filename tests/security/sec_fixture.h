@@ -45,6 +45,14 @@ int sec_wait(pid_t pid);
 int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds,
 		   int timeout_ms);
 
+/*
+ * Attach to the keeper at sock by hand, naming launch tag with dc_key (an
+ * attacker's choice): the reply's status (0 or -errno; -EAGAIN, a heap
+ * being warmed, is asked again for up to 5 s). The descriptors it carried
+ * are closed; on 0, *conn is the connection (close it to detach), else -1.
+ */
+int sec_attach_launch(const char *sock, uint64_t tag, uint64_t dc_key, int *conn);
+
 /* What a lender rank lends: its region, its key, its launch's DCT on its node. */
 struct sec_lent {
 	uint64_t addr;

@@ -26,35 +26,6 @@
 static struct kp_keeper K;
 static uint64_t g_tag; /* L's tag, public */
 
-/* A raw attach naming tag with dc_key: the reply's status; *conn kept open on success. */
-static int raw_attach(uint64_t tag, uint64_t dc_key, int *conn)
-{
-	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
-	struct kr_msg_attach req = {.launch_tag = tag, .dc_key = dc_key};
-	int fds[KR_ATTACH_MAX_REGIONS + 1];
-	unsigned int nfds = 0;
-	int fd = kr_msg_connect(K.sock), rc;
-
-	*conn = -1;
-	if (!rep || fd < 0) {
-		free(rep);
-		return fd < 0 ? fd : -ENOMEM;
-	}
-	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
-	rc = kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds, KR_ATTACH_MAX_REGIONS + 1,
-			 &nfds);
-	if (!rc)
-		rc = rep->status;
-	for (unsigned int i = 0; i < nfds; i++)
-		close(fds[i]);
-	free(rep);
-	if (rc)
-		close(fd);
-	else
-		*conn = fd;
-	return rc;
-}
-
 /* Is a tenant slot of K bound to tag (through an observer's copy)? */
 static bool launch_bound(uint64_t tag)
 {
@@ -77,13 +48,13 @@ static int attacker(void *arg)
 	(void)arg;
 	for (int i = 0; i < 20; i++) { /* keys of its own, each refused */
 		randombytes_buf(&key, sizeof(key));
-		rc = raw_attach(g_tag, key, &conn);
+		rc = sec_attach_launch(K.sock, g_tag, key, &conn);
 		SEC_EXPECT(rc == -EPERM);
 	}
-	SEC_EXPECT(raw_attach(g_tag, 0, &conn) == -EPERM);
+	SEC_EXPECT(sec_attach_launch(K.sock, g_tag, 0, &conn) == -EPERM);
 	/* the control: its own launch */
 	randombytes_buf(&key, sizeof(key));
-	rc = raw_attach(kr_launch_tag_of(key), key, &conn);
+	rc = sec_attach_launch(K.sock, kr_launch_tag_of(key), key, &conn);
 	SEC_EXPECT(rc == 0);
 	close(conn);
 	return 0;

@@ -30,41 +30,10 @@ static struct kp_keeper K;
 /* A raw attach of a launch of its own (a random key): the status; *conn kept on success. */
 static int lone_attach(int *conn)
 {
-	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
-	struct kr_msg_attach req = {0};
-	int fds[KR_ATTACH_MAX_REGIONS + 1];
-	unsigned int nfds = 0;
-	int fd = kr_msg_connect(K.sock), rc;
+	uint64_t key;
 
-	*conn = -1;
-	if (!rep || fd < 0) {
-		free(rep);
-		return fd < 0 ? fd : -ENOMEM;
-	}
-	randombytes_buf(&req.dc_key, sizeof(req.dc_key));
-	req.launch_tag = kr_launch_tag_of(req.dc_key);
-	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
-	for (double t0 = kp_now_ms();;) { /* EAGAIN: a heap still being warmed */
-		rc = kr_msg_call(fd, &req, sizeof(req), rep, sizeof(*rep), fds,
-				 KR_ATTACH_MAX_REGIONS + 1, &nfds);
-		if (!rc)
-			rc = rep->status;
-		for (unsigned int i = 0; i < nfds; i++)
-			close(fds[i]);
-		if (rc != -EAGAIN || kp_now_ms() - t0 > 5000)
-			break;
-		close(fd);
-		usleep(1000);
-		fd = kr_msg_connect(K.sock);
-		if (fd < 0)
-			return fd;
-	}
-	free(rep);
-	if (rc)
-		close(fd);
-	else
-		*conn = fd;
-	return rc;
+	randombytes_buf(&key, sizeof(key));
+	return sec_attach_launch(K.sock, kr_launch_tag_of(key), key, conn);
 }
 
 /* As uid 65534: two launches, then EDQUOT; a byte on the pipe, then wait to be killed. */
