@@ -88,14 +88,37 @@ struct kr_devx_uar {
 	 * at reg_addr only */
 	uint32_t bf_size;
 	uint32_t bf_off;
+	/* kr_devx_uar_alloc_private: the page's other register, held unused so
+	 * that no one else gets a register of this page; NULL otherwise */
+	struct kr_devx_uar *sibling;
 };
 
-/* ops->alloc_uar flags */
+/*
+ * ops->alloc_uar flags, as libmlx5's mlx5dv_devx_alloc_uar (rdma-core 44):
+ * 0 is MLX5DV_UAR_ALLOC_TYPE_NC, the context's one non-cached page, the same
+ * page on every call. KR_DEVX_UAR_BLUEFLAME is MLX5DV_UAR_ALLOC_TYPE_BF: one
+ * BlueFlame register from a free list, each page split into two registers
+ * (0x800 and 0x800 + bf_reg_size) that two calls may hand out; -EOPNOTSUPP
+ * on a device without BlueFlame. KR_DEVX_UAR_NC_DEDICATED is
+ * MLX5DV_UAR_ALLOC_TYPE_NC_DEDICATED (rdma-core >= 45): a doorbell page of
+ * its own per call; -EOPNOTSUPP with an older libmlx5.
+ */
 enum kr_devx_uar_flags {
-	/* a BlueFlame page if the device has them (else a doorbell page): for
-	 * a UAR whose QPs one thread posts to, as nothing serialises its writers */
 	KR_DEVX_UAR_BLUEFLAME = 1u << 0,
+	KR_DEVX_UAR_NC_DEDICATED = 1u << 1,
 };
+
+/*
+ * devx_uar.c: a UAR page no other UAR of ctx shares, for a QP whose holder
+ * maps the page (kmod-min) and must ring no one else's QP through it. Both
+ * BlueFlame registers of one page (the one at the lower offset rings, the
+ * other is held in ->sibling), else a dedicated doorbell page. 0,
+ * -EOPNOTSUPP (no BlueFlame and a libmlx5 without dedicated pages: pages
+ * cannot be kept apart), -EAGAIN (no two registers of one page came), or the
+ * allocation's error. Freed with kr_devx_uar_free_private.
+ */
+int kr_devx_uar_alloc_private(struct kr_devx_ctx *ctx, struct kr_devx_uar **uar);
+void kr_devx_uar_free_private(struct kr_devx_uar *uar);
 
 /* A firmware object created through obj_create (PD, CQ, QP, RMP, DCT, MKEY). */
 struct kr_devx_obj {

@@ -66,30 +66,45 @@ static uint32_t kr_hw_ibv_access(uint32_t access)
 	return ibv;
 }
 
+/* rdma-core >= 45 names it; an older libmlx5 refuses the bit with EOPNOTSUPP */
+#define KR_HW_UAR_NC_DEDICATED (1u << 31)
+
+/* The libmlx5 type for flags (devx.h), or -EOPNOTSUPP without BlueFlame. */
+static int kr_hw_uar_type(const struct kr_devx_ctx *ctx, uint32_t flags, uint32_t *type)
+{
+	if (flags & KR_DEVX_UAR_BLUEFLAME) {
+		if (!ctx->caps.bf_reg_size || (flags & KR_DEVX_UAR_NC_DEDICATED))
+			return -EOPNOTSUPP;
+		*type = MLX5DV_UAR_ALLOC_TYPE_BF;
+	} else {
+		*type = flags & KR_DEVX_UAR_NC_DEDICATED ? KR_HW_UAR_NC_DEDICATED
+							 : MLX5DV_UAR_ALLOC_TYPE_NC;
+	}
+	return 0;
+}
+
 /*
- * A UAR page of the keeper's context. KR_DEVX_UAR_BLUEFLAME on a device with
- * BlueFlame (cap.bf): a write-combining page whose register has two buffers
- * of bf_reg_size / 2 bytes, as rdma-core's bfregs; if the device has none
- * left, a non-cached page (doorbells only), as rdma-core falls back.
+ * A UAR of the keeper's context, as libmlx5 hands it out (devx.h): with
+ * KR_DEVX_UAR_BLUEFLAME one register of a write-combining page, its two
+ * buffers of bf_reg_size / 2 bytes each; no fallback to another type, as
+ * the caller's isolation depends on which it gets.
  */
 static int kr_hw_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar)
 {
-	struct mlx5dv_devx_uar *dv = NULL;
+	struct mlx5dv_devx_uar *dv;
 	struct kr_devx_uar *u;
+	uint32_t type;
+	int rc;
 
+	rc = kr_hw_uar_type(ctx, flags, &type);
+	if (rc)
+		return rc;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	if ((flags & KR_DEVX_UAR_BLUEFLAME) && ctx->caps.bf_reg_size) {
-		dv = mlx5dv_devx_alloc_uar(kr_hw_ibctx(ctx), MLX5DV_UAR_ALLOC_TYPE_BF);
-		if (dv)
-			u->bf_size = ctx->caps.bf_reg_size / 2u;
-	}
-	if (!dv)
-		dv = mlx5dv_devx_alloc_uar(kr_hw_ibctx(ctx), MLX5DV_UAR_ALLOC_TYPE_NC);
+	dv = mlx5dv_devx_alloc_uar(kr_hw_ibctx(ctx), type);
 	if (!dv) {
-		int rc = kr_hw_errno(ENOMEM);
-
+		rc = kr_hw_errno(ENOMEM);
 		free(u);
 		return rc;
 	}
@@ -99,6 +114,8 @@ static int kr_hw_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_de
 	u->base_addr = dv->base_addr;
 	u->priv = dv;
 	u->shared_fd = -1;
+	if (type == MLX5DV_UAR_ALLOC_TYPE_BF)
+		u->bf_size = ctx->caps.bf_reg_size / 2u;
 	*uar = u;
 	return 0;
 }
@@ -119,8 +136,9 @@ int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx)
 
 void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val)
 {
-	if (uar->bf_size) /* a write-combining page: the record goes out first */
-		kr_wc_start();
+	/* the record goes out first: the page may be write-combining, a
+	 * BlueFlame page or one a tenant's jobs only ring (tenant_uar_alloc) */
+	kr_wc_start();
 	/* One 8-byte store: the HCA must never see half a doorbell. */
 	*(volatile uint64_t *)((uint8_t *)uar->reg_addr + uar->bf_off) = val;
 	kr_flush_after_doorbell();

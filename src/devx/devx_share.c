@@ -57,8 +57,7 @@ int kr_devx_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint
 		return -EINVAL;
 	if (!ctx->is_sim)
 		return kr_devx_hw_uar_wrap(ctx, page_id, page, reg_off, bf_size, uar);
-	/* the sim has no BlueFlame pages (cap.bf 0) */
-	return bf_size ? -EINVAL : sim_uar_wrap(ctx, page_id, page, uar);
+	return sim_uar_wrap(ctx, page_id, page, reg_off, bf_size, uar);
 }
 
 void kr_devx_uar_unimport(struct kr_devx_uar *uar)

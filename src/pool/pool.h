@@ -447,6 +447,7 @@ struct kr_keeper {
 	 * built; jobs get them at attach) */
 	uint32_t dci_reg_off;
 	uint32_t dci_bf_size;
+	bool uar_shared_said;	   /* tenants share the device's one doorbell page: logged */
 	struct kr_dct_keeper *dct; /* src/dct: MetaServer role and registration */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;

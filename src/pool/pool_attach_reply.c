@@ -81,9 +81,9 @@ int kr_attach_reply_check(const struct kr_msg_attach_reply *rep, unsigned int nf
 	    (rep->fenced && (rep->uar_ref.reg_off > KR_KRMIN_PAGE - 8 || rep->uar_ref.reg_off & 7 ||
 			     !rep->dci_block || rep->dci_block & (KR_KRMIN_PAGE - 1) ||
 			     rep->rc_block & (KR_KRMIN_PAGE - 1))) ||
-	    /* BlueFlame only on a fenced ConnectX's own DCI pages, both buffers in the page */
+	    /* BlueFlame only on a fenced keeper's own DCI pages, both buffers in the page */
 	    (rep->dci_bf_size &&
-	     (!rep->fenced || rep->dev_is_sim || rep->dci_bf_size & 63 ||
+	     (!rep->fenced || rep->dci_bf_size & 63 ||
 	      rep->uar_ref.reg_off + 2ull * rep->dci_bf_size > KR_KRMIN_PAGE)) ||
 	    reply_range(rep, KR_REGION_ZONE, rep->zone_va,
 			rep->fenced ? kr_attach_zone_head_len(rep) : rep->zone_len) ||

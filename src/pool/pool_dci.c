@@ -46,11 +46,9 @@ static void dci_conn(const struct kr_keeper *k, struct kr_devx_qp_conn *c)
 	c->log_rra_max = 4;
 }
 
-static void keeper_qp_uar_free(struct kr_keeper *k, struct kr_keeper_qp *q)
+static void keeper_qp_uar_free(struct kr_keeper_qp *q)
 {
-	if (!q->uar)
-		return;
-	k->ctx->ops->free_uar(q->uar);
+	kr_devx_uar_free_private(q->uar);
 	q->uar = NULL;
 }
 
@@ -124,11 +122,12 @@ static void dci_describe(struct kr_keeper_tenant *t, uint32_t i)
 
 /*
  * Fenced: a UAR page of the slot's own (a DCI or an RC slot), so that its
- * holder, mapping it through kmod-min, rings no other QP; the tenant's page
- * otherwise. One thread posts to a leased QP, so the page may be BlueFlame
- * (hw). Every page must have its register where the first had it, and the
- * same BlueFlame buffers: jobs learn them once, at attach. 0, the
- * allocation's error, or -EPROTO.
+ * holder, mapping it through kmod-min, rings no other QP: both BlueFlame
+ * registers of one page, or a dedicated page (kr_devx_uar_alloc_private);
+ * the tenant's page otherwise. One thread posts to a leased QP, so the page
+ * may be BlueFlame. Every page must have its register where the first had
+ * it, and the same BlueFlame buffers: jobs learn them once, at attach. 0,
+ * the allocation's error, or -EPROTO.
  */
 static int slot_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
@@ -137,7 +136,7 @@ static int slot_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 
 	if (k->krmin_fd < 0)
 		return 0;
-	rc = k->ctx->ops->alloc_uar(k->ctx, KR_DEVX_UAR_BLUEFLAME, &q->uar);
+	rc = kr_devx_uar_alloc_private(k->ctx, &q->uar);
 	if (rc) {
 		KR_ERR("pool", "tenant %u %s %u: no UAR page of its own: %s", q->tenant,
 		       q->kind == KR_SLOT_RC ? "RC" : "DCI", q->index, strerror(-rc));
@@ -154,7 +153,7 @@ static int slot_uar_alloc(struct kr_keeper *k, struct kr_keeper_qp *q)
 	KR_ERR("pool",
 	       "UAR page %u has its doorbell at 0x%x (BlueFlame %u), the others at 0x%x (%u)",
 	       q->uar->page_id, off, bf, k->dci_reg_off, k->dci_bf_size);
-	keeper_qp_uar_free(k, q);
+	keeper_qp_uar_free(q);
 	return -EPROTO;
 }
 
@@ -176,7 +175,7 @@ static int slot_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, struc
 		rc = keeper_qp_create(k, t, q, kind == KR_SLOT_DCI ? KR_DEVX_QP_DCI : KR_DEVX_QP_RC,
 				      qbuf, cqbuf);
 	if (rc)
-		keeper_qp_uar_free(k, q);
+		keeper_qp_uar_free(q);
 	return rc;
 }
 
@@ -401,6 +400,6 @@ void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q)
 	kr_keeper_krmin_unreg(k, q); /* unpinned before its memory is reused */
 	kr_devx_qp_destroy(&q->qp);
 	kr_devx_cq_destroy(&q->cq);
-	keeper_qp_uar_free(k, q); /* no job maps it: the slot is gone */
+	keeper_qp_uar_free(q); /* no job maps it: the slot is gone */
 	q->built = false;
 }

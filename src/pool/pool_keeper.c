@@ -155,10 +155,39 @@ static int keeper_events(struct kr_keeper *k)
  * device; each DCI's own UAR page comes with its slot, and --trusted
  * changes nothing.
  */
+/*
+ * With kmod-min each DCI's holder maps the DCI's UAR page: the keeper must
+ * be able to give every slot a page no other QP is on. libmlx5 44 without
+ * BlueFlame cannot (one shared non-cached page, no dedicated ones): the
+ * keeper then runs trusted, or refuses to start with --require-kmod.
+ * 0 (k->krmin_fd may now be -1), or with --require-kmod the allocation's error.
+ */
+static int keeper_krmin_pages(struct kr_keeper *k)
+{
+	struct kr_devx_uar *uar;
+	int rc = kr_devx_uar_alloc_private(k->ctx, &uar);
+
+	if (!rc) {
+		kr_devx_uar_free_private(uar);
+		return 0;
+	}
+	KR_LOG(k->cfg.require_kmod ? KR_LOG_ERR : KR_LOG_WARN, "pool",
+	       "%s: no UAR page of its own for each DCI (%s%s): %s", k->ctx->name, strerror(-rc),
+	       rc == -EOPNOTSUPP ? ": the device has no BlueFlame and this libmlx5 has no "
+				   "dedicated pages, which rdma-core 45 adds"
+				 : "",
+	       k->cfg.require_kmod ? "--require-kmod cannot keep jobs' doorbells apart"
+				   : "running without kmod-min");
+	kr_keeper_krmin_close(k);
+	return k->cfg.require_kmod ? rc : 0;
+}
+
 static int keeper_open_krmin(struct kr_keeper *k)
 {
 	int rc = kr_keeper_krmin_open(k);
 
+	if (!rc && k->krmin_fd >= 0)
+		rc = keeper_krmin_pages(k);
 	if (rc)
 		return rc;
 	if (k->krmin_fd >= 0) {
@@ -177,7 +206,7 @@ static int keeper_open_krmin(struct kr_keeper *k)
 	}
 	k->ctx->share_cmd_fd = !k->ctx->is_sim;
 	KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
-		k->ctx->is_sim ? " (no kmod-min: /dev/krmin missing)"
+		k->ctx->is_sim ? " (no kmod-min to keep them apart)"
 			       : " and issue firmware commands as the keeper");
 	return 0;
 }

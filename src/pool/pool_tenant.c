@@ -137,6 +137,32 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	return 0;
 }
 
+/*
+ * The tenant's UAR page, which its jobs ring without kmod-min: a page of its
+ * own where the stack has one (kr_devx_uar_alloc_private), rung only at its
+ * first register and never with BlueFlame copies, as many threads write it;
+ * else libmlx5 44's one non-cached page, which every tenant then shares
+ * (said once: krctl status says doorbell pages are shared in trusted mode).
+ */
+static int tenant_uar_alloc(struct kr_keeper *k, struct kr_keeper_tenant *t)
+{
+	int rc = kr_devx_uar_alloc_private(k->ctx, &t->uar);
+
+	if (!rc) {
+		t->uar->bf_size = 0;
+		return 0;
+	}
+	if (rc != -EOPNOTSUPP)
+		return rc;
+	if (!k->uar_shared_said)
+		KR_INFO("pool",
+			"%s: no UAR page of its own per tenant (no BlueFlame, libmlx5 < "
+			"45): tenants share the device's doorbell page",
+			k->ctx->name);
+	k->uar_shared_said = true;
+	return k->ctx->ops->alloc_uar(k->ctx, 0, &t->uar);
+}
+
 /* What every DC target stands on: a PD, a UAR, and its SRQ with CQ and receive buffers. */
 static int target_base_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
@@ -146,7 +172,7 @@ static int target_base_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	if (rc)
 		return rc;
 	t->pd_ok = true;
-	rc = k->ctx->ops->alloc_uar(k->ctx, 0, &t->uar);
+	rc = tenant_uar_alloc(k, t);
 	if (rc)
 		return rc;
 	return tenant_srq_build(k, t);
@@ -242,7 +268,7 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		t->srq_ok = false;
 	}
 	if (t->uar) {
-		k->ctx->ops->free_uar(t->uar);
+		kr_devx_uar_free_private(t->uar);
 		t->uar = NULL;
 		t->uar_fd = -1;
 	}

@@ -90,8 +90,91 @@ static void conf_doorbell(struct kr_devx_uar *uar, uint64_t val)
 		d->dbrec_at_doorbell = *d->watch_dbrec;
 }
 
+/* A page nobody holds; -ENOMEM past CONF_UAR_PAGES. */
+static int conf_page_new(struct conf_dev *d, uint32_t *ip)
+{
+	for (uint32_t i = 0; i < CONF_UAR_PAGES; i++)
+		if (!d->page_used[i]) {
+			d->page_used[i] = 1;
+			d->page_bf[i] = 0;
+			*ip = i;
+			return 0;
+		}
+	return -ENOMEM;
+}
+
+static void conf_bf_push(struct conf_dev *d, uint32_t v)
+{
+	d->bf_fifo[(d->bf_head + d->bf_len++) % (2 * CONF_UAR_PAGES)] = (uint16_t)v;
+}
+
+/* rdma-core 44's _mlx5dv_devx_alloc_uar, from its source, not from devx.h */
+static int conf_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uarp)
+{
+	struct conf_dev *d = conf_of(ctx);
+	uint32_t release = d->libmlx5 ? d->libmlx5 : 44, i, reg = 0;
+	struct kr_devx_uar *u;
+	int rc = 0;
+
+	if (flags == KR_DEVX_UAR_BLUEFLAME) {
+		if (!ctx->caps.bf_reg_size)
+			return -EOPNOTSUPP; /* no bfregs to split a page into */
+		if (!d->bf_len) {
+			rc = conf_page_new(d, &i);
+			if (rc)
+				return rc;
+			d->page_bf[i] = 1;
+			conf_bf_push(d, 2 * i);
+			conf_bf_push(d, 2 * i + 1);
+		}
+		i = d->bf_fifo[d->bf_head] / 2;
+		reg = d->bf_fifo[d->bf_head] % 2;
+		d->bf_head = (d->bf_head + 1) % (2 * CONF_UAR_PAGES);
+		d->bf_len--;
+	} else if (flags == KR_DEVX_UAR_NC_DEDICATED && release >= 45) {
+		rc = conf_page_new(d, &i);
+	} else if (!flags) {
+		if (!d->nc_page) {
+			rc = conf_page_new(d, &i);
+			if (rc)
+				return rc;
+			d->nc_page = i + 1;
+		}
+		i = d->nc_page - 1;
+	} else {
+		return -EOPNOTSUPP;
+	}
+	if (rc)
+		return rc;
+	u = calloc(1, sizeof(*u));
+	CHECK(u != NULL);
+	u->ctx = ctx;
+	u->page_id = i + 1;
+	u->base_addr = d->uar_mem[i];
+	u->reg_addr = d->uar_mem[i] + 0x800 + reg * ctx->caps.bf_reg_size;
+	u->bf_size = flags == KR_DEVX_UAR_BLUEFLAME ? ctx->caps.bf_reg_size / 2u : 0;
+	u->shared_fd = -1;
+	*uarp = u;
+	return 0;
+}
+
+static void conf_free_uar(struct kr_devx_uar *u)
+{
+	struct conf_dev *d = conf_of(u->ctx);
+	uint32_t i = u->page_id - 1;
+
+	if (d->page_bf[i])
+		conf_bf_push(d, 2 * i + ((uint8_t *)u->reg_addr - d->uar_mem[i] - 0x800) /
+					    u->ctx->caps.bf_reg_size);
+	else if (u->page_id != d->nc_page)
+		d->page_used[i] = 0;
+	free(u);
+}
+
 static const struct kr_devx_ops conf_ops = {
+    .alloc_uar = conf_alloc_uar,
     .doorbell = conf_doorbell,
+    .free_uar = conf_free_uar,
     .general_cmd = conf_general_cmd,
     .obj_create = conf_obj_create,
     .obj_destroy = conf_obj_destroy,
@@ -122,6 +205,7 @@ void conf_dev_init(struct conf_dev *d, bool roce)
 	d->ctx.caps.basic_cyclic_rcv_wqe = true;
 	d->ctx.caps.log_max_srq_sz = 15;
 	d->ctx.caps.atomic = true;
+	d->ctx.caps.bf_reg_size = CONF_BF_REG;
 	d->obj.ctx = &d->ctx;
 	d->obj.id = 0x4242;
 	d->uar.ctx = &d->ctx;

@@ -12,7 +12,9 @@
 
 #include "devx.h"
 
-#define CONF_MBOX_MAX 4096u
+#define CONF_MBOX_MAX  4096u
+#define CONF_UAR_PAGES 8u
+#define CONF_BF_REG    512u /* bf_reg_size of a ConnectX-5 */
 
 struct conf_dev {
 	struct kr_devx_ctx ctx;
@@ -27,9 +29,21 @@ struct conf_dev {
 	/* optional: fills the out mailbox of a general command (e.g. a capability page) */
 	void (*answer)(struct conf_dev *d, const void *in, void *out, size_t outlen);
 	void *arg;
+	/* UARs as rdma-core's mlx5dv_devx_alloc_uar hands them out (release
+	 * libmlx5, 44 unless set): pages of uar_mem, page_id = index + 1; the
+	 * NC type one page (nc_page, 0 none yet); BlueFlame registers two to a
+	 * page from a FIFO (page index * 2 + register); the dedicated type
+	 * from 45. Allocated UARs are calloc'd, free_uar frees them. */
+	uint32_t libmlx5;
+	uint32_t npages, nc_page, bf_head, bf_len;
+	uint16_t bf_fifo[2 * CONF_UAR_PAGES];
+	uint8_t page_used[CONF_UAR_PAGES];
+	uint8_t page_bf[CONF_UAR_PAGES]; /* split into BlueFlame registers */
+	uint8_t uar_mem[CONF_UAR_PAGES][4096];
 };
 
-/* A RoCE (roce true) or InfiniBand device with ConnectX-5-like caps. */
+/* A RoCE (roce true) or InfiniBand device with ConnectX-5-like caps
+ * (BlueFlame registers of CONF_BF_REG bytes). */
 void conf_dev_init(struct conf_dev *d, bool roce);
 /* A QP of type on d whose send ring is wqebbs 64-byte slots (malloc'd). */
 void conf_qp_init(struct conf_dev *d, struct kr_devx_qp *qp, enum kr_devx_qp_type type,

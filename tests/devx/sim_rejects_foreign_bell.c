@@ -37,7 +37,7 @@ int main(void)
 
 	CHECK_OK(kr_fx_host_open(&A, "sim:bell_a", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&B, "sim:bell_b", MEM_LEN));
-	CHECK_OK(A.ctx->ops->alloc_uar(A.ctx, 0, &other)); /* page Q: another tenant's */
+	CHECK_OK(kr_devx_uar_alloc_private(A.ctx, &other)); /* page Q: another DCI's own */
 	CHECK(other->page_id != A.uar->page_id);
 	kr_fx_conn_default(&conn);
 	CHECK_OK(kr_fx_dci_create(&A, &dci, &conn)); /* on page P, A.uar */
@@ -76,7 +76,7 @@ int main(void)
 
 	kr_fx_qp_destroy(&dci);
 	kr_fx_dct_destroy(&dct, &srq);
-	A.ctx->ops->free_uar(other);
+	kr_devx_uar_free_private(other);
 	kr_fx_host_close(&B);
 	kr_fx_host_close(&A);
 	KR_PASS("sim_rejects_foreign_bell");

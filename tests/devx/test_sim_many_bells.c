@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A host with a UAR page per QP, as a fenced keeper builds it (one per DCI),
- * far more pages than one futex_waitv can watch (SIM_MAX_WAKE). A DCI on
+ * far more pages than one futex_waitv can watch (SIM_MAX_WAKE): dedicated
+ * pages, the host modelling rdma-core 45 (libmlx5=45), as a page freed
+ * goes back to the device there. A DCI on
  * the last page is rung from a job's view of the host: the view was sent one
  * page (the tenant's, exported) and rings the DCI's page as kmod-min would
  * map it (sim_uar_wrap). The ring moves the DCI's page's ring count and
@@ -9,7 +11,8 @@
  * here, one per ring), and the WRITE lands. Exports stop at SIM_MAX_WAKE
  * pages with -ENOSPC until a page exported before is freed; the same page
  * exported twice takes no second place; a wrap of a page that is not the
- * one it names is refused.
+ * one it names is refused, and so is a register offset or BlueFlame size
+ * the page does not have.
  */
 #include <stdint.h>
 #include <string.h>
@@ -26,6 +29,7 @@
 #define KEY	0x6b726d616e79626cull
 #define WORD	0x3000u
 #define NPAGES	200u
+#define REG	0x800u /* the doorbell register of a non-cached page */
 
 static struct kr_devx_uar *page[NPAGES];
 
@@ -66,10 +70,10 @@ int main(void)
 	uint64_t rung0;
 	int fd, fd2;
 
-	CHECK_OK(kr_fx_host_open(&A, "sim:many_a", MEM_LEN));
+	CHECK_OK(kr_fx_host_open(&A, "sim:many_a,libmlx5=45", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&B, "sim:many_b", MEM_LEN));
 	for (uint32_t i = 0; i < NPAGES; i++)
-		CHECK_OK(A.ctx->ops->alloc_uar(A.ctx, 0, &page[i]));
+		CHECK_OK(A.ctx->ops->alloc_uar(A.ctx, KR_DEVX_UAR_NC_DEDICATED, &page[i]));
 	tenant = page[0];
 	fenced = page[NPAGES - 1];
 	CHECK(fenced->page_id > SIM_MAX_WAKE);
@@ -91,13 +95,17 @@ int main(void)
 	CHECK_OK(kr_fx_dct_create(&B, &srq, &dct, KEY));
 
 	/* the job rings the DCI's page as kmod-min maps it; a wrong name is refused */
-	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id + 1, fenced->base_addr, 0, 0, &bad),
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id + 1, fenced->base_addr, REG, 0, &bad),
 		  -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, tenant->base_addr, 0, 0, &bad), -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, 0, fenced->base_addr, 0, 0, &bad), -EINVAL);
-	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, 0, 256, &bad),
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, tenant->base_addr, REG, 0, &bad),
 		  -EINVAL);
-	CHECK_OK(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, 0, 0, &dci.uar));
+	CHECK_ERR(kr_devx_uar_wrap(view, 0, fenced->base_addr, REG, 0, &bad), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, 0, 0, &bad), -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, REG + 8, 0, &bad),
+		  -EINVAL);
+	CHECK_ERR(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, REG, 100, &bad),
+		  -EINVAL);
+	CHECK_OK(kr_devx_uar_wrap(view, fenced->page_id, fenced->base_addr, REG, 0, &dci.uar));
 
 	word = (volatile uint64_t *)((uint8_t *)B.mem + WORD);
 	*word = 7;

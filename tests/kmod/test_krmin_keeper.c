@@ -24,6 +24,10 @@
  *  6. without the module: --require-kmod refuses to start, a keeper without
  *     it runs trusted and says so; the lease cost with and without the
  *     module (medians printed); the module is loaded again.
+ *  7. a device without BlueFlame under rdma-core 44 (sim blueflame=0): no
+ *     UAR page of its own per DCI exists, so --require-kmod refuses to
+ *     start and says why, and a keeper without it runs trusted; under
+ *     rdma-core 45 (libmlx5=45) dedicated pages keep it fenced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -521,6 +525,51 @@ static void phase_second_keeper(void)
 	       "with --require-kmod it refuses\n");
 }
 
+/* ---- 7. a stack that cannot keep UAR pages apart ---- */
+
+static void phase_no_blueflame(void)
+{
+	const char *const strict[] = {"--require-kmod",
+				      "-d",
+				      "sim:nobf,blueflame=0",
+				      "--tenants",
+				      "1",
+				      "--dcis",
+				      "2",
+				      "--jobs",
+				      "1",
+				      "--heap-mb",
+				      "2",
+				      "--hugepages",
+				      "32",
+				      NULL};
+	const char *const dedicated[] = {"-v",		"--require-kmod",
+					 "-d",		"sim:nobf45,blueflame=0,libmlx5=45",
+					 "--tenants",	"1",
+					 "--dcis",	"2",
+					 "--jobs",	"1",
+					 "--heap-mb",	"2",
+					 "--hugepages", "32",
+					 NULL};
+	const char *const *plain = strict + 1;
+	struct kp_keeper k2;
+
+	kp_keeper_init(&k2);
+	CHECK(kp_keeper_start(&k2, strict) > 0);
+	CHECK_OK(log_has(&k2, "--require-kmod cannot keep jobs' doorbells apart"));
+	CHECK_OK(kp_keeper_start(&k2, plain));
+	CHECK_OK(log_has(&k2, "no UAR page of its own for each DCI"));
+	CHECK_OK(log_has(&k2, "trusted mode: jobs can write each other's queues"));
+	CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);
+	CHECK_OK(kp_keeper_start(&k2, dedicated));
+	CHECK_OK(log_has(&k2, "each job maps only the DCIs it leases"));
+	CHECK_EQ(kp_keeper_stop(&k2, SIGTERM), 0);
+	kp_keeper_fini(&k2);
+	printf(
+	    "keeper: without BlueFlame, rdma-core 44 cannot give each DCI a page: "
+	    "--require-kmod refuses, else trusted; rdma-core 45's dedicated pages stay fenced\n");
+}
+
 /* ---- 2. SIGKILL mid-post ---- */
 
 /* Start t's traffic and tell the parent on out that it runs. */
@@ -942,6 +991,7 @@ int main(int argc, char **argv)
 	phase_cycles(me);
 	phase_keeper_death(me);
 	phase_trusted();
+	phase_no_blueflame();
 	kp_keeper_fini(&K);
 	KR_PASS("test_krmin_keeper");
 }

@@ -140,7 +140,9 @@ int main(void)
 	R.uar_ref.reg_off = 0x804;
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 	fenced_sim();
-	R.dci_bf_size = 256; /* the sim has no BlueFlame */
+	R.dci_bf_size = 256; /* the sim has BlueFlame, as a ConnectX */
+	CHECK_OK(kr_attach_reply_check(&R, 2, false));
+	R.dci_bf_size = 100; /* not whole 64-byte units */
 	CHECK_ERR(kr_attach_reply_check(&R, 2, false), -EPROTO);
 	fenced_sim();
 	R.region[1].prot = PROT_READ | PROT_WRITE; /* the zone head is read-only */

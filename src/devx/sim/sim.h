@@ -50,6 +50,11 @@
 
 #define SIM_UAR_SIZE 4096u
 #define SIM_UAR_DB_OFFSET 0x800u /* doorbell register within a UAR page, as on hw */
+/* BlueFlame: two registers per page from SIM_UAR_DB_OFFSET, each of two
+ * buffers that doorbells and WQE copies alternate between (libmlx5's bfregs) */
+#define SIM_LOG_BF_REG_SIZE  9
+#define SIM_BF_REG_SIZE	     (1u << SIM_LOG_BF_REG_SIZE)
+#define SIM_BF_REGS_PER_PAGE 2u
 
 /* Object numbers: 0 is never valid. QPs and DCTs share one 24-bit space. */
 #define SIM_QPN_BASE 0x100u
@@ -92,6 +97,7 @@ struct sim_pd {
 
 struct sim_uar {
 	uint8_t in_use;
+	uint8_t bf; /* split into BlueFlame registers (sim_bell.c) */
 	uint32_t refcnt;
 };
 
@@ -233,13 +239,14 @@ struct sim_bell {
 	_Atomic uint32_t sleeping; /* set by the engine before it waits on seq */
 	_Atomic uint64_t rung; /* doorbells: new WQEs of the page's QPs are taken when it moves */
 	uint8_t rsvd0[SIM_UAR_DB_OFFSET - 24];
-	uint64_t db; /* the doorbell register */
-	uint8_t rsvd1[SIM_UAR_SIZE - SIM_UAR_DB_OFFSET - 8];
+	/* the BlueFlame registers: doorbells land in one of their buffers */
+	uint8_t reg[SIM_BF_REGS_PER_PAGE][SIM_BF_REG_SIZE];
+	uint8_t rsvd1[SIM_UAR_SIZE - SIM_UAR_DB_OFFSET - SIM_BF_REGS_PER_PAGE * SIM_BF_REG_SIZE];
 };
 
 _Static_assert(sizeof(struct sim_bell) == SIM_UAR_SIZE, "a bell is one UAR page");
-_Static_assert(__builtin_offsetof(struct sim_bell, db) == SIM_UAR_DB_OFFSET,
-	       "doorbell register where hardware has it");
+_Static_assert(__builtin_offsetof(struct sim_bell, reg) == SIM_UAR_DB_OFFSET,
+	       "doorbell registers where hardware has them");
 
 struct sim_engine; /* engine-private, sim_engine.c */
 
@@ -254,6 +261,12 @@ struct sim_dev {
 	 * opener. */
 	struct sim_bell *bell[SIM_MAX_UAR];
 	int bell_fd[SIM_MAX_UAR];
+	/* opener: libmlx5 44's UAR allocation (sim_bell.c): the one NC page
+	 * (index + 1, 0 none yet), and the free BlueFlame registers, a FIFO of
+	 * page index * SIM_BF_REGS_PER_PAGE + register */
+	uint32_t nc_page;
+	uint16_t bf_free[SIM_MAX_UAR * SIM_BF_REGS_PER_PAGE];
+	uint32_t bf_head, bf_len;
 	/* opener: the pages exported to other processes, whose seq words the
 	 * engine sleeps on (index + 1; entries written before nwake grows; a
 	 * freed page's entry is taken by the next export once the list is full) */
@@ -321,8 +334,11 @@ void sim_engine_stop(struct sim_dev *dev);
 void sim_engine_qp_reset(struct sim_dev *dev, uint32_t qp_idx);
 /* sh->lock held: the QP was moved to ERR by a command; flush its queues. */
 void sim_engine_qp_error(struct sim_dev *dev, uint32_t qp_idx);
-/* ops->doorbell: store the doorbell, count it, wake the engine if it sleeps. */
+/* ops->doorbell: store the doorbell in the register's next buffer, count
+ * it, wake the engine if it sleeps; a write outside a register rings nothing. */
 void sim_doorbell(struct kr_devx_uar *uar, uint64_t val);
+/* ops->bf_copy: the same with the whole WQE copied to the buffer. */
+void sim_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
 
 /* Index helpers. */
 static inline bool sim_qpn_to_idx(uint32_t qpn, uint32_t *idx)
@@ -612,6 +628,8 @@ int sim_uar_export(struct kr_devx_uar *uar);
 int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctx);
 /* The UAR page_id of a view (or of the opener). */
 int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
-int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, struct kr_devx_uar **uar);
+/* A page mapped at page by kmod-min, rung at reg_off with BlueFlame buffers of bf_size. */
+int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
+		 uint32_t bf_size, struct kr_devx_uar **uar);
 
 #endif /* KR_SIM_H */

@@ -78,54 +78,144 @@ static void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint3
 	uar->ctx = ctx;
 	uar->page_id = page_id;
 	uar->base_addr = b;
-	uar->reg_addr = &b->db;
+	uar->reg_addr = b->reg[0];
 	uar->priv = b;
 	uar->shared_fd = -1; /* the sim hands out the page's own memfd */
 }
 
+/* sh->lock held: a page no UAR, CQ or QP holds, now allocated; -ENOMEM. */
+static int sim_page_new(struct sim_dev *dev, uint32_t *ip)
+{
+	struct sim_shared *sh = dev->sh;
+	uint32_t i;
+
+	/* a freed UAR still counted by a CQ or QP stays reserved until they go */
+	for (i = 0; i < SIM_MAX_UAR && (sh->uar[i].in_use || sh->uar[i].refcnt); i++)
+		;
+	if (i == SIM_MAX_UAR || !sim_bell_get(dev, i))
+		return -ENOMEM;
+	sh->uar[i].in_use = 1;
+	sh->uar[i].bf = 0;
+	*ip = i;
+	return 0;
+}
+
+/* sh->lock held: the context's one NC page (libmlx5's singleton). */
+static int sim_nc_page(struct sim_dev *dev, uint32_t *ip)
+{
+	int rc;
+
+	if (!dev->nc_page) {
+		rc = sim_page_new(dev, ip);
+		if (rc)
+			return rc;
+		dev->nc_page = *ip + 1;
+	}
+	*ip = dev->nc_page - 1;
+	return 0;
+}
+
+static void sim_bf_push(struct sim_dev *dev, uint32_t v)
+{
+	uint32_t n = SIM_MAX_UAR * SIM_BF_REGS_PER_PAGE;
+
+	dev->bf_free[(dev->bf_head + dev->bf_len++) % n] = (uint16_t)v;
+}
+
+/*
+ * sh->lock held: a BlueFlame register as libmlx5 44 hands it out: the free
+ * list's head; an empty list first gets a fresh page's registers, in order,
+ * at its tail. A page stays allocated while its context lives.
+ */
+static int sim_bf_pop(struct sim_dev *dev, uint32_t *ip, uint32_t *regp)
+{
+	uint32_t n = SIM_MAX_UAR * SIM_BF_REGS_PER_PAGE, v, i;
+	int rc;
+
+	if (!dev->bf_len) {
+		rc = sim_page_new(dev, &i);
+		if (rc)
+			return rc;
+		dev->sh->uar[i].bf = 1;
+		for (uint32_t r = 0; r < SIM_BF_REGS_PER_PAGE; r++)
+			sim_bf_push(dev, i * SIM_BF_REGS_PER_PAGE + r);
+	}
+	v = dev->bf_free[dev->bf_head];
+	dev->bf_head = (dev->bf_head + 1) % n;
+	dev->bf_len--;
+	*ip = v / SIM_BF_REGS_PER_PAGE;
+	*regp = v % SIM_BF_REGS_PER_PAGE;
+	return 0;
+}
+
+/*
+ * ops->alloc_uar as mlx5dv_devx_alloc_uar of the modelled libmlx5 (devx.h,
+ * cfg.libmlx5): 0 the shared NC page, KR_DEVX_UAR_BLUEFLAME a register of
+ * the free list (-EOPNOTSUPP with blueflame=0, as the kernel refuses a BF
+ * UAR without write-combining), KR_DEVX_UAR_NC_DEDICATED a page of its own (from 45;
+ * -EOPNOTSUPP before, as libmlx5 44 refuses the unknown type).
+ */
 int sim_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uarp)
 {
 	struct sim_dev *dev = sim_dev_of(ctx);
-	struct sim_shared *sh = dev->sh;
+	uint32_t release = dev->cfg.libmlx5 ? dev->cfg.libmlx5 : 44;
+	uint32_t i = 0, reg = 0;
 	struct kr_devx_uar *uar;
-	struct sim_bell *b;
-	uint32_t i;
+	int rc;
 
-	(void)flags; /* no BlueFlame on the sim (cap.bf 0): every page rings doorbells */
+	if ((flags & ~(uint32_t)(KR_DEVX_UAR_BLUEFLAME | KR_DEVX_UAR_NC_DEDICATED)) ||
+	    flags == (KR_DEVX_UAR_BLUEFLAME | KR_DEVX_UAR_NC_DEDICATED) ||
+	    ((flags & KR_DEVX_UAR_NC_DEDICATED) && release < 45) ||
+	    ((flags & KR_DEVX_UAR_BLUEFLAME) && dev->cfg.no_blueflame))
+		return -EOPNOTSUPP;
 	uar = calloc(1, sizeof(*uar));
 	if (!uar)
 		return -ENOMEM;
 	sim_lock(dev);
-	/* a freed UAR still counted by a CQ or QP stays reserved until they go */
-	for (i = 0; i < SIM_MAX_UAR && (sh->uar[i].in_use || sh->uar[i].refcnt); i++)
-		;
-	b = i < SIM_MAX_UAR ? sim_bell_get(dev, i) : NULL;
-	if (!b) {
-		sim_unlock(dev);
-		free(uar);
-		return -ENOMEM;
-	}
-	sh->uar[i].in_use = 1;
+	if (flags & KR_DEVX_UAR_BLUEFLAME)
+		rc = sim_bf_pop(dev, &i, &reg);
+	else if (flags & KR_DEVX_UAR_NC_DEDICATED)
+		rc = sim_page_new(dev, &i);
+	else
+		rc = sim_nc_page(dev, &i);
 	sim_unlock(dev);
-	sim_uar_fill(uar, ctx, i + 1, b);
+	if (rc) {
+		free(uar);
+		return rc;
+	}
+	sim_uar_fill(uar, ctx, i + 1, dev->bell[i]);
+	if (flags & KR_DEVX_UAR_BLUEFLAME) {
+		uar->reg_addr = dev->bell[i]->reg[reg];
+		uar->bf_size = SIM_BF_REG_SIZE / 2;
+	}
 	*uarp = uar;
 	return 0;
 }
 
+/* A BlueFlame register goes back to the list's tail, the NC page stays (a
+ * singleton), a dedicated page is freed. */
 void sim_free_uar(struct kr_devx_uar *uar)
 {
+	struct sim_bell *b;
 	struct sim_dev *dev;
 	struct sim_uar *u;
 
 	if (!uar)
 		return;
 	dev = sim_dev_of(uar->ctx);
+	b = uar->priv;
 	sim_lock(dev);
 	u = &dev->sh->uar[uar->page_id - 1];
-	if (u->refcnt)
-		KR_WARN("sim", "%s: UAR %u freed while %u CQs/QPs still use it", dev->ctx.name,
-			uar->page_id, u->refcnt);
-	u->in_use = 0;
+	if (u->bf) { /* its register, whatever the holder made of bf_size */
+		sim_bf_push(
+		    dev, (uar->page_id - 1) * SIM_BF_REGS_PER_PAGE +
+			     (uint32_t)(((uint8_t *)uar->reg_addr - b->reg[0]) / SIM_BF_REG_SIZE));
+	} else if (uar->page_id != dev->nc_page) {
+		if (u->refcnt)
+			KR_WARN("sim", "%s: UAR %u freed while %u CQs/QPs still use it",
+				dev->ctx.name, uar->page_id, u->refcnt);
+		u->in_use = 0;
+	}
 	sim_unlock(dev);
 	free(uar);
 }
@@ -200,20 +290,58 @@ static void sim_bell_wake(struct sim_bell *w)
 		syscall(SYS_futex, (uint32_t *)&w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
+/*
+ * Where a ConnectX takes doorbells: a buffer of one of the page's BlueFlame
+ * registers (libmlx5's bf->reg, alternating by bf_size). A write elsewhere
+ * in the page rings nothing.
+ */
+static bool sim_reg_ok(const struct sim_bell *b, const uint8_t *at, uint32_t len)
+{
+	uintptr_t off = (uintptr_t)at - (uintptr_t)b;
+
+	return off >= SIM_UAR_DB_OFFSET && !((off - SIM_UAR_DB_OFFSET) % (SIM_BF_REG_SIZE / 2)) &&
+	       off + len <= SIM_UAR_DB_OFFSET + SIM_BF_REGS_PER_PAGE * SIM_BF_REG_SIZE &&
+	       len <= SIM_BF_REG_SIZE / 2;
+}
+
+/* New WQEs for the page's QPs; the engine wakes. */
+static void sim_bell_ring(struct kr_devx_uar *uar, struct sim_bell *b)
 {
 	struct sim_dev *dev = sim_dev_of(uar->ctx);
-	struct sim_bell *b = uar->priv;
 
-	/* One 8-byte store, as the UAR write on hardware. The engine does not
-	 * trust the value: it reads the doorbell record the WQEs came with. */
-	__atomic_store_n(&b->db, val, __ATOMIC_RELEASE);
+	uar->bf_off ^= uar->bf_size;
 	/* release: the doorbell record written before it, for the engine (sim_req.c) */
 	atomic_fetch_add_explicit(&b->rung, 1, memory_order_release);
 	if (dev->wake) /* a job's view */
 		sim_bell_wake(dev->wake);
 	else
 		sim_engine_kick(dev->sh);
+}
+
+void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
+{
+	struct sim_bell *b = uar->priv;
+	uint8_t *at = (uint8_t *)uar->reg_addr + uar->bf_off;
+
+	if (!sim_reg_ok(b, at, sizeof(val)))
+		return;
+	/* One 8-byte store, as the UAR write on hardware. The engine does not
+	 * trust the value: it reads the doorbell record the WQEs came with. */
+	__atomic_store_n((uint64_t *)(void *)at, val, __ATOMIC_RELEASE);
+	sim_bell_ring(uar, b);
+}
+
+/* ops->bf_copy: the WQE into the register's next buffer; the engine takes
+ * it from the ring, where the same bytes are. */
+void sim_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
+{
+	struct sim_bell *b = uar->priv;
+	uint8_t *at = (uint8_t *)uar->reg_addr + uar->bf_off;
+
+	if (!uar->bf_size || len > uar->bf_size || len % 64 || !sim_reg_ok(b, at, len))
+		return;
+	memcpy(at, wqe, len);
+	sim_bell_ring(uar, b);
 }
 
 /* ---- the job's view ---- */
@@ -229,7 +357,8 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 	free(dev);
 }
 
-static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(sim_doorbell, NULL, sim_job_close);
+static const struct kr_devx_ops sim_job_ops =
+    KR_DEVX_VIEW_OPS(sim_doorbell, sim_bf_copy, sim_job_close);
 
 /*
  * sim_attach_fd() - map the UAR page in fd (taken over on success) as a
@@ -297,16 +426,28 @@ int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar
 
 /*
  * sim_uar_wrap() - UAR page_id as mapped at page by someone else (kmod-min,
- * for a fenced DCI), rung from this view. Returns 0, -EINVAL (not that
- * page of this sim: its header says otherwise), -ENOMEM.
+ * for a fenced DCI), rung from this view at register offset reg_off, with
+ * BlueFlame buffers of bf_size bytes (0: doorbells only). Returns 0,
+ * -EINVAL (not that page of this sim: its header says otherwise; not a
+ * register's place or size), -ENOMEM.
  */
-int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, struct kr_devx_uar **uarp)
+int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
+		 uint32_t bf_size, struct kr_devx_uar **uarp)
 {
 	struct sim_bell *b = page;
+	int rc;
 
 	if (!page_id || page_id > SIM_MAX_UAR || !page || !uarp ||
+	    (bf_size && bf_size != SIM_BF_REG_SIZE / 2) || reg_off < SIM_UAR_DB_OFFSET ||
+	    (reg_off - SIM_UAR_DB_OFFSET) % SIM_BF_REG_SIZE ||
+	    reg_off >= SIM_UAR_DB_OFFSET + SIM_BF_REGS_PER_PAGE * SIM_BF_REG_SIZE ||
 	    __atomic_load_n(&b->magic, __ATOMIC_RELAXED) != SIM_BELL_MAGIC ||
 	    __atomic_load_n(&b->page_id, __ATOMIC_RELAXED) != page_id)
 		return -EINVAL;
-	return sim_uar_new(ctx, page_id, b, uarp);
+	rc = sim_uar_new(ctx, page_id, b, uarp);
+	if (!rc) {
+		(*uarp)->reg_addr = (uint8_t *)page + reg_off;
+		(*uarp)->bf_size = bf_size;
+	}
+	return rc;
 }

@@ -44,8 +44,10 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	KR_PRM_SET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, roce, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, atomic, 1);
-	/* no BlueFlame (cap.bf 0, as on a device without write-combining): a UAR
-	 * asked for with KR_DEVX_UAR_BLUEFLAME is a doorbell page */
+	/* BlueFlame, as a ConnectX: two registers of 512 bytes per UAR page
+	 * (blueflame=0: a device, or a host, without write-combining) */
+	KR_PRM_SET(cmd_hca_cap, cap, bf, !c->dev->cfg.no_blueflame);
+	KR_PRM_SET(cmd_hca_cap, cap, log_bf_reg_size, SIM_LOG_BF_REG_SIZE);
 	KR_PRM_SET(cmd_hca_cap, cap, rc, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, log_max_pd, SIM_LOG_MAX_PD);
 	KR_PRM_SET(cmd_hca_cap, cap, max_wqe_sz_sq, SIM_MAX_WQE_SZ_SQ);

@@ -29,13 +29,16 @@
 #define SIM_CONFIG_MAX_NS   (SIM_CONFIG_MAX_US * 1000ull)
 #define SIM_CONFIG_MAX_GBPS 10000.0 /* 10 Tb/s */
 #define SIM_CONFIG_ENV	    "KR_SIM_OPTIONS"
+#define SIM_LIBMLX5_OLDEST  33 /* the singleton NC UAR page */
 
 enum sim_opt_kind {
-	SIM_OPT_RATE, /* fraction in [0, 1] -> parts per million (uint32_t) */
-	SIM_OPT_US,   /* microseconds -> nanoseconds (uint64_t) */
-	SIM_OPT_NS,   /* nanoseconds (uint64_t) */
-	SIM_OPT_GBPS, /* Gb/s, may be fractional -> bits per second (uint64_t) */
-	SIM_OPT_SEED, /* any uint64_t, decimal or 0x hex */
+	SIM_OPT_RATE,	 /* fraction in [0, 1] -> parts per million (uint32_t) */
+	SIM_OPT_US,	 /* microseconds -> nanoseconds (uint64_t) */
+	SIM_OPT_NS,	 /* nanoseconds (uint64_t) */
+	SIM_OPT_GBPS,	 /* Gb/s, may be fractional -> bits per second (uint64_t) */
+	SIM_OPT_SEED,	 /* any uint64_t, decimal or 0x hex */
+	SIM_OPT_RELEASE, /* an rdma-core release number (uint32_t) */
+	SIM_OPT_OFF,	 /* 0 or 1; the bool is set by 0 */
 };
 
 struct sim_opt {
@@ -50,11 +53,13 @@ struct sim_opt {
 	}
 
 static const struct sim_opt sim_opts[] = {
+    SIM_OPT("blueflame", SIM_OPT_OFF, no_blueflame),
     SIM_OPT("corrupt", SIM_OPT_RATE, corrupt_ppm),
     SIM_OPT("delay", SIM_OPT_RATE, delay_ppm),
     SIM_OPT("delay_us", SIM_OPT_US, delay_ns),
     SIM_OPT("drop", SIM_OPT_RATE, drop_ppm),
     SIM_OPT("dup", SIM_OPT_RATE, dup_ppm),
+    SIM_OPT("libmlx5", SIM_OPT_RELEASE, libmlx5),
     SIM_OPT("reorder", SIM_OPT_RATE, reorder_ppm),
     SIM_OPT("seed", SIM_OPT_SEED, seed),
     SIM_OPT("wire_gbps", SIM_OPT_GBPS, wire_bps),
@@ -167,6 +172,17 @@ static int sim_opt_apply(struct sim_config *cfg, const char *origin, const char 
 			return sim_opt_bad(cfg->name, origin, key, val,
 					   "not a 64-bit unsigned number");
 		*(uint64_t *)((char *)cfg + o->off) = u;
+		return 0;
+	case SIM_OPT_RELEASE:
+		if (!sim_parse_u64(val, false, &u) || u < SIM_LIBMLX5_OLDEST || u > 999)
+			return sim_opt_bad(cfg->name, origin, key, val,
+					   "not an rdma-core release from 33 (devx UARs) to 999");
+		*(uint32_t *)((char *)cfg + o->off) = (uint32_t)u;
+		return 0;
+	case SIM_OPT_OFF:
+		if (strcmp(val, "0") && strcmp(val, "1"))
+			return sim_opt_bad(cfg->name, origin, key, val, "not 0 or 1");
+		*(bool *)((char *)cfg + o->off) = !strcmp(val, "0");
 		return 0;
 	}
 	return -EINVAL;

@@ -62,6 +62,10 @@ struct sim_config {
 	uint32_t delay_ppm;
 	uint64_t delay_ns;       /* how long a delayed packet is held */
 	uint32_t corrupt_ppm;    /* flip a bit after the ICRC: the receiver must drop it */
+	/* the rdma-core release whose mlx5dv_devx_alloc_uar the host models
+	 * (sim_bell.c): 0 is Debian 12's 44; from 45 dedicated NC pages exist */
+	uint32_t libmlx5;
+	bool no_blueflame; /* blueflame=0: cap.bf 0, BlueFlame UARs refused */
 };
 
 /*

@@ -462,6 +462,7 @@ static void sim_close(struct kr_devx_ctx *ctx);
 
 static const struct kr_devx_ops sim_ops = {
     .alloc_uar = sim_alloc_uar,
+    .bf_copy = sim_bf_copy,
     .close = sim_close,
     .doorbell = sim_doorbell,
     .free_uar = sim_free_uar,
