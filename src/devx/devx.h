@@ -59,7 +59,12 @@ struct kr_devx_port {
 	uint8_t num;	    /* 1-based port number */
 	uint8_t roce;	    /* link layer Ethernet */
 	uint8_t gid_type;   /* enum kr_devx_gid_type */
-	uint8_t rsvd[3];
+	/* quality of service every path from this port carries (krpoold
+	 * --traffic-class, --priority): the GRH traffic class (DSCP << 2 | ECN
+	 * on RoCE v2) and the InfiniBand SL or Ethernet priority (PCP) */
+	uint8_t tclass;
+	uint8_t sl;
+	uint8_t rsvd[1];
 };
 _Static_assert(sizeof(struct kr_devx_port) == 32, "kr_devx_port layout");
 
@@ -195,13 +200,14 @@ struct kr_devx_caps {
 	uint8_t num_ports;
 	uint8_t port_type; /* KR_PORT_TYPE_IB or KR_PORT_TYPE_ETH (RoCE) */
 	uint8_t cqe_version;  /* 1: CQEs carry user_index (what the poller dispatches on) */
-	uint8_t qp_ts_format; /* KR_TS_CAP_*: RoCE capability page (0 without RoCE) */
+	uint8_t qp_ts_format; /* KR_TS_CAP_*: RoCE capability page, else the SQ's (general) */
 	bool basic_cyclic_rcv_wqe; /* receive WQEs of a cyclic RMP without a next segment */
 	uint16_t bf_reg_size;	   /* BlueFlame register bytes (1 << log_bf_reg_size), 0: none */
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
 	uint16_t max_wqe_sz_sq_dc;
-	uint16_t gid_table_len; /* entries: 8 << cap.gid_table_size (PRM encoding) */
+	uint16_t gid_table_len; /* entries: RoCE page's roce_address_table_size on Ethernet,
+				 * else 8 << cap.gid_table_size (PRM encoding) */
 	uint16_t vhca_id;
 	bool dct;
 	bool roce;
@@ -265,10 +271,10 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps);
 int kr_devx_caps_check(const char *name, const struct kr_devx_caps *caps);
 /*
  * kr_devx_ts_format() - qpc.ts_format for a QP on a device with caps, as the
- * kernel's mlx5_get_qp_default_ts chooses it: free-running where the RoCE
- * capability qp_ts_format allows it, else the device's default (a device
- * that stamps real time only). Firmware refuses a QP asking for a format
- * its device lacks.
+ * kernel's mlx5_get_qp_default_ts chooses it: free-running when the
+ * capability (the RoCE page's qp_ts_format, else the SQ's) offers nothing
+ * else, DEFAULT for any other capability. Firmware refuses a QP asking for
+ * a format its device lacks.
  */
 uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps);
 
@@ -469,6 +475,8 @@ struct kr_devx_qp_conn {
 	uint8_t sgid_index;
 	uint8_t hop_limit;
 	uint16_t udp_sport;     /* RoCE v2 */
+	uint8_t tclass;         /* ads.tclass, and ads.dscp = tclass >> 2 on RoCE v2 */
+	uint8_t sl;             /* ads.sl (IB) or ads.eth_prio (RoCE) */
 	uint8_t mtu;            /* KR_MTU_* */
 	uint32_t rq_psn;        /* RC */
 	uint32_t sq_psn;
@@ -594,6 +602,8 @@ struct kr_devx_dct_attr {
 	uint8_t min_rnr_nak;
 	uint8_t gid_index;
 	uint8_t hop_limit;
+	uint8_t tclass; /* dctc.tclass, dctc.dscp = tclass >> 2 on RoCE v2 */
+	uint8_t sl;	/* dctc.eth_prio on RoCE */
 };
 
 struct kr_devx_dct {
@@ -640,6 +650,8 @@ struct kr_devx_dc_av {
 	uint8_t sgid_index; /* local GID index (grh_gid_fl bits 27:20) */
 	bool grh;	    /* grh_gid_fl bit 30: InfiniBand only */
 	uint16_t rlid;	    /* InfiniBand: the target's LID; RoCE v2: the UDP source port */
+	/* rdma-core's mlx5_create_ah: the SL (IB), the priority << 1 (RoCE) */
+	uint8_t stat_rate_sl;
 };
 
 /*

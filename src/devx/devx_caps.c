@@ -70,15 +70,20 @@ int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps)
 	caps->roce = KR_PRM_GET(cmd_hca_cap, cap, roce);
 	caps->atomic = KR_PRM_GET(cmd_hca_cap, cap, atomic);
 	caps->rc = KR_PRM_GET(cmd_hca_cap, cap, rc);
+	/* without RoCE the kernel's mlx5_get_qp_default_ts reads the SQ's */
+	caps->qp_ts_format = KR_PRM_GET(cmd_hca_cap, cap, sq_ts_format);
 	if (!caps->roce) /* no RoCE page: its fields read as 0, as the kernel's do */
 		goto out_free;
-	/* the RoCE page: the timestamp formats QPs may ask for */
+	/* the RoCE page: the timestamp formats QPs may ask for, and an
+	 * Ethernet port's GID table (the kernel's mlx5_query_port_roce) */
 	memset(out, 0, KR_PRM_BYTES(query_hca_cap_out));
 	KR_PRM_SET(query_hca_cap_in, in, op_mod, (KR_HCA_CAP_ROCE << 1) | KR_HCA_CAP_OPMOD_GET_CUR);
 	rc = kr_devx_cmd(ctx, in, sizeof(in), out, KR_PRM_BYTES(query_hca_cap_out));
 	if (rc)
 		goto out_free;
 	caps->qp_ts_format = KR_PRM_GET(roce_cap, cap, qp_ts_format);
+	if (caps->port_type == KR_PORT_TYPE_ETH)
+		caps->gid_table_len = (uint16_t)KR_PRM_GET(roce_cap, cap, roce_address_table_size);
 out_free:
 	free(out);
 	return rc;
@@ -98,13 +103,10 @@ int kr_devx_caps_check(const char *name, const struct kr_devx_caps *caps)
 	return 0;
 }
 
-static bool ts_free_running(uint8_t cap)
-{
-	return cap == KR_TS_CAP_FREE_RUNNING || cap == KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME;
-}
-
+/* The kernel's mlx5_get_qp_default_ts: free-running only when that is all
+ * the device has, DEFAULT for any other capability. */
 uint8_t kr_devx_ts_format(const struct kr_devx_caps *caps)
 {
-	return ts_free_running(caps->qp_ts_format) ? KR_TS_FORMAT_FREE_RUNNING
-						   : KR_TS_FORMAT_DEFAULT;
+	return caps->qp_ts_format == KR_TS_CAP_FREE_RUNNING ? KR_TS_FORMAT_FREE_RUNNING
+							    : KR_TS_FORMAT_DEFAULT;
 }

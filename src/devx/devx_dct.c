@@ -28,7 +28,8 @@ static int kr_dct_check(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *
 	return 0;
 }
 
-static void kr_dct_build(uint8_t *in, const struct kr_devx_dct_attr *attr, uint32_t user_index)
+static void kr_dct_build(uint8_t *in, const struct kr_devx_ctx *ctx,
+			 const struct kr_devx_dct_attr *attr, uint32_t user_index)
 {
 	void *dctc = KR_PRM_ADDR(create_dct_in, in, dct_context_entry);
 
@@ -49,6 +50,14 @@ static void kr_dct_build(uint8_t *in, const struct kr_devx_dct_attr *attr, uint3
 	KR_PRM_SET(dctc, dctc, min_rnr_nak, attr->min_rnr_nak);
 	KR_PRM_SET(dctc, dctc, my_addr_index, attr->gid_index);
 	KR_PRM_SET(dctc, dctc, hop_limit, attr->hop_limit);
+	/* its responses' quality of service: UCX sets tclass always and the
+	 * DSCP on RoCE v2; the Ethernet priority as the kernel's DCT path */
+	KR_PRM_SET(dctc, dctc, tclass, attr->tclass);
+	if (ctx->caps.port_type != KR_PORT_TYPE_IB) {
+		KR_PRM_SET(dctc, dctc, eth_prio, attr->sl & 0x7);
+		if (ctx->port.gid_type != KR_GID_TYPE_ROCE_V1)
+			KR_PRM_SET(dctc, dctc, dscp, attr->tclass >> 2);
+	}
 }
 
 /*
@@ -74,7 +83,7 @@ int kr_devx_dct_create(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *a
 		return rc;
 	dct->user_index = (uint32_t)rc;
 
-	kr_dct_build(in, attr, dct->user_index);
+	kr_dct_build(in, ctx, attr, dct->user_index);
 	rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &dct->obj);
 	if (rc)
 		goto err_free_rsc;

@@ -164,14 +164,17 @@ void kr_devx_dc_av_path(struct kr_devx_dc_av *av, const struct kr_devx_port *loc
 	memcpy(av->rgid, peer->gid, sizeof(av->rgid));
 	av->sgid_index = (uint8_t)local->gid_index;
 	av->hop_limit = KR_HOP_LIMIT;
+	av->tclass = local->tclass;
 	if (local->roce) {
 		memcpy(av->rmac, peer->mac, sizeof(av->rmac));
 		av->rlid = kr_devx_udp_sport(local_id, dctn);
 		av->grh = false;
+		av->stat_rate_sl = (uint8_t)((local->sl & 0x7) << 1);
 	} else {
 		memset(av->rmac, 0, sizeof(av->rmac));
 		av->rlid = peer->lid;
 		av->grh = true;
+		av->stat_rate_sl = local->sl & 0xf;
 	}
 }
 
@@ -181,6 +184,8 @@ void kr_devx_qp_conn_path(struct kr_devx_qp_conn *conn, const struct kr_devx_por
 	memcpy(conn->rgid, peer->gid, sizeof(conn->rgid));
 	conn->sgid_index = (uint8_t)local->gid_index;
 	conn->hop_limit = KR_HOP_LIMIT;
+	conn->tclass = local->tclass;
+	conn->sl = local->sl;
 	if (local->roce) {
 		memcpy(conn->rmac, peer->mac, sizeof(conn->rmac));
 		conn->rlid = 0;

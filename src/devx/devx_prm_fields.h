@@ -74,6 +74,7 @@ KR_PRM(cmd_hca_cap, max_qp_mcg, 0x2e7, 0x19)
 KR_PRM(cmd_hca_cap, log_pg_sz, 0x258, 0x8)
 KR_PRM(cmd_hca_cap, vhca_id, 0x30, 0x10)
 KR_PRM(cmd_hca_cap, basic_cyclic_rcv_wqe, 0x380, 0x1)
+KR_PRM(cmd_hca_cap, sq_ts_format, 0x440, 0x2)
 
 /* alloc_pd_in */
 KR_PRM_SIZE(alloc_pd_in, 0x80)
@@ -219,6 +220,8 @@ KR_PRM(ads, tclass, 0x64, 0x8)
 KR_PRM(ads, flow_label, 0x6c, 0x14)
 KR_PRM(ads, udp_sport, 0x110, 0x10)
 KR_PRM(ads, sl, 0x124, 0x4)
+KR_PRM(ads, eth_prio, 0x121, 0x3)
+KR_PRM(ads, dscp, 0x10a, 0x6)
 KR_PRM(ads, vhca_port_num, 0x128, 0x8)
 KR_PRM(ads, rmac_47_32, 0x130, 0x10)
 KR_PRM(ads, rmac_31_0, 0x140, 0x20)
@@ -388,6 +391,7 @@ KR_PRM(query_dct_out, dct_context_entry, 0x80, 0x200)
 /* roce_cap: the RoCE capability page */
 KR_PRM_SIZE(roce_cap, 0x800)
 KR_PRM(roce_cap, qp_ts_format, 0x1e, 0x2)
+KR_PRM(roce_cap, roce_address_table_size, 0xf0, 0x10)
 
 /* dctc */
 KR_PRM_SIZE(dctc, 0x200)
@@ -409,6 +413,8 @@ KR_PRM(dctc, port, 0x148, 0x8)
 KR_PRM(dctc, pkey_index, 0x150, 0x10)
 KR_PRM(dctc, my_addr_index, 0x168, 0x8)
 KR_PRM(dctc, hop_limit, 0x178, 0x8)
+KR_PRM(dctc, eth_prio, 0x1b5, 0x3)
+KR_PRM(dctc, dscp, 0x1ba, 0x6)
 KR_PRM(dctc, dc_access_key_violation_count, 0x180, 0x20)
 
 /* create_mkey_in */

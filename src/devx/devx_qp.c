@@ -270,6 +270,24 @@ static void kr_qp_set_rgid_path(void *ads, const struct kr_devx_ctx *ctx,
 	}
 }
 
+/*
+ * The path's quality of service, as the kernel's mlx5_set_path and UCX's
+ * DEVX QPs set it: InfiniBand the SL; Ethernet the priority (PCP) and, on
+ * RoCE v2, the DSCP of the traffic class; the GRH traffic class on both.
+ */
+static void kr_qp_set_qos(void *ads, const struct kr_devx_ctx *ctx,
+			  const struct kr_devx_qp_conn *conn)
+{
+	KR_PRM_SET(ads, ads, tclass, conn->tclass);
+	if (ctx->caps.port_type == KR_PORT_TYPE_IB) {
+		KR_PRM_SET(ads, ads, sl, conn->sl & 0xf);
+		return;
+	}
+	KR_PRM_SET(ads, ads, eth_prio, conn->sl & 0x7);
+	if (ctx->port.gid_type != KR_GID_TYPE_ROCE_V1)
+		KR_PRM_SET(ads, ads, dscp, conn->tclass >> 2);
+}
+
 static int kr_qp_check_conn(const struct kr_devx_qp *qp, enum kr_devx_qp_transition tr,
 			    const struct kr_devx_qp_conn *conn)
 {
@@ -337,6 +355,7 @@ static void kr_qp_build_init2rtr(uint8_t *in, const struct kr_devx_qp *qp,
 	KR_PRM_SET(qpc, qpc, mtu, conn->mtu);
 	KR_PRM_SET(qpc, qpc, log_msg_max, qp->ctx->caps.log_max_msg);
 	KR_PRM_SET(ads, ads, vhca_port_num, conn->port);
+	kr_qp_set_qos(ads, qp->ctx, conn);
 	if (qp->type == KR_DEVX_QP_DCI) {
 		/* A DCI's requester atomics are enabled here, as UCX's DEVX DCIs do. */
 		if (conn->access & KR_ACCESS_REMOTE_ATOMIC) {

@@ -88,7 +88,7 @@ static inline void kr_set_av_seg(struct mlx5_wqe_av *av, const struct kr_devx_dc
 {
 	av->key.dc_key = htobe64(dc->dc_key);
 	av->dqp_dct = htobe32(dc->dctn | MLX5_EXTENDED_UD_AV);
-	av->stat_rate_sl = 0;
+	av->stat_rate_sl = dc->stat_rate_sl;
 	av->fl_mlid = 0;
 	av->rlid = htobe16(dc->rlid); /* IB: DLID; RoCE v2: UDP source port */
 	memset(av->reserved0, 0, sizeof(av->reserved0));

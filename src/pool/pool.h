@@ -72,6 +72,8 @@ struct kr_pool_cfg {
 	uint32_t hugepages_mb; /* budget: the layout must fit, EAL --socket-limit */
 	uint32_t low_water;    /* refill when free DCIs of a tenant fall below */
 	int32_t gid_index;     /* --gid-index: the GID to send from; -1 = RoCE v2 (devx_port.c) */
+	uint8_t traffic_class; /* --traffic-class: GRH traffic class, DSCP << 2 on RoCE v2 */
+	uint8_t priority;      /* --priority: Ethernet priority (0..7) or InfiniBand SL (0..15) */
 	bool trusted;	       /* --trusted: hw jobs get the command fd (no kmod-min yet) */
 	bool require_kmod;     /* --require-kmod: refuse to start without /dev/krmin */
 	uint32_t tenant_uid[KR_POOL_MAX_TENANTS]; /* pinned uid + 1 per tenant, 0 = any */
@@ -550,6 +552,9 @@ int kr_keeper_ring_get(struct kr_keeper *k, uint64_t ring_off, uint32_t *idx);
 /* pool_tenant.c */
 int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t);
 void kr_keeper_tenant_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/* kr_keeper_dct_path() - a keeper DCT's port, MTU, RNR timer, hop limit,
+ * GID and quality of service (pool_tenant.c). */
+void kr_keeper_dct_path(const struct kr_keeper *k, struct kr_devx_dct_attr *da);
 /*
  * kr_keeper_tenant_dct_open() - tenant t's DC target with dc_key and the
  * KR_ACCESS_REMOTE_* rights in access, over its SRQ (one firmware command,

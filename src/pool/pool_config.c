@@ -157,6 +157,17 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 		cfg->gid_index = (int32_t)n;
 		return 0;
 	}
+	if (!strcmp(key, "traffic-class") || !strcmp(key, "priority")) {
+		uint32_t max = key[0] == 't' ? 255 : 15;
+
+		rc = cfg_u32(key, val, &n, err, errlen);
+		if (rc)
+			return rc;
+		if (n > max) /* an 8-bit traffic class; a 4-bit SL (3-bit PCP on Ethernet) */
+			return cfg_err(err, errlen, "%s: %u is not in 0..%u", key, n, max);
+		*(key[0] == 't' ? &cfg->traffic_class : &cfg->priority) = (uint8_t)n;
+		return 0;
+	}
 	if (!strncmp(key, "tenant.", 7)) {
 		char *end;
 		unsigned long t = strtoul(key + 7, &end, 10);

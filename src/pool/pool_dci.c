@@ -38,6 +38,8 @@ static void dci_conn(const struct kr_keeper *k, struct kr_devx_qp_conn *c)
 	c->mtu = KR_MTU_1K;
 	c->hop_limit = 64;
 	c->sgid_index = (uint8_t)k->ctx->port.gid_index;
+	c->tclass = k->ctx->port.tclass; /* --traffic-class, --priority */
+	c->sl = k->ctx->port.sl;
 	c->ack_timeout = 12;
 	c->retry_count = 7;
 	c->rnr_retry = 7;

@@ -108,8 +108,17 @@ static int keeper_open_device(struct kr_keeper *k)
 		KR_ERR("pool", "%s port 1: no GID to send from (%s)", name, strerror(-rc));
 		return rc;
 	}
-	KR_INFO("pool", "%s port 1: GID index %u (%s)", name, k->ctx->port.gid_index,
-		kr_devx_gid_type_str(k->ctx->port.gid_type));
+	if (k->ctx->port.roce && k->cfg.priority > 7) {
+		KR_ERR("pool", "%s port 1: --priority %u: an Ethernet priority is 0..7", name,
+		       k->cfg.priority);
+		return -EINVAL;
+	}
+	/* every AV, DCT and QP path from the port carries them (kr_devx_dc_av_path...) */
+	k->ctx->port.tclass = k->cfg.traffic_class;
+	k->ctx->port.sl = k->cfg.priority;
+	KR_INFO("pool", "%s port 1: GID index %u (%s), traffic class %u, %s %u", name,
+		k->ctx->port.gid_index, kr_devx_gid_type_str(k->ctx->port.gid_type),
+		k->ctx->port.tclass, k->ctx->port.roce ? "priority" : "SL", k->ctx->port.sl);
 	return 0;
 }
 

@@ -237,11 +237,7 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	da.srq = &ep->srq;
 	da.dc_key = kr_port_dc_key(t->dc_key, req->port, ep->gen + 1); /* this binding's */
 	da.access = EP_DCT_ACCESS;
-	da.port = 1;
-	da.mtu = KR_MTU_1K;
-	da.min_rnr_nak = 12;
-	da.hop_limit = 64;
-	da.gid_index = (uint8_t)k->ctx->port.gid_index;
+	kr_keeper_dct_path(k, &da);
 	pthread_mutex_lock(&k->cmd_lock); /* the worker's commands; the registration reads */
 	rc = kr_devx_dct_create(k->ctx, &da, &ep->dct);
 	if (!rc) {

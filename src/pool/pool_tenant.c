@@ -69,6 +69,18 @@ err_destroy_cq:
 	return rc;
 }
 
+/* kr_keeper_dct_path() - see pool.h. */
+void kr_keeper_dct_path(const struct kr_keeper *k, struct kr_devx_dct_attr *da)
+{
+	da->port = 1;
+	da->mtu = KR_MTU_1K;
+	da->min_rnr_nak = 12;
+	da->hop_limit = 64;
+	da->gid_index = (uint8_t)k->ctx->port.gid_index; /* answers leave from the port's GID */
+	da->tclass = k->ctx->port.tclass;		 /* --traffic-class, --priority */
+	da->sl = k->ctx->port.sl;
+}
+
 /* kr_keeper_tenant_dct_open() - see pool.h. */
 int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, uint64_t dc_key,
 			      uint32_t access)
@@ -84,11 +96,7 @@ int kr_keeper_tenant_dct_open(struct kr_keeper *k, struct kr_keeper_tenant *t, u
 	da.srq = &t->srq;
 	da.dc_key = dc_key;
 	da.access = access;
-	da.port = 1;
-	da.mtu = KR_MTU_1K;
-	da.min_rnr_nak = 12;
-	da.hop_limit = 64;
-	da.gid_index = (uint8_t)k->ctx->port.gid_index; /* answers leave from the port's GID */
+	kr_keeper_dct_path(k, &da);
 	pthread_mutex_lock(&k->cmd_lock);
 	rc = kr_devx_dct_create(k->ctx, &da, &t->dct);
 	if (!rc) {

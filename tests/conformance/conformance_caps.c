@@ -2,7 +2,11 @@
 /*
  * Conformance: what krcore reads from QUERY_HCA_CAP and what it refuses.
  *  - gid_table_size is encoded: 8 << n entries for n <= 4, anything else
- *    invalid (the kernel's mlx5_get_gid_table_len).
+ *    invalid (the kernel's mlx5_get_gid_table_len); that is an InfiniBand
+ *    port's table. An Ethernet port's is the RoCE page's
+ *    roce_address_table_size (the kernel's mlx5_query_port_roce), which can
+ *    be far longer: hosts with many addresses or VLANs have RoCE v2 entries
+ *    past 8 << gid_table_size.
  *  - cqe_version: the CQ poller dispatches on the CQE's user_index, which
  *    only version 1 carries; a device (or, on hardware, a user context)
  *    without it is refused at open instead of misrouting completions.
@@ -11,7 +15,9 @@
  *  - BlueFlame: cap.bf and a register of 1 << log_bf_reg_size bytes
  *    (128 B .. 2 KiB, two buffers of half), else none.
  *  - the RoCE page (capability type 4) is read only on a RoCE device, for
- *    qp_ts_format (conformance_ts_format); without RoCE it reads as 0.
+ *    qp_ts_format (conformance_ts_format); without RoCE the timestamp
+ *    capability is the general page's sq_ts_format, as the kernel's
+ *    mlx5_get_qp_default_ts reads it.
  * The capability page comes from a recording device that answers the
  * command with the fields set at the offsets test_devx_prm_layout checks
  * against the kernel's mlx5_ifc.h.
@@ -23,7 +29,7 @@
 #include "kr_test.h"
 
 static struct {
-	uint32_t gid_table_size, cqe_version, dct, roce, qp_ts, bf, log_bf;
+	uint32_t gid_table_size, cqe_version, dct, roce, qp_ts, bf, log_bf, roce_gids, eth, sq_ts;
 	int roce_queries;
 } g_cap;
 
@@ -37,6 +43,7 @@ static void answer(struct conf_dev *d, const void *in, void *out, size_t outlen)
 	if (KR_PRM_GET(query_hca_cap_in, in, op_mod) == ((KR_HCA_CAP_ROCE << 1) | 1)) {
 		g_cap.roce_queries++;
 		KR_PRM_SET(roce_cap, cap, qp_ts_format, g_cap.qp_ts);
+		KR_PRM_SET(roce_cap, cap, roce_address_table_size, g_cap.roce_gids);
 		return;
 	}
 	CHECK_EQ(KR_PRM_GET(query_hca_cap_in, in, op_mod), (KR_HCA_CAP_GENERAL << 1) | 1);
@@ -47,6 +54,8 @@ static void answer(struct conf_dev *d, const void *in, void *out, size_t outlen)
 	KR_PRM_SET(cmd_hca_cap, cap, basic_cyclic_rcv_wqe, 1);
 	KR_PRM_SET(cmd_hca_cap, cap, bf, g_cap.bf);
 	KR_PRM_SET(cmd_hca_cap, cap, log_bf_reg_size, g_cap.log_bf);
+	KR_PRM_SET(cmd_hca_cap, cap, port_type, g_cap.eth ? KR_PORT_TYPE_ETH : KR_PORT_TYPE_IB);
+	KR_PRM_SET(cmd_hca_cap, cap, sq_ts_format, g_cap.sq_ts);
 }
 
 int main(void)
@@ -64,6 +73,10 @@ int main(void)
 		CHECK_EQ(caps.gid_table_len, n <= 4 ? 8u << n : 0);
 	}
 	CHECK_EQ(g_cap.roce_queries, 0); /* an InfiniBand device has no RoCE page */
+	g_cap.sq_ts = KR_TS_CAP_REAL_TIME;
+	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));
+	CHECK_EQ(caps.qp_ts_format, KR_TS_CAP_REAL_TIME); /* the SQ's, without RoCE */
+	g_cap.sq_ts = 0;
 	CHECK(caps.basic_cyclic_rcv_wqe);
 	CHECK_EQ(caps.bf_reg_size, 0); /* cap.bf 0 */
 	g_cap.bf = 1;
@@ -83,6 +96,14 @@ int main(void)
 	CHECK_EQ(g_cap.roce_queries, 1);
 	CHECK_EQ(caps.qp_ts_format, KR_TS_CAP_REAL_TIME);
 	CHECK_OK(kr_devx_caps_check("conf", &caps));
+	/* an Ethernet port's GID table is the RoCE page's, past 8 << n */
+	g_cap.gid_table_size = 0;
+	g_cap.roce_gids = 255;
+	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));
+	CHECK_EQ(caps.gid_table_len, 8); /* a RoCE-capable device with an IB port */
+	g_cap.eth = 1;
+	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));
+	CHECK_EQ(caps.gid_table_len, 255);
 
 	g_cap.cqe_version = 0;
 	CHECK_OK(kr_devx_caps_query(&d.ctx, &caps));

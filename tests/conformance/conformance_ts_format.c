@@ -2,11 +2,14 @@
 /*
  * Conformance: the timestamp format a QP asks for (qpc.ts_format), against
  * the installed kernel's mlx5_ifc.h values and the rule of its
- * mlx5_get_qp_default_ts: free-running (0) when the RoCE capability
- * qp_ts_format allows it (FREE_RUNNING or FREE_RUNNING_AND_REAL_TIME), else
- * DEFAULT (1), never REAL_TIME unasked. A ConnectX-7 set to real-time only
- * refuses a QP that asks for free-running: krcore used to ask for it
- * always. The CREATE_QP mailbox carries the choice.
+ * mlx5_get_qp_default_ts (include/linux/mlx5/qp.h, 6.1): free-running (0)
+ * only when the capability is FREE_RUNNING (0), DEFAULT (1) for any other
+ * (REAL_TIME, FREE_RUNNING_AND_REAL_TIME), never REAL_TIME unasked; the
+ * capability is the RoCE page's qp_ts_format, the general page's
+ * sq_ts_format without RoCE (conformance_caps). A ConnectX-7 set to
+ * real-time only refuses a QP that asks for free-running: krcore used to
+ * ask for it always, and then for any capability offering it. The
+ * CREATE_QP mailbox carries the choice.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,16 +61,15 @@ int main(void)
 	CHECK_EQ(KR_TS_FORMAT_DEFAULT, MLX5_TIMESTAMP_FORMAT_DEFAULT);
 	CHECK_EQ(KR_TS_FORMAT_REAL_TIME, MLX5_TIMESTAMP_FORMAT_REAL_TIME);
 
-	caps.qp_ts_format = MLX5_TIMESTAMP_FORMAT_CAP_FREE_RUNNING;
-	CHECK_EQ(kr_devx_ts_format(&caps), MLX5_TIMESTAMP_FORMAT_FREE_RUNNING);
-	caps.qp_ts_format = MLX5_TIMESTAMP_FORMAT_CAP_FREE_RUNNING_AND_REAL_TIME;
-	CHECK_EQ(kr_devx_ts_format(&caps), MLX5_TIMESTAMP_FORMAT_FREE_RUNNING);
-	caps.qp_ts_format = MLX5_TIMESTAMP_FORMAT_CAP_REAL_TIME;
-	CHECK_EQ(kr_devx_ts_format(&caps), MLX5_TIMESTAMP_FORMAT_DEFAULT);
-	CHECK_EQ(created_ts_format(MLX5_TIMESTAMP_FORMAT_CAP_REAL_TIME),
-		 MLX5_TIMESTAMP_FORMAT_DEFAULT);
-	CHECK_EQ(created_ts_format(MLX5_TIMESTAMP_FORMAT_CAP_FREE_RUNNING_AND_REAL_TIME),
-		 MLX5_TIMESTAMP_FORMAT_FREE_RUNNING);
+	/* the kernel's rule, cap ? DEFAULT : FREE_RUNNING, for every 2-bit value */
+	for (uint8_t cap = 0; cap < 4; cap++) {
+		uint32_t want =
+		    cap ? MLX5_TIMESTAMP_FORMAT_DEFAULT : MLX5_TIMESTAMP_FORMAT_FREE_RUNNING;
+
+		caps.qp_ts_format = cap;
+		CHECK_EQ(kr_devx_ts_format(&caps), want);
+		CHECK_EQ(created_ts_format(cap), want);
+	}
 	KR_PASS("conformance_ts_format");
 }
 #endif

@@ -727,6 +727,9 @@ static void test_mkey(void)
 	KR_PRM_SET(mkc, mkc, mkey_7_0, 0x5a);
 	KR_PRM_SET(mkc, mkc, pd, E.pd->id);
 	KR_PRM_SET64(mkc, mkc, start_addr, iova);
+	/* 4 KiB entries, a table for the whole umem and more (sim_rejects_mkey_page_size) */
+	KR_PRM_SET(mkc, mkc, log_page_size, 12);
+	KR_PRM_SET(mkc, mkc, translations_octword_size, UMEM_BYTES >> 12);
 	KR_PRM_SET64(mkc, mkc, len, UMEM_BYTES - mr_off + 1); /* one byte past the umem */
 	expect_create_fails(in, KR_PRM_BYTES(create_mkey_in), KR_CMD_STAT_BAD_PARAM_ERR,
 			    SIM_SYND_MKEY_RANGE);

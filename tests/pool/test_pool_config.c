@@ -57,6 +57,15 @@ int main(void)
 	CHECK_EQ(c.gid_index, 3);
 	expect_bad("gid-index", "256", "0..255");
 	expect_bad("gid-index", "-1", "not a number");
+	CHECK_EQ(c.traffic_class, 0);
+	CHECK_EQ(c.priority, 0);
+	CHECK_OK(kr_pool_cfg_set(&c, "traffic-class", "184", err, sizeof(err)));
+	CHECK_OK(kr_pool_cfg_set(&c, "priority", "15", err, sizeof(err)));
+	CHECK_EQ(c.traffic_class, 184);
+	CHECK_EQ(c.priority, 15);
+	expect_bad("traffic-class", "256", "0..255");
+	expect_bad("priority", "16", "0..15");
+	expect_bad("priority", "x", "not a number");
 	expect_bad("group", "no-such-group-krcore", "no group named");
 	expect_bad("group", "", "no group named");
 	expect_bad("group", "4294967296", "no group named");

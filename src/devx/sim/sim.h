@@ -50,6 +50,8 @@
 
 #define SIM_UAR_SIZE 4096u
 #define SIM_UAR_DB_OFFSET 0x800u /* doorbell register within a UAR page, as on hw */
+/* MLX5_ADAPTER_PAGE_SHIFT: the device's smallest page */
+#define SIM_ADAPTER_PAGE_SHIFT 12
 /* BlueFlame: two registers per page from SIM_UAR_DB_OFFSET, each of two
  * buffers that doorbells and WQE copies alternate between (libmlx5's bfregs) */
 #define SIM_LOG_BF_REG_SIZE  9
@@ -480,6 +482,9 @@ void sim_unlock(struct sim_dev *dev);
 	X(SIM_SYND_MKEY_FREE, 0x5c140005u, "mkc.free set: free MKEYs not supported")               \
 	X(SIM_SYND_MKEY_QPN, 0x5c140006u, "mkc.qpn is not 0xffffff")                               \
 	X(SIM_SYND_MKEY_UMR, 0x5c140007u, "mkc.umr_en not supported")                              \
+	X(SIM_SYND_MKEY_PAGE_SIZE, 0x5c140008u, "mkc.log_page_size below the 4 KiB adapter page")  \
+	X(SIM_SYND_MKEY_XLT_SIZE, 0x5c140009u,                                                     \
+	  "mkc.translations_octword_size does not cover len at log_page_size")                     \
 	X(SIM_SYND_CAP_TYPE, 0x5c150001u, "QUERY_HCA_CAP capability type not supported")
 
 enum sim_syndrome {

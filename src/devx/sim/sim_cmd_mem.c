@@ -19,6 +19,7 @@ uint8_t sim_cmd_query_hca_cap(struct sim_cmd *c)
 	/* op_mod = (capability type << 1) | current; cur and max are the same here. */
 	if ((op_mod >> 1) == KR_HCA_CAP_ROCE) {
 		KR_PRM_SET(roce_cap, cap, qp_ts_format, KR_TS_CAP_FREE_RUNNING_AND_REAL_TIME);
+		KR_PRM_SET(roce_cap, cap, roce_address_table_size, SIM_GID_TABLE_LEN);
 		return KR_CMD_STAT_OK;
 	}
 	if ((op_mod >> 1) != KR_HCA_CAP_GENERAL)
@@ -84,6 +85,24 @@ uint8_t sim_cmd_dealloc_pd(struct sim_cmd *c)
 	return KR_CMD_STAT_OK;
 }
 
+/*
+ * The key's translation table: translations_octword_size octwords of two
+ * 8-byte entries, each a page of 1 << log_page_size bytes, must cover
+ * [start_addr, start_addr + len) from start_addr's page (the PRM's mkc; the
+ * kernel's get_octo_len, DPDK's mlx5_devx_cmd_mkey_create size it so).
+ */
+static bool sim_mkey_xlt_covers(const void *mkc, uint64_t len)
+{
+	uint32_t shift = KR_PRM_GET(mkc, mkc, log_page_size);
+	uint64_t start = KR_PRM_GET64(mkc, mkc, start_addr);
+	uint64_t page = shift < 64 ? 1ull << shift : 0, npages;
+
+	if (!page || len > UINT64_MAX - page)
+		return false;
+	npages = ((start & (page - 1)) + len + page - 1) >> shift;
+	return (npages + 1) / 2 <= KR_PRM_GET(mkc, mkc, translations_octword_size);
+}
+
 uint8_t sim_cmd_create_mkey(struct sim_cmd *c)
 {
 	struct sim_shared *sh = c->dev->sh;
@@ -110,6 +129,10 @@ uint8_t sim_cmd_create_mkey(struct sim_cmd *c)
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_MKEY_QPN);
 	if (!KR_PRM_GET(create_mkey_in, c->in, mkey_umem_valid))
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_MKEY_NO_UMEM);
+	if (KR_PRM_GET(mkc, mkc, log_page_size) < SIM_ADAPTER_PAGE_SHIFT)
+		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_MKEY_PAGE_SIZE);
+	if (!sim_mkey_xlt_covers(mkc, len))
+		return sim_cmd_fail(c, KR_CMD_STAT_BAD_PARAM_ERR, SIM_SYND_MKEY_XLT_SIZE);
 	pd = sim_pd_get(sh, pdn);
 	if (!pd)
 		return sim_cmd_fail(c, KR_CMD_STAT_BAD_RES_ERR, SIM_SYND_NO_PD);
