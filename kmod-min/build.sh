@@ -3,14 +3,19 @@
 # Builds krmin.ko out of the source tree.
 # Usage: build.sh OUTDIR [KDIR]
 #   OUTDIR  where the sources are copied and krmin.ko is built
-#   KDIR    kernel build tree; default: Debian's 6.1.0-56-amd64 headers
-# Exits 77 if the headers are missing.
+#   KDIR    kernel build tree; default: the headers Debian's linux-headers-amd64
+#           stands for (dpkg), e.g. /usr/src/linux-headers-6.1.0-56-amd64
+# Builds against Linux 6.1 and 6.12 (krmin_compat.h). Exits 77 if the
+# headers are missing.
 set -eu
 out=${1:?usage: build.sh OUTDIR [KDIR]}
-kdir=${2:-/usr/src/linux-headers-6.1.0-56-amd64}
+# linux-headers-amd64 depends on linux-headers-<version>-amd64 (= ...)
+meta=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
+	sed -n 's/^\(linux-headers-[^ ,]*\).*/\1/p')
+kdir=${2:-/usr/src/${meta:-linux-headers-amd64-not-installed}}
 src=$(cd "$(dirname "$0")" && pwd)
 if [ ! -f "$kdir/Makefile" ]; then
-	echo "build.sh: no kernel headers at $kdir (apt-get install linux-headers-6.1.0-56-amd64)" >&2
+	echo "build.sh: no kernel headers at $kdir (apt-get install linux-headers-amd64)" >&2
 	exit 77
 fi
 mkdir -p "$out"

@@ -20,6 +20,7 @@
 #include <linux/sysfs.h>
 
 #include "krmin.h"
+#include "krmin_compat.h"
 
 #define KRMIN_FS_MAGIC 0x6b726d6e /* "krmn" */
 
@@ -150,7 +151,7 @@ static const struct file_operations krmin_fops = {
 	.read = krmin_read,
 	.poll = krmin_poll,
 	.mmap = krmin_mmap,
-	.llseek = no_llseek,
+	KRMIN_FOPS_NO_LLSEEK
 };
 
 /*

@@ -6,7 +6,7 @@
  *
  * The keeper names its own mapping of the pages (an mmap of the device's
  * file: VM_IO | VM_PFNMAP). Under the keeper's mmap_lock the module reads the
- * page frames (follow_pfn, page by page: they must be contiguous) and the
+ * page frames (krmin_follow_pfn, page by page: they must be contiguous) and the
  * mapping's page protection, and takes a reference to the mapping's file.
  * Device pages cannot be pinned; the file reference is what keeps them the
  * device's: the driver frees a UAR only when its file is released, and the
@@ -21,6 +21,7 @@
 #include <linux/sched/mm.h>
 
 #include "krmin.h"
+#include "krmin_compat.h"
 
 /* Reads the frames behind [addr, addr + len) of the caller's device mapping. */
 static int krmin_io_resolve(u64 addr, u64 len, unsigned long *pfn, pgprot_t *prot,
@@ -37,7 +38,7 @@ static int krmin_io_resolve(u64 addr, u64 len, unsigned long *pfn, pgprot_t *pro
 	    (vma->vm_flags & (VM_IO | VM_PFNMAP)) != (VM_IO | VM_PFNMAP))
 		goto out;
 	for (i = 0; i < len >> PAGE_SHIFT; i++) {
-		if (follow_pfn(vma, addr + (i << PAGE_SHIFT), &p))
+		if (krmin_follow_pfn(vma, addr + (i << PAGE_SHIFT), &p))
 			goto out;
 		if (!i)
 			first = p;

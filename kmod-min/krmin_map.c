@@ -20,6 +20,7 @@
 #include <linux/sched.h>
 
 #include "krmin.h"
+#include "krmin_compat.h"
 
 void krmin_slot_zap_locked(const struct krmin_slot *slot)
 {
@@ -88,9 +89,8 @@ int krmin_mmap(struct file *file, struct vm_area_struct *vma)
 	if (ret)
 		return ret;
 
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
-			 VM_DONTCOPY;
-	vma->vm_flags &= ~VM_MAYEXEC;
+	krmin_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	krmin_vm_flags_clear(vma, VM_MAYEXEC);
 	vma->vm_ops = &krmin_vm_ops;
 	return 0;
 }

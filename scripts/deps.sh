@@ -12,8 +12,25 @@ pkgs=(meson ninja-build pkg-config gcc make libc6-dev python3
       tshark iproute2   # tshark: the sim's wire-format test; iproute2: ip netns
       python3-matplotlib   # scripts/plot.py
       openmpi-bin libopenmpi-dev libpmix-dev)  # examples/mpi_alltoall under mpirun
+# One Linux 6.12 (Debian 12's newer kernel, as Debian 13 and RHEL 10 run) for
+# kmod_qemu_6_12: the one installed with its headers, else the newest offered.
+one_6_12() {
+	local v
+	for img in /boot/vmlinuz-6.12.*+deb12-amd64; do
+		v=${img#/boot/vmlinuz-}
+		[ -f "/usr/src/linux-headers-$v/Makefile" ] && echo "$v"
+	done | sort -V | tail -n 1 | grep . && return
+	apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' |
+		sed -n 's/^linux-image-\(6\.12\.[^ ]*-amd64\)-unsigned .*/\1/p' | sort -V | tail -n 1
+}
 if [ "${1:-}" = "--kmod" ]; then
 	pkgs+=(qemu-system-x86 busybox-static linux-image-amd64 cpio kmod)
+	k612=$(one_6_12 || true)
+	if [ -n "$k612" ]; then
+		pkgs+=("linux-image-$k612-unsigned" "linux-headers-$k612")
+	else
+		echo "krcore: no Linux 6.12 package found (apt-get update?): kmod_qemu_6_12 will skip" >&2
+	fi
 fi
 
 missing=()

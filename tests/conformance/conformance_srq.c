@@ -22,7 +22,7 @@ int main(void)
 	KR_SKIP("no kernel mlx5_ifc.h: install linux-headers-amd64");
 }
 #else
-#include "conf_ifc.h"
+#include "kr_mlx5_ifc.h"
 
 static void check(uint32_t max_sge, uint32_t nwqe, uint32_t log_stride)
 {

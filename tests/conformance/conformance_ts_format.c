@@ -24,7 +24,7 @@ int main(void)
 	KR_SKIP("no kernel mlx5_ifc.h: install linux-headers-amd64");
 }
 #else
-#include "conf_ifc.h"
+#include "kr_mlx5_ifc.h"
 
 /* qpc.ts_format of the CREATE_QP mailbox for a DCI on a device with qp_ts_format cap */
 static uint32_t created_ts_format(uint8_t cap)

@@ -37,10 +37,7 @@ int main(void)
 
 #else
 
-typedef uint8_t u8;
-#define BIT(n)	   (1UL << (n))
-#define BIT_ULL(n) (1ULL << (n))
-#include KR_MLX5_IFC_H
+#include "kr_mlx5_ifc.h"
 
 /*
  * The generic command header (mbox_in/mbox_out) is not a kernel struct; its
@@ -184,6 +181,76 @@ static bool mark_reserved(const char *hdr, const char *s, unsigned char *bits, u
 	return true;
 }
 
+/* The width of "u8 name[w];" at line (leading blanks skipped), or 0 for anything else. */
+static unsigned long u8_width(const char *line)
+{
+	const char *b;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (strncmp(line, "u8", 2) || !(b = strchr(line, '[')) || b > strchr(line, '\n'))
+		return 0;
+	return strtoul(b + 1, NULL, 0);
+}
+
+/*
+ * Where the header text of struct mlx5_ifc_<s>_bits puts the field named
+ * f ("u8 f[w];"): counted from the nearest reserved_at_<off> before it,
+ * which names its own offset, through the plain u8 arrays in between, or
+ * else back from the nearest one after it. false if the struct or the
+ * field is not there, or a nested struct or union lies in between.
+ */
+static bool named_field(const char *hdr, const char *s, const char *f, unsigned long *off,
+			unsigned long *w)
+{
+	char head[160], decl[96];
+	const char *p, *end, *at, *line, *r = NULL;
+	unsigned long o, lw;
+
+	snprintf(head, sizeof(head), "struct mlx5_ifc_%s_bits {", s);
+	snprintf(decl, sizeof(decl), " %s[", f);
+	p = strstr(hdr, head);
+	end = p ? strstr(p, "\n};") : NULL;
+	at = p ? strstr(p, decl) : NULL;
+	if (!end || !at || at > end)
+		return false;
+	*w = strtoul(at + strlen(decl), NULL, 0);
+	for (line = at; line > p && line[-1] != '\n'; line--)
+		;
+	/* forward: reserved_at_<o> after f, minus f and the u8 arrays between */
+	o = 0;
+	for (const char *q = line; q < end; q = strchr(q, '\n') + 1) {
+		const char *ra = strstr(q, "reserved_at_");
+
+		if (ra && ra < strchr(q, '\n')) {
+			*off = strtoul(ra + strlen("reserved_at_"), NULL, 16) - o;
+			return true;
+		}
+		if (q[strspn(q, " \t")] == '\n')
+			continue; /* a blank line */
+		lw = u8_width(q);
+		if (!lw)
+			break; /* a nested struct or union: try the other way */
+		o += lw;
+	}
+	/* backward: reserved_at_<o>[w] before f, plus w and the u8 arrays between */
+	for (const char *q = p; (q = strstr(q, "reserved_at_")) && q < line; q++)
+		r = q;
+	if (!r)
+		return false;
+	o = strtoul(r + strlen("reserved_at_"), NULL, 16) + strtoul(strchr(r, '[') + 1, NULL, 0);
+	for (const char *q = strchr(r, '\n') + 1; q < line; q = strchr(q, '\n') + 1) {
+		if (q[strspn(q, " \t")] == '\n')
+			continue;
+		lw = u8_width(q);
+		if (!lw)
+			return false;
+		o += lw;
+	}
+	*off = o;
+	return true;
+}
+
 static void check_doc_line(const struct prm_line *l, const char *hdr)
 {
 	const struct doc_field *d = NULL;
@@ -218,12 +285,19 @@ static void check_doc_line(const struct prm_line *l, const char *hdr)
 	if (!mark_reserved(hdr, l->s, reserved, l->k_size)) {
 		LAYOUT_FAIL("struct mlx5_ifc_%s_bits not found in the header text", l->s);
 	} else {
+		unsigned long noff, nw;
+
 		for (unsigned long b = l->off; b < l->off + l->w && b < l->k_size; b++) {
-			if (!reserved[b]) {
-				LAYOUT_FAIL("KR_PRM_DOC %s.%s bit 0x%lx is a named kernel field",
-					    l->s, l->f, b);
+			if (reserved[b])
+				continue;
+			/* a later kernel names it (6.12: the umem fields): the same
+			 * name, offset and width, or it is a conflict */
+			if (named_field(hdr, l->s, l->f, &noff, &nw) && noff == l->off &&
+			    nw == l->w)
 				break;
-			}
+			LAYOUT_FAIL("KR_PRM_DOC %s.%s bit 0x%lx is a named kernel field", l->s,
+				    l->f, b);
+			break;
 		}
 	}
 	free(reserved);
@@ -239,13 +313,16 @@ static unsigned long check_lines(const char *hdr)
 
 		switch (l->kind) {
 		case PRM_SIZE:
-			if (l->off != l->k_size)
+			/* a later kernel may append (6.12's query_qp_out): ours a prefix */
+			if (l->off > l->k_size)
 				LAYOUT_FAIL("KR_PRM_SIZE %s: 0x%lx bits, kernel 0x%lx", l->s,
 					    l->off, l->k_size);
 			break;
 		case PRM_FIELD:
 		case PRM_AS:
-			if (l->off != l->k_off || l->w != l->k_w)
+			/* a later kernel may widen a field into reserved bits above it
+			 * (6.12's mkc.log_page_size): the same low bits */
+			if (l->off + l->w != l->k_off + l->k_w || l->w > l->k_w)
 				LAYOUT_FAIL("%s %s.%s: offset 0x%lx width 0x%lx, kernel %s.%s "
 					    "0x%lx 0x%lx",
 					    l->kind == PRM_AS ? "KR_PRM_AS" : "KR_PRM", l->s, l->f,

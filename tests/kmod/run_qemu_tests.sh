@@ -1,21 +1,25 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# kmod-min under qemu: builds krmin.ko against Debian's 6.1 headers and the
+# kmod-min under qemu: builds krmin.ko against a kernel's headers and the
 # guest test programs (gcc -static), packs a busybox initramfs, boots the
 # SAME kernel version under qemu-system-x86_64 once, and fails on any failed
 # test, missing result, kernel warning, BUG, oops or lockdep report.
 # Exit: 0 pass, 1 fail, 77 skip (something needed is not installed).
 #
 # Environment (all optional):
-#   KRMIN_KVER        kernel version, default 6.1.0-56-amd64 if both its
-#                     image and headers are installed, else the newest
-#                     version that has both (the module must match the kernel)
+#   KRMIN_KVER        kernel version, default the one Debian's linux-image-amd64
+#                     stands for (dpkg: 6.1.0-56-amd64 on Debian 12) if its
+#                     image and headers are installed, else the newest version
+#                     that has both (the module must match the kernel)
+#   KRMIN_KSERIES     instead: the newest installed version of this series
+#                     with image and headers, e.g. 6.12 (kmod_qemu_6_12)
 #   KRMIN_KDIR        headers, default /usr/src/linux-headers-$KRMIN_KVER
 #   KRMIN_KERNEL      image, default /boot/vmlinuz-$KRMIN_KVER
 #   KRMIN_BUSYBOX     statically linked busybox, default /bin/busybox
 #   KRMIN_WORKDIR     build and log directory (kept), default a temp dir
 #                     (removed on success)
-#   KRMIN_QEMU_ACCEL  qemu accelerator, default tcg (software)
+#   KRMIN_QEMU_ACCEL  qemu accelerator, default kvm where /dev/kvm can be
+#                     opened (falling back to tcg), else tcg (software)
 #   KRMIN_QEMU_TIMEOUT seconds before the guest is killed, default 120
 #   KRMIN_FUZZ_SEED, KRMIN_FUZZ_ITERS  passed to test_krmin_fuzz
 #   KRMIN_TESTS       guest programs to run, default all, in order
@@ -34,23 +38,59 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 # The booted kernel and the headers must be the same version.
+has_both() {
+	[ -r "/boot/vmlinuz-$1" ] && [ -f "/usr/src/linux-headers-$1/Makefile" ]
+}
 pick_kver() {
-	if [ -r /boot/vmlinuz-6.1.0-56-amd64 ] &&
-		[ -f /usr/src/linux-headers-6.1.0-56-amd64/Makefile ]; then
-		echo 6.1.0-56-amd64
+	# linux-image-amd64 depends on linux-image-<version> (= ...)
+	meta=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null |
+		sed -n 's/^linux-image-\([^ ,]*\).*/\1/p')
+	if [ -z "${KRMIN_KSERIES:-}" ] && [ -n "$meta" ] && has_both "$meta"; then
+		echo "$meta"
 		return
 	fi
-	for img in /boot/vmlinuz-*-amd64; do
+	for img in /boot/vmlinuz-${KRMIN_KSERIES:+$KRMIN_KSERIES.}*-amd64; do
 		v=${img#/boot/vmlinuz-}
-		[ -f "/usr/src/linux-headers-$v/Makefile" ] && echo "$v"
+		has_both "$v" && echo "$v"
 	done | sort -V | tail -n 1
 }
 kver=${KRMIN_KVER:-$(pick_kver)}
-kver=${kver:-6.1.0-56-amd64}
+[ -n "$kver" ] || {
+	echo "SKIP: no kernel ${KRMIN_KSERIES:-}image with its headers (apt-get install" \
+		"linux-image-${KRMIN_KSERIES:+$KRMIN_KSERIES.<n>+deb12-amd64-unsigned and headers, or }amd64;" \
+		"scripts/deps.sh --kmod)"
+	exit 77
+}
 kdir=${KRMIN_KDIR:-/usr/src/linux-headers-$kver}
 kernel=${KRMIN_KERNEL:-/boot/vmlinuz-$kver}
 busybox=${KRMIN_BUSYBOX:-/bin/busybox}
-accel=${KRMIN_QEMU_ACCEL:-tcg}
+# -cpu max under tcg: DPDK, which krpoold links, uses instructions qemu's
+# default CPU lacks; under kvm the host's CPU, without the MSR a nested
+# hypervisor may refuse (IA32_ARCH_CAPABILITIES: qemu aborts)
+kvm_cpu=host,-arch-capabilities
+# Does kvm boot this kernel here? It reaches "VFS: Unable to mount root"
+# within seconds if so; some nested hypervisors hang it early (said once,
+# remembered per kernel in $TMPDIR).
+kvm_boots() {
+	probe=${TMPDIR:-/tmp}/krmin-kvm-probe-$kver
+	if [ ! -f "$probe" ]; then
+		timeout 20 qemu-system-x86_64 -accel kvm -cpu "$kvm_cpu" -m 256M -nodefaults \
+			-display none -monitor none -no-reboot -serial stdio -kernel "$kernel" \
+			-append "console=ttyS0 panic=-1" </dev/null 2>&1 |
+			grep -q -m1 -E 'VFS|Kernel panic' && echo kvm >"$probe" || echo tcg >"$probe"
+	fi
+	[ "$(cat "$probe")" = kvm ]
+}
+if [ -n "${KRMIN_QEMU_ACCEL:-}" ]; then
+	accel=$KRMIN_QEMU_ACCEL
+elif [ -r /dev/kvm ] && [ -w /dev/kvm ] && [ -r "$kernel" ] && kvm_boots; then
+	accel=kvm
+else
+	[ ! -e /dev/kvm ] || echo "note: kvm does not boot $kver here; software emulation (tcg)"
+	accel=tcg
+fi
+cpu=max
+[ "$accel" != kvm ] || cpu=$kvm_cpu
 qtimeout=${KRMIN_QEMU_TIMEOUT:-240}
 fuzz_seed=${KRMIN_FUZZ_SEED:-1}
 fuzz_iters=${KRMIN_FUZZ_ITERS:-100000}
@@ -150,15 +190,14 @@ KRMIN_GUEST_TOOLS=$dyn_tools KRMIN_GUEST_ENV=$work/tests.env \
 
 # 4. One boot runs everything; the guest powers itself off.
 build_s=$(($(date +%s) - start))
-echo "built in ${build_s}s; booting $kernel under qemu ($accel)"
+echo "kernel $kver: built in ${build_s}s; booting $kernel under qemu ($accel)"
 boot_start=$(date +%s)
-# -cpu max: DPDK, which krpoold links, uses instructions qemu's default CPU lacks.
 # 2 GiB: the keeper's hugepages (guest_init.sh reserves them) and ASan.
 mem=512M
 [ -z "$dyn_tests" ] || mem=2G
 # An ivshmem PCI device: its BAR 2 is test_krmin_io's stand-in for a UAR page.
 timeout "$qtimeout" qemu-system-x86_64 \
-	-accel "$accel" -cpu max -m "$mem" -smp 2 \
+	-accel "$accel" -cpu "$cpu" -m "$mem" -smp 2 \
 	-object memory-backend-ram,id=krio,size=1M,share=on -device ivshmem-plain,memdev=krio \
 	-nodefaults -display none -monitor none -no-reboot \
 	-serial "file:$work/console.raw" \
@@ -205,12 +244,12 @@ echo "--- guest results ---"
 grep -a -E '^(KRTEST-BOOT|KRTEST-RESULT|KRTEST-DONE|PASS:|SKIP)|FAIL|^(map|revoke|race|fuzz|io|unload|keeper|insn):' \
 	"$log"
 total_s=$(($(date +%s) - start))
-echo "--- build ${build_s}s, boot+tests ${boot_s}s, total ${total_s}s ---"
+echo "--- kernel $kver: build ${build_s}s, boot+tests ${boot_s}s, total ${total_s}s ---"
 if [ "$bad" != 0 ]; then
 	echo "--- console tail ---"
 	tail -n 60 "$log"
 	fail "kmod-min qemu tests"
 fi
 [ "$keep" = 1 ] || rm -rf "$work"
-echo "PASS: kmod_qemu"
+echo "PASS: kmod_qemu on $kver"
 exit 0
