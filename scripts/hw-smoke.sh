@@ -72,7 +72,8 @@ if [ "${free:-0}" -lt "$need" ]; then
 fi
 
 export KR_LAUNCH_KEY=${KR_LAUNCH_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}
-report=$(realpath -m "${KR_SMOKE_REPORT:-hw-smoke-report.txt}")
+report=${KR_SMOKE_REPORT:-hw-smoke-report.txt}
+[ "${report#/}" != "$report" ] || report=$PWD/$report # absolute (busybox has no realpath -m)
 dir=$(mktemp -d /tmp/krcore-smoke.XXXXXX)
 pids=()
 cleanup() {
