@@ -14,6 +14,8 @@
  * nothing may touch user memory (copy_{to,from}_user, pin_user_pages) while
  * holding krmin_dev.lock: pinning and copying happen before or after it.
  * Nothing here runs in atomic context; no spinlock is taken by this module.
+ * The mmu notifier on the keeper's device mapping (krmin_io.c) runs under
+ * the keeper's mmap_lock and takes krmin_dev.lock: the same order.
  */
 #ifndef KRMIN_H
 #define KRMIN_H
@@ -63,6 +65,8 @@ struct krmin_slot {
 	unsigned long io_pfn;      /* physically contiguous from here */
 	pgprot_t io_prot;          /* the keeper's mapping's caching */
 	struct file *io_file;      /* the device file, held until the slot goes */
+	struct krmin_io_watch *io_watch; /* the keeper's mapping of them, watched */
+	bool io_gone;              /* that mapping went: its frames are no job's now */
 };
 
 enum krmin_role {
@@ -115,6 +119,8 @@ long krmin_slot_claim(struct krmin_file *kf, void __user *uarg);
 long krmin_slot_release(struct krmin_file *kf, void __user *uarg);
 /* krmin_io.c: a slot's device pages */
 long krmin_slot_add_io(struct krmin_file *kf, void __user *uarg);
+/* Stops watching the keeper's mapping (a slot being freed, lock not held). */
+void krmin_io_unwatch(struct krmin_slot *slot);
 void krmin_keeper_detach(struct krmin_file *kf);
 void krmin_job_detach(struct krmin_file *kf);
 ssize_t krmin_read_events(struct krmin_file *kf, char __user *buf,

@@ -46,7 +46,7 @@ static vm_fault_t krmin_vm_fault(struct vm_fault *vmf)
 		if (idx < slot->nr_pages)
 			ret = vmf_insert_pfn(vma, vmf->address,
 					     page_to_pfn(slot->pages[idx]));
-		else if (idx - slot->nr_pages < slot->io_pages) /* krmin_io.c */
+		else if (idx - slot->nr_pages < slot->io_pages && !slot->io_gone) /* krmin_io.c */
 			ret = vmf_insert_pfn_prot(vma, vmf->address,
 						  slot->io_pfn + (idx - slot->nr_pages),
 						  slot->io_prot);

@@ -99,6 +99,7 @@ static void krmin_slot_free(struct krmin_slot *slot)
 	/* Jobs wrote through PFN mappings the kernel does not track: dirty. */
 	unpin_user_pages_dirty_lock(slot->pages, slot->nr_pages, true);
 	kvfree(slot->pages);
+	krmin_io_unwatch(slot);
 	if (slot->io_file) /* no mapping of its device pages is left */
 		fput(slot->io_file);
 	kfree(slot);

@@ -130,7 +130,11 @@ struct krmin_slot_claim {
  * VM_PFNMAP), physically contiguous. The module records the page frames and
  * the mapping's caching, and holds a reference to the device file until the
  * slot is unregistered, so the pages stay the device's while any job may
- * still map them. No pages are pinned. Once per slot (EBUSY after).
+ * still map them. No pages are pinned. Once per slot (EBUSY after). The
+ * keeper's mapping stays watched: when it goes (a device reset or unbind
+ * zaps it, or munmap) the slot's device pages are no job's any more, and a
+ * job's touch of them raises SIGBUS. EAGAIN: the mapping changed while the
+ * module read it.
  */
 struct krmin_slot_io {
 	__u32 size;	/* in */

@@ -13,7 +13,9 @@
  * device page is what the keeper reads through its own BAR mapping (and the
  * other way round); nothing beyond the device pages maps; after a revoke and
  * after the keeper's file is released the job's touch of the device page
- * raises SIGBUS. Runs inside the qemu guest (tests/kmod/run_qemu_tests.sh).
+ * raises SIGBUS, and so it does when the keeper's own mapping of the device
+ * page goes while the keeper stays (a device reset or unbind zaps it:
+ * uverbs' disassociate; here munmap). Runs inside the qemu guest (tests/kmod/run_qemu_tests.sh).
  */
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -183,6 +185,18 @@ int main(void)
 	CHECK_EQ(wait_code(pid), SIGBUS);
 	close(go);
 	printf("io: revoked: the job's device page raises SIGBUS\n");
+
+	/* the keeper's device mapping goes without the keeper (a device reset or
+	 * unbind zaps it; here munmap): the frames are no job's any more */
+	kt_read_events(keeper, (struct krmin_revoke_event[4]){0}, 4);
+	CHECK_OK(kt_grant(keeper, s, &token));
+	pid = spawn_touch(token, &go);
+	CHECK_OK(munmap((void *)bar, KT_PAGE));
+	kt_write_all(go, "g", 1);
+	CHECK_EQ(wait_code(pid), SIGBUS);
+	close(go);
+	printf("io: the keeper's device mapping gone (as a device reset zaps it): the job's device "
+	       "page raises SIGBUS\n");
 
 	/* the keeper goes: every slot, device pages included */
 	CHECK_OK(kt_grant(keeper, s2, &token));
