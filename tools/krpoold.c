@@ -18,85 +18,72 @@
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: krpoold [options]\n"
-	    "  -c, --config FILE     read key = value settings (keys as the long options)\n"
-	    "  -d, --device NAME     mlx5_<n> or sim:<name> (default: first mlx5, else sim)\n"
-	    "      --gid-index N     GID table entry to send from (default: the port's RoCE v2\n"
-	    "                        IPv4 entry, else RoCE v2 IPv6; on InfiniBand the first)\n"
-	    "      --traffic-class N GRH traffic class of every path, 0..255 (RoCE v2: DSCP\n"
-	    "                        << 2 | ECN; default 0)\n"
-	    "      --priority N      Ethernet priority 0..7 (PFC class) or InfiniBand SL\n"
-	    "                        0..15 of every path (default 0)\n"
-	    "      --trusted         mlx5: hand jobs the device's command fd so they can ring\n"
-	    "                        doorbells (they could issue firmware commands; required on\n"
-	    "                        hardware until kmod-min maps one UAR page per tenant)\n"
-	    "      --require-kmod    refuse to start without kmod-min (/dev/krmin), which\n"
-	    "                        lets each job map only the DCIs it leases\n"
-	    "      --tenants N       tenant slots: a PD, a DCT and pools each (default 2)\n"
-	    "      --dcis N          DCIs per tenant (default 8)\n"
-	    "      --rc-spares N     spare RC QPs per tenant (default 2)\n"
-	    "      --jobs N          attached jobs per tenant, each with a heap (default 8)\n"
-	    "      --vqps N          vQP slots per tenant (default 64)\n"
-	    "      --ports N         receive endpoints (ports bound) per tenant (default 4)\n"
-	    "      --heap-mb N       most a job's heap grows to, MB, even (default 4);\n"
-	    "                        backed 2 MB at attach, doubling as the job allocates\n"
-	    "      --warm-heaps N    free heaps kept backed and registered in a launch's\n"
-	    "                        tenant (a free tenant keeps 1), so an attach issues no\n"
-	    "                        firmware command (default 4)\n"
-	    "      --hugepages MB    hugepage budget (default 256)\n"
-	    "      --low-water N     grow the pool when fewer DCIs are free (default 2)\n"
-	    "      --dcis-max N      DCIs per tenant the pool may grow to (default: dcis)\n"
-	    "      --rc-max N        RC QPs per tenant it may grow to (default: rc-spares)\n"
-	    "      --uid-launches N  tenant slots (launches) one uid may hold, besides slots\n"
-	    "                        pinned to it (default: half the unpinned ones, at least\n"
-	    "                        1; root is not limited); more: EDQUOT\n"
-	    "      --uid-ports N     ports one uid may bind on them (default: all of theirs)\n"
-	    "  -s, --socket PATH     UNIX socket (default $KR_KEEPER_SOCKET or %s)\n"
-	    "      --group NAME|GID  who may connect: the socket's group, mode 0660\n"
-	    "                        (default: the keeper's own group)\n"
-	    "      --base-virtaddr A where the hugepages are mapped (default 0x%llx)\n"
-	    "      --node-id N       this node's id (default: GID's IPv4 low 16 bits, else 1)\n"
-	    "      --peers FILE      static peers: <node_id> <gid> <mac|lid=N> <tag> <dctn>...\n"
-	    "      --metaserver      keep the cluster's DCT slot table (one slot per node)\n"
-	    "      --max-nodes N     MetaServer slots: node ids 1..N-1 (default 16384)\n"
-	    "      --meta-listen A   MetaServer registration socket, IPv4:port (loopback)\n"
-	    "      --metaserver-addr A[,A...]  MetaServers to register with (lookups: nearest "
-	    "first)\n"
-	    "      --cluster-key FILE  seal MetaServer datagrams with this key (64 hex, 0600);\n"
-	    "                        required with --metaserver / --metaserver-addr\n"
-	    "      --insecure-metaserver  run them without a key (any user reaching the\n"
-	    "                        socket could redirect connects)\n"
-	    "  -f, --foreground      do not daemonise (systemd Type=notify uses this)\n"
-	    "  -v, --verbose         log at info level\n"
-	    "  -h, --help\n",
-	    KR_POOL_DEFAULT_SOCKET, (unsigned long long)KR_POOL_BASE_VA);
+	fprintf(f,
+		"usage: krpoold [options]\n"
+		"  -c, --config FILE     read key = value settings (keys as the long options)\n"
+		"  -d, --device NAME     mlx5_<n> or sim:<name> (default: first mlx5, else sim)\n"
+		"      --gid-index N     GID table entry to send from (default: the port's RoCE v2\n"
+		"                        IPv4 entry, else RoCE v2 IPv6; on InfiniBand the first)\n"
+		"      --traffic-class N GRH traffic class of every path, 0..255 (RoCE v2: DSCP\n"
+		"                        << 2 | ECN; default 0)\n"
+		"      --priority N      Ethernet priority 0..7 (PFC class) or InfiniBand SL\n"
+		"                        0..15 of every path (default 0)\n"
+		"      --trusted         mlx5: hand jobs the device's command fd so they can ring\n"
+		"                        doorbells (they could issue firmware commands; required on\n"
+		"                        hardware until kmod-min maps one UAR page per tenant)\n"
+		"      --require-kmod    refuse to start without kmod-min (/dev/krmin), which\n"
+		"                        lets each job map only the DCIs it leases\n"
+		"      --tenants N       tenant slots: a PD, a DCT and pools each (default 2)\n"
+		"      --dcis N          DCIs per tenant (default 8)\n"
+		"      --rc-spares N     spare RC QPs per tenant (default 2)\n"
+		"      --jobs N          attached jobs per tenant, each with a heap (default 8)\n"
+		"      --vqps N          vQP slots per tenant (default 64)\n"
+		"      --ports N         receive endpoints (ports bound) per tenant (default 4)\n"
+		"      --heap-mb N       most a job's heap grows to, MB, even (default 4);\n"
+		"                        backed 2 MB at attach, doubling as the job allocates\n"
+		"      --warm-heaps N    free heaps kept backed and registered in a launch's\n"
+		"                        tenant (a free tenant keeps 1), so an attach issues no\n"
+		"                        firmware command (default 4)\n"
+		"      --hugepages MB    hugepage budget (default 256)\n"
+		"      --low-water N     grow the pool when fewer DCIs are free (default 2)\n"
+		"      --dcis-max N      DCIs per tenant the pool may grow to (default: dcis)\n"
+		"      --rc-max N        RC QPs per tenant it may grow to (default: rc-spares)\n"
+		"      --uid-launches N  tenant slots (launches) one uid may hold, besides slots\n"
+		"                        pinned to it (default: half the unpinned ones, at least\n"
+		"                        1; root is not limited); more: EDQUOT\n"
+		"      --uid-ports N     ports one uid may bind on them (default: all of theirs)\n"
+		"  -s, --socket PATH     UNIX socket (default $KR_KEEPER_SOCKET or %s)\n"
+		"      --group NAME|GID  who may connect: the socket's group, mode 0660\n"
+		"                        (default: the keeper's own group)\n"
+		"      --base-virtaddr A where the hugepages are mapped (default 0x%llx)\n"
+		"      --node-id N       this node's id (default: GID's IPv4 low 16 bits, else 1)\n"
+		"      --peers FILE      static peers: <node_id> <gid> <mac|lid=N> <tag> <dctn>...\n"
+		"      --metaserver      keep the cluster's DCT slot table (one slot per node)\n"
+		"      --max-nodes N     MetaServer slots: node ids 1..N-1 (default 16384)\n"
+		"      --meta-listen A   MetaServer registration socket, IPv4:port (loopback)\n"
+		"      --metaserver-addr A[,A...]  MetaServers to register with (lookups: nearest first)\n"
+		"      --cluster-key FILE  seal MetaServer datagrams with this key (64 hex, 0600);\n"
+		"                        required with --metaserver / --metaserver-addr\n"
+		"      --insecure-metaserver  run them without a key (any user reaching the\n"
+		"                        socket could redirect connects)\n"
+		"  -f, --foreground      do not daemonise (systemd Type=notify uses this)\n"
+		"  -v, --verbose         log at info level\n"
+		"  -h, --help\n",
+		KR_POOL_DEFAULT_SOCKET, (unsigned long long)KR_POOL_BASE_VA);
 }
 
 static const struct option long_opts[] = {
-    {"config", required_argument, NULL, 'c'},
-    {"device", required_argument, NULL, 'd'},
-    {"tenants", required_argument, NULL, 1},
-    {"dcis", required_argument, NULL, 1},
-    {"rc-spares", required_argument, NULL, 1},
-    {"jobs", required_argument, NULL, 1},
-    {"vqps", required_argument, NULL, 1},
-    {"heap-mb", required_argument, NULL, 1},
-    {"ports", required_argument, NULL, 1},
-    {"warm-heaps", required_argument, NULL, 1},
-    {"hugepages", required_argument, NULL, 1},
-    {"low-water", required_argument, NULL, 1},
-    {"socket", required_argument, NULL, 's'},
-    {"base-virtaddr", required_argument, NULL, 1},
-    {"group", required_argument, NULL, 1},
-    {"gid-index", required_argument, NULL, 1},
-    {"traffic-class", required_argument, NULL, 1},
-    {"priority", required_argument, NULL, 1},
-    {"trusted", no_argument, NULL, 2},
-    {"require-kmod", no_argument, NULL, 2},
-    {"foreground", no_argument, NULL, 'f'},
-    {"verbose", no_argument, NULL, 'v'},
+    {"config", required_argument, NULL, 'c'},  {"device", required_argument, NULL, 'd'},
+    {"tenants", required_argument, NULL, 1},   {"dcis", required_argument, NULL, 1},
+    {"rc-spares", required_argument, NULL, 1}, {"jobs", required_argument, NULL, 1},
+    {"vqps", required_argument, NULL, 1},      {"heap-mb", required_argument, NULL, 1},
+    {"ports", required_argument, NULL, 1},     {"warm-heaps", required_argument, NULL, 1},
+    {"hugepages", required_argument, NULL, 1}, {"low-water", required_argument, NULL, 1},
+    {"socket", required_argument, NULL, 's'},  {"base-virtaddr", required_argument, NULL, 1},
+    {"group", required_argument, NULL, 1},     {"gid-index", required_argument, NULL, 1},
+    {"traffic-class", required_argument, NULL, 1}, {"priority", required_argument, NULL, 1},
+    {"trusted", no_argument, NULL, 2},         {"require-kmod", no_argument, NULL, 2},
+    {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     /* src/dct: node identity and metadata */
     {"node-id", required_argument, NULL, 1},   {"peers", required_argument, NULL, 1},
