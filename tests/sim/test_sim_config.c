@@ -99,6 +99,15 @@ static void test_keys(void)
 	CHECK(c.seed == 0xdeadbeefcafef00dull);
 	parse_ok("h,seed=18446744073709551615", &c);
 	CHECK(c.seed == UINT64_MAX);
+	/* the libmlx5 UAR model and BlueFlame (sim_bell.c) */
+	CHECK_EQ(c.libmlx5, 0); /* 44 */
+	CHECK(!c.no_blueflame);
+	parse_ok("h,libmlx5=45,blueflame=0", &c);
+	CHECK_EQ(c.libmlx5, 45);
+	CHECK(c.no_blueflame);
+	parse_ok("h,libmlx5=33,blueflame=1", &c);
+	CHECK_EQ(c.libmlx5, 33);
+	CHECK(!c.no_blueflame);
 
 	parse_ok("h,wire_latency_ns=1500,wire_gbps=25", &c);
 	CHECK_EQ(c.wire_latency_ns, 1500);
@@ -247,6 +256,13 @@ static void test_bad(void)
 	    "h,delay_us=10000001", /* above 10 s */
 	    "h,delay_us=99999999999999999999999",
 	    "h,seed=-1",
+	    "h,libmlx5=32",
+	    "h,libmlx5=1000",
+	    "h,libmlx5=x",
+	    "h,libmlx5=",
+	    "h,blueflame=2",
+	    "h,blueflame=no",
+	    "h,blueflame=",
 	    "h,seed=18446744073709551616",
 	    "h,seed=0x",
 	    "h,seed=12ab",
