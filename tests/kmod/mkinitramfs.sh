@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Builds the kmod-min test initramfs: busybox-static, guest_init.sh as /init,
 # krmin.ko and the statically linked test programs, in run order.
-# Usage: [KRMIN_GUEST_TOOLS="PROG..."] [KRMIN_GUEST_FILES="/ABS/PATH..."] [KRMIN_GUEST_ENV=FILE] \
-#        mkinitramfs.sh OUT.cpio BUSYBOX KO TEST...
+# Usage: [KRMIN_GUEST_TOOLS="PROG..."] [KRMIN_GUEST_FILES="/ABS/PATH[=/GUEST/PATH]..."] \
+#        [KRMIN_GUEST_ENV=FILE] mkinitramfs.sh OUT.cpio BUSYBOX KO TEST...
 # A dynamically linked test or tool is copied with every library ldd names
 # (at the same paths) and the loader; tools go to /bin without being run;
+# a file goes to its own path in the guest, or to the one after '=' (the
+# guest mounts tmpfs on /tmp and /run, which would hide a file under them);
 # KRMIN_GUEST_ENV becomes /tests.env, which /init sources.
 # Uses busybox's own cpio (newc, uncompressed: the kernel unpacks it as is);
 # no root needed (/dev comes from devtmpfs at boot).
@@ -35,9 +37,11 @@ add_prog() {
 for p in ${KRMIN_GUEST_TOOLS:-}; do
 	add_prog "$p"
 done
-for f in ${KRMIN_GUEST_FILES:-}; do
-	mkdir -p "$root$(dirname "$f")"
-	cp -L "$f" "$root$f"
+for spec in ${KRMIN_GUEST_FILES:-}; do
+	f=${spec%%=*}
+	to=${spec#*=}
+	mkdir -p "$root$(dirname "$to")"
+	cp -L "$f" "$root$to"
 	ldd "$f" 2>/dev/null | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r lib; do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"

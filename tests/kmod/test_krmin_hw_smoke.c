@@ -6,8 +6,9 @@
  * the module (node 2's, a second keeper on the machine, runs trusted as the
  * module keeps one keeper) and every step passes — devices, keepers, a
  * region served on node 2 read, written and CASed by hello_krcore on node 1.
- * The script, bash, the tools and the examples come into the guest at their
- * build paths (meson: KRMIN_GUEST_FILES). On the host without the module
+ * The script, the tools and the examples come into the guest as a source
+ * and a build tree under /krsmoke, bash at its own path (meson:
+ * KRMIN_GUEST_FILES). On the host without the module
  * test_hw_smoke_sim runs the same script in trusted mode.
  */
 #include <errno.h>
