@@ -10,7 +10,10 @@
  * wakes the sleeping engine through the exported page's seq word (counted
  * here, one per ring), and the WRITE lands. Exports stop at SIM_MAX_WAKE
  * pages with -ENOSPC until a page exported before is freed; the same page
- * exported twice takes no second place; a wrap of a page that is not the
+ * exported twice takes no second place; a tenant's private BlueFlame page
+ * (both registers of one page, kr_devx_uar_alloc_private) gives its place
+ * once both are freed, though the page stays the context's; a wrap of a
+ * page that is not the
  * one it names is refused, and so is a register offset or BlueFlame size
  * the page does not have.
  */
@@ -53,7 +56,7 @@ static void wait_engine_asleep(struct kr_fx_host *h)
 int main(void)
 {
 	struct kr_fx_host A, B;
-	struct kr_devx_uar *tenant, *fenced, *host_uar, *bad;
+	struct kr_devx_uar *tenant, *fenced, *host_uar, *bad, *bf_tenant;
 	struct kr_devx_uar_ref ref;
 	struct kr_devx_ctx *view;
 	struct kr_devx_qp_conn conn;
@@ -82,8 +85,11 @@ int main(void)
 	CHECK_OK(kr_devx_uar_export(tenant, &fd, &ref));
 	CHECK_OK(kr_devx_uar_export(tenant, &fd2, &ref));
 	CHECK_EQ(fd, fd2);
+	/* another tenant's page: both BlueFlame registers of one page */
+	CHECK_OK(kr_devx_uar_alloc_private(A.ctx, &bf_tenant));
+	CHECK_OK(kr_devx_uar_export(bf_tenant, &fd2, &ref));
 	exported = atomic_load(&sim_dev_of(A.ctx)->nwake);
-	CHECK(exported >= 1);
+	CHECK(exported >= 2);
 	CHECK_OK(kr_devx_import("sim:many_a", dup(fd), true, &ref, &view));
 
 	/* the DCI on a page of its own, past what one futex_waitv watches */
@@ -150,6 +156,11 @@ int main(void)
 	CHECK_OK(kr_devx_uar_export(page[NPAGES - 2], &fd2, &ref));
 	CHECK_EQ(atomic_load(&sim_dev_of(A.ctx)->nwake), SIM_MAX_WAKE);
 	CHECK_ERR(kr_devx_uar_export(page[NPAGES - 3], &fd2, &ref), -ENOSPC);
+	/* so does the BlueFlame tenant's page once neither register is held */
+	kr_devx_uar_free_private(bf_tenant);
+	CHECK_OK(kr_devx_uar_export(page[NPAGES - 3], &fd2, &ref));
+	CHECK_EQ(atomic_load(&sim_dev_of(A.ctx)->nwake), SIM_MAX_WAKE);
+	CHECK_ERR(kr_devx_uar_export(page[NPAGES - 4], &fd2, &ref), -ENOSPC);
 
 	kr_devx_uar_unimport(dci.uar);
 	dci.uar = fenced;

@@ -98,8 +98,8 @@ struct sim_pd {
 };
 
 struct sim_uar {
-	uint8_t in_use;
-	uint8_t bf; /* split into BlueFlame registers (sim_bell.c) */
+	uint8_t in_use; /* holders: 1 (NC or dedicated page), or its registers held */
+	uint8_t bf;	/* split into BlueFlame registers (sim_bell.c): the context's */
 	uint32_t refcnt;
 };
 

@@ -83,14 +83,19 @@ static void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint3
 	uar->shared_fd = -1; /* the sim hands out the page's own memfd */
 }
 
-/* sh->lock held: a page no UAR, CQ or QP holds, now allocated; -ENOMEM. */
+/*
+ * sh->lock held: a page no UAR, CQ or QP holds and no free list keeps, now
+ * allocated (in_use 1); -ENOMEM.
+ */
 static int sim_page_new(struct sim_dev *dev, uint32_t *ip)
 {
 	struct sim_shared *sh = dev->sh;
 	uint32_t i;
 
-	/* a freed UAR still counted by a CQ or QP stays reserved until they go */
-	for (i = 0; i < SIM_MAX_UAR && (sh->uar[i].in_use || sh->uar[i].refcnt); i++)
+	/* a freed UAR still counted by a CQ or QP stays reserved until they go;
+	 * a BlueFlame page stays the context's, its registers on the free list */
+	for (i = 0; i < SIM_MAX_UAR && (sh->uar[i].in_use || sh->uar[i].refcnt || sh->uar[i].bf);
+	     i++)
 		;
 	if (i == SIM_MAX_UAR || !sim_bell_get(dev, i))
 		return -ENOMEM;
@@ -136,6 +141,7 @@ static int sim_bf_pop(struct sim_dev *dev, uint32_t *ip, uint32_t *regp)
 		rc = sim_page_new(dev, &i);
 		if (rc)
 			return rc;
+		dev->sh->uar[i].in_use = 0; /* held register by register, below */
 		dev->sh->uar[i].bf = 1;
 		for (uint32_t r = 0; r < SIM_BF_REGS_PER_PAGE; r++)
 			sim_bf_push(dev, i * SIM_BF_REGS_PER_PAGE + r);
@@ -145,6 +151,7 @@ static int sim_bf_pop(struct sim_dev *dev, uint32_t *ip, uint32_t *regp)
 	dev->bf_len--;
 	*ip = v / SIM_BF_REGS_PER_PAGE;
 	*regp = v % SIM_BF_REGS_PER_PAGE;
+	dev->sh->uar[*ip].in_use++;
 	return 0;
 }
 
@@ -192,8 +199,11 @@ int sim_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **
 	return 0;
 }
 
-/* A BlueFlame register goes back to the list's tail, the NC page stays (a
- * singleton), a dedicated page is freed. */
+/*
+ * A BlueFlame register goes back to the list's tail (its page, once no
+ * register of it is held, may give its wake place away: sim_wake_place),
+ * the NC page stays (a singleton), a dedicated page is freed.
+ */
 void sim_free_uar(struct kr_devx_uar *uar)
 {
 	struct sim_bell *b;
@@ -206,15 +216,15 @@ void sim_free_uar(struct kr_devx_uar *uar)
 	b = uar->priv;
 	sim_lock(dev);
 	u = &dev->sh->uar[uar->page_id - 1];
-	if (u->bf) { /* its register, whatever the holder made of bf_size */
+	if (u->bf) /* its register, whatever the holder made of bf_size */
 		sim_bf_push(
 		    dev, (uar->page_id - 1) * SIM_BF_REGS_PER_PAGE +
 			     (uint32_t)(((uint8_t *)uar->reg_addr - b->reg[0]) / SIM_BF_REG_SIZE));
-	} else if (uar->page_id != dev->nc_page) {
-		if (u->refcnt)
+	if (u->bf || uar->page_id != dev->nc_page) {
+		if (u->in_use == 1 && u->refcnt)
 			KR_WARN("sim", "%s: UAR %u freed while %u CQs/QPs still use it",
 				dev->ctx.name, uar->page_id, u->refcnt);
-		u->in_use = 0;
+		u->in_use--;
 	}
 	sim_unlock(dev);
 	free(uar);
