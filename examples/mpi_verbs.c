@@ -26,7 +26,7 @@
 
 #include <krcore/krcore.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "mpi_verbs.h"
 
 #define MV_PSN	0x2a2a2aU

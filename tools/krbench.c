@@ -45,8 +45,9 @@
 #include <krcore/krcore.h>
 
 #include "krbench.h"
-#include "pool.h"
-#include "virtqp/virtqp.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
+#include "job/virtqp/virtqp.h"
 
 struct keeper {
 	pid_t pid;

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 struct kr_ctx;
 struct kr_connect_opts;

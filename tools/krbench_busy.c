@@ -19,7 +19,8 @@
 #include <krcore/krcore.h>
 
 #include "krbench.h"
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 #define KB_CHURN_DCIS 50
 

@@ -28,7 +28,8 @@
 #include <sodium.h>
 
 #include "krbench.h"
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 #define KB_KEEPER_WAIT_US 20e6
 #define KB_KEEPER_PAGES	  32			/* --hugepages of each keeper */

@@ -22,7 +22,7 @@
 #include <krcore/krcore.h>
 
 #include "krbench.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 
 #define KB_FO_WINDOW 64 /* READs in flight from the thread, over all peers */
 #define KB_FO_ROUNDS 3

@@ -10,8 +10,9 @@
 #include <krcore/krcore.h>
 
 #include "krbench.h"
-#include "pool.h"
-#include "virtqp/virtqp.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
+#include "job/virtqp/virtqp.h"
 
 static int rd_raw_post(struct kb_rd_raw *r, void *local, uint64_t raddr, uint32_t rkey, uint64_t id)
 {

@@ -26,9 +26,10 @@
 
 #include <krcore/krcore.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "krbench.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 
 #define KB_VERBS_ITERS 20
 #define KB_SMALL_ITERS 2000

@@ -32,9 +32,11 @@
 #include <krcore/krcore.h>
 
 #include "krbench.h"
-#include "pool.h"
-#include "dct/dct.h"
-#include "virtqp/virtqp.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
+#include "job/virtqp/virtqp.h"
 
 #define KB_SD_BUFS 64  /* receive buffers per port */
 #define KB_SD_SRC  128 /* messages being sent: more than an echo can have in flight */

@@ -12,7 +12,7 @@
 #include <sodium.h>
 
 #include "krbench.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 
 const char *g_profile = "none";
 

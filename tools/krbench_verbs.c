@@ -24,7 +24,7 @@
 
 #include <krcore/krcore.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "krbench.h"
 
 #define VB_VAL	0x76657262733a3031ull /* "verbs:01" */

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
+#include "common/kr_clock.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 static const char *slot_state(uint32_t s)
 {
@@ -51,7 +53,7 @@ static void print_port(const struct kr_devx_port *p)
 
 static void show_status(const struct kr_pool_seg *s, bool json)
 {
-	uint64_t now = kr_pool_now_ns();
+	uint64_t now = kr_now_ns();
 	double up = (double)(now - s->start_ns) / 1e9;
 	double hb = (double)(now - s->heartbeat_ns) / 1e6;
 
@@ -237,7 +239,7 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 		       (double)s->hugepage_bytes / (1 << 20), (double)s->rss_bytes / (1 << 20));
 }
 
-/* An RC slot's pairing (pool_pair.c): "up" is a promoted vQP's, "peer" another keeper's pair. */
+/* An RC slot's pairing (keeper_pair.c): "up" is a promoted vQP's, "peer" another keeper's pair. */
 static const char *link_name(uint32_t kind, uint32_t link)
 {
 	static const char *const names[] = {"parked", "pairing", "up", "failed", "peer"};
@@ -298,7 +300,7 @@ static void show_leases(const struct kr_pool_seg *s, bool json)
 
 static void show_jobs(const struct kr_pool_seg *s, bool json)
 {
-	uint64_t now = kr_pool_now_ns();
+	uint64_t now = kr_now_ns();
 	bool first = true;
 
 	if (json)

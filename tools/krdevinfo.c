@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 #define KRDEVINFO_MAX_DEVS    64
 #define KRDEVINFO_DEFAULT_SIM "sim:sim0"

@@ -2,7 +2,7 @@
 /*
  * krpoold: the pool keeper. Owns the device, keeps DCIs, DCTs and RC QPs
  * warm in hugepage shared memory, and serves attach requests on a UNIX
- * socket. The logic is in src/pool/; this is flags, the config file and
+ * socket. The logic is in src/keeper/; this is flags, the config file and
  * daemonising.
  */
 #include <errno.h>
@@ -14,7 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 static void usage(FILE *f)
 {
@@ -85,16 +86,16 @@ static const struct option long_opts[] = {
     {"trusted", no_argument, NULL, 2},         {"require-kmod", no_argument, NULL, 2},
     {"foreground", no_argument, NULL, 'f'},    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
-    /* src/dct: node identity and metadata */
+    /* the DC metadata: node identity and metadata */
     {"node-id", required_argument, NULL, 1},   {"peers", required_argument, NULL, 1},
     {"metaserver", no_argument, NULL, 2},      {"max-nodes", required_argument, NULL, 1},
     {"meta-listen", required_argument, NULL, 1},
     {"metaserver-addr", required_argument, NULL, 1},
     {"cluster-key", required_argument, NULL, 1},
     {"insecure-metaserver", no_argument, NULL, 2},
-    /* growth (src/pool/pool_grow.c) */
+    /* growth (src/keeper/keeper_grow.c) */
     {"dcis-max", required_argument, NULL, 1},  {"rc-max", required_argument, NULL, 1},
-    /* quotas per uid (src/pool/pool_quota.c) */
+    /* quotas per uid (src/keeper/keeper_quota.c) */
     {"uid-launches", required_argument, NULL, 1}, {"uid-ports", required_argument, NULL, 1},
     {NULL, 0, NULL, 0},
 };
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 		case 1:
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
 			break;
-		case 2: /* flags: --metaserver, --insecure-metaserver (src/dct), --trusted, ... */
+		case 2: /* flags: --metaserver, --insecure-metaserver (keeper_dct.c, src/keeper/meta), --trusted, ... */
 			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, "true", err, sizeof(err));
 			break;
 		default:

@@ -289,7 +289,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease);
  */
 int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease);
 
-/* ---- virtual QPs: connect and post (src/virtqp) ---- */
+/* ---- virtual QPs: connect and post (src/job/virtqp) ---- */
 
 struct kr_vqp;
 
@@ -476,7 +476,7 @@ int kr_post_cas(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rk
 int kr_post_faa(struct kr_vqp *vqp, uint64_t *local, uint64_t raddr, uint32_t rkey, uint64_t add,
 		uint64_t wr_id, uint32_t flags);
 
-/* ---- two-sided messages: ports (src/virtqp/virtqp_port.c, virtqp_send.c) ---- */
+/* ---- two-sided messages: ports (src/job/virtqp/virtqp_port.c, virtqp_send.c) ---- */
 
 struct kr_port;
 struct kr_wc;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "kr_log.h"
+#include "common/kr_log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

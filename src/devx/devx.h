@@ -20,7 +20,7 @@
 
 #include <infiniband/mlx5dv.h>
 
-#include "devx_prm.h"
+#include "devx/devx_prm.h"
 
 struct kr_devx_ctx;
 struct kr_devx_obj;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 
 /*
  * kr_devx_caps_query() - read the general capabilities of ctx's device.

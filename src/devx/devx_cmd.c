@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stddef.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 #include "sim/sim.h"
 
 /* Smallest mailbox: the 16-byte generic header every command starts with. */

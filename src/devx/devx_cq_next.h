@@ -12,8 +12,8 @@
 
 #include <endian.h>
 
-#include "devx.h"
-#include "kr_barrier.h"
+#include "devx/devx.h"
+#include "common/kr_barrier.h"
 
 /*
  * The CQE at consumer index ci if the device has written it in this pass, else

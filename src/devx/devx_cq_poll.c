@@ -19,10 +19,10 @@
 #include <endian.h>
 #include <errno.h>
 
-#include "devx.h"
-#include "devx_cq_next.h"
-#include "kr_barrier.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "devx/devx_cq_next.h"
+#include "common/kr_barrier.h"
+#include "common/kr_log.h"
 #include "krcore/krcore.h"
 
 _Static_assert(sizeof(struct mlx5_cqe64) == 64, "cqe64");

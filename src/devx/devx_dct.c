@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 
 #define KR_DCT_RNR_MAX 31u
 

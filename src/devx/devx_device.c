@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 #include "sim/sim.h"
 
 #define KR_SIM_PREFIX "sim:"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 /* Read a small sysfs file into buf, newline stripped. 0, -ENOENT, -ENODATA, -EBADMSG. */
 static int sysfs_read(const char *path, char *buf, size_t len)

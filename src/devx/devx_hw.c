@@ -16,9 +16,9 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
-#include "devx.h"
-#include "kr_barrier.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_barrier.h"
+#include "common/kr_log.h"
 
 struct kr_hw_dev {
 	struct kr_devx_ctx ctx; /* first: ctx->priv points back here */

@@ -23,8 +23,8 @@
 
 #include <infiniband/mlx5dv.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 
 struct kr_hw_view {
 	struct kr_devx_ctx ctx; /* first: ctx->priv points back */

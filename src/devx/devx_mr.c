@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 
 #define KR_MR_PAGE_SHIFT 12u /* MTT entries describe 4 KiB pages */
 #define KR_MR_PAGE_SIZE	 (1u << KR_MR_PAGE_SHIFT)

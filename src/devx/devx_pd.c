@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 /*
  * kr_devx_pd_alloc() - allocate a PD. Returns 0, -EINVAL, -ENOMEM,

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 
 #define KR_ROCE_SPORT_MIN  0xc000u
 #define KR_FLOW_LABEL_MASK 0xfffffu

@@ -18,7 +18,7 @@
 #define KR_PRM_DOC(s, f, off, w, src) KR_PRM(s, f, off, w)
 #define KR_PRM_SIZE(s, bits) KR_PRM_BITS_##s = (bits),
 enum kr_prm_layout {
-#include "devx_prm_fields.h"
+#include "devx/devx_prm_fields.h"
 };
 #undef KR_PRM
 #undef KR_PRM_AS

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_log.h"
 
 /*
  * kr_devx_qmem_alloc() - use user_buf (KR_DEVX_QBUF_ALIGN aligned, size bytes

@@ -6,7 +6,7 @@
  * is measured against (krbench, examples/mpi_verbs.c) use it, so they pay
  * exactly the same firmware commands.
  */
-#include "devx.h"
+#include "devx/devx.h"
 
 int kr_devx_rc_create(struct kr_devx_ctx *ctx, const struct kr_devx_pd *pd, struct kr_devx_uar *uar,
 		      uint32_t sq_wqebb, uint32_t rq_wqe, struct kr_devx_rc *rc)

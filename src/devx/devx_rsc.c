@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 #define KR_RSC_MIN_CAP	 64u
 #define KR_RSC_MAX_INDEX 0xffffffu /* qpc.user_index / dctc.user_index are 24 bits */

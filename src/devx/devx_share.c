@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "sim/sim.h"
 
 int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref)

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
-#include "kr_math.h"
-#include "kr_log.h"
+#include "devx/devx.h"
+#include "common/kr_math.h"
+#include "common/kr_log.h"
 
 #define KR_DBREC_BYTES	     64u
 #define KR_SRQ_MIN_STRIDE    16u /* one data segment */

@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "krcore/krcore.h"
 
 /*

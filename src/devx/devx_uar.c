@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 /* Registers taken before giving up: far more than a keeper holds unpaired. */
 #define KR_UAR_PAIR_TRIES 64

@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 int kr_devx_view_no_cmd(struct kr_devx_ctx *ctx, const void *in, size_t inlen, void *out,
 			size_t outlen)

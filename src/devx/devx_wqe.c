@@ -20,8 +20,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "devx.h"
-#include "kr_barrier.h"
+#include "devx/devx.h"
+#include "common/kr_barrier.h"
 
 /* The ctrl segment's ds field is 6 bits: 63 units of 16 bytes. */
 #define KR_WQE_MAX_DS  63u

@@ -8,7 +8,7 @@
 #ifndef KR_DEVX_FIXTURE_H
 #define KR_DEVX_FIXTURE_H
 
-#include "devx.h"
+#include "devx/devx.h"
 
 struct kr_fx_host {
 	struct kr_devx_ctx *ctx;

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 
 #define CONF_MBOX_MAX  4096u
 #define CONF_UAR_PAGES 8u

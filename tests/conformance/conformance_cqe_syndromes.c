@@ -11,7 +11,7 @@
 #include <infiniband/verbs.h>
 #include <krcore/krcore.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "kr_test.h"
 
 /* krcore's status for each libibverbs status it has (enum kr_wc_status skips the EE ones) */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "conf_fixture.h"
-#include "devx.h"
+#include "devx/devx.h"
 #include "kr_test.h"
 
 int main(void)

@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "kr_test.h"
 
 int main(void)

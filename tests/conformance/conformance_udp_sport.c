@@ -11,7 +11,7 @@
  */
 #include <stdint.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "kr_test.h"
 
 int main(void)

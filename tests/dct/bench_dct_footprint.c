@@ -22,7 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
 #include "pool_fixture.h"
 #include "sim_mp.h"

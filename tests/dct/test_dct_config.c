@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit: the keeper's src/dct options (node-id, peers, metaserver, max-nodes,
+ * Unit: the keeper's DC metadata options (node-id, peers, metaserver, max-nodes,
  * meta-listen, metaserver-addr) through kr_pool_cfg_set, as flags and config
  * file keys, and the MetaServer table in the hugepage budget.
  */
@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 static int set(struct kr_pool_cfg *c, const char *k, const char *v)
 {

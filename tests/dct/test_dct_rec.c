@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
 
 #define TAG 0x7a6b5c4d3e2f1011ull

@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
 #include "pool_fixture.h"
 #include "sim_mp.h"

@@ -15,7 +15,7 @@
 
 #include <krcore/krcore.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "kr_test.h"
 
 #define NCQE	 4

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx_prm.h"
+#include "devx/devx_prm.h"
 #include "kr_test.h"
 
 #ifndef KR_MLX5_IFC_H
@@ -71,7 +71,7 @@ struct prm_line {
 #define KR_PRM_DOC(s, f, o, w, src) {PRM_DOC, #s, #f, #s, src, o, w, 0, 0, K_SIZE(s)},
 #define KR_PRM_SIZE(s, bits)	    {PRM_SIZE, #s, NULL, #s, NULL, bits, 0, 0, 0, K_SIZE(s)},
 static const struct prm_line prm_lines[] = {
-#include "devx_prm_fields.h"
+#include "devx/devx_prm_fields.h"
 };
 #undef KR_PRM
 #undef KR_PRM_AS

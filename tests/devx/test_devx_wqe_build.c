@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "kr_test.h"
 
 #define QPN	  0x123456u

@@ -389,7 +389,7 @@ static const struct {
 #define KR_PRM_AS(s, f, off, w, k)    KR_PRM(s, f, off, w)
 #define KR_PRM_DOC(s, f, off, w, src) KR_PRM(s, f, off, w)
 #define KR_PRM_SIZE(s, bits)
-#include "devx_prm_fields.h"
+#include "devx/devx_prm_fields.h"
 #undef KR_PRM
 #undef KR_PRM_AS
 #undef KR_PRM_DOC

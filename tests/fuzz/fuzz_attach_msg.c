@@ -36,7 +36,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 #include "fuzz_record.h"
 #include "fuzz_require.h"
 #include "kr_test.h"

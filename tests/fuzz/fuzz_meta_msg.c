@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "fuzz_require.h"
 
 static unsigned long taken[4], seen[4];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer harness: a pairing message as another keeper (or a job of the
- * launch) put it in a keeper's receive buffer (src/pool/pool_pair_msg.c),
+ * launch) put it in a keeper's receive buffer (src/keeper/keeper_pair_msg.c),
  * and the cookie of an answer. What must hold: no crash, no sanitizer
  * report; a message taken is exactly 72 bytes of this version and launch,
  * of a known type, with a DCT number (and for a request or an acceptance a
@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 #include "fuzz_require.h"
 
 #define TAG    0x6b72636f72653031ull /* the launch the harness's tenant holds */

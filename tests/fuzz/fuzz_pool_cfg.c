@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 #include "fuzz_require.h"
 
 static unsigned long read_ok, checked_ok, seen;

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "devx_fixture.h"
-#include "devx_prm.h"
+#include "devx/devx_prm.h"
 #include "fuzz_require.h"
 
 #define IN_MAX	8192u

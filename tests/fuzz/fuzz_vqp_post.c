@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "pool_fixture.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "fuzz_require.h"
 
 #define MR_LEN	  4096u
@@ -128,7 +128,7 @@ static bool malformed(int op, uint32_t flags, const void *l, uint32_t len, uint6
 
 static void attach_job(void);
 
-/* The guard detached the job (pool_guard.c): attach again, as a new job. */
+/* The guard detached the job (keeper_guard.c): attach again, as a new job. */
 static void reattach(void)
 {
 	kr_disconnect(v);
@@ -140,7 +140,7 @@ static void reattach(void)
 /*
  * A vQP again after a failed request. The keeper's guard refuses a job that
  * keeps failing requests new DCIs for a while (EBUSY) and detaches it at
- * last (pool_guard.c): wait, or attach again.
+ * last (keeper_guard.c): wait, or attach again.
  */
 static void reconnect(void)
 {
@@ -165,7 +165,7 @@ static void wait_done(uint64_t id)
 	for (double t0 = kp_now_ms(); !n;) {
 		n = kr_poll(v, &wc, 1);
 		require(kp_now_ms() - t0 < 30000);
-		if (n == -EBUSY) { /* throttled: its DCI's replacement waits (pool_guard.c) */
+		if (n == -EBUSY) { /* throttled: its DCI's replacement waits (keeper_guard.c) */
 			usleep(10000);
 			n = 0;
 		} else if (n == -ENOTCONN || n == -EPIPE) { /* detached by the guard */
@@ -251,7 +251,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct kr_wc wc;
 		int n = kr_poll(v, &wc, 1);
 
-		if (n == -EBUSY) /* throttled (pool_guard.c) */
+		if (n == -EBUSY) /* throttled (keeper_guard.c) */
 			usleep(10000);
 		else if (n == -ENOTCONN || n == -EPIPE)
 			reattach();

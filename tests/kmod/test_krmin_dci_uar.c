@@ -20,7 +20,8 @@
 #include <string.h>
 
 #include "krmin_test.h"
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 #define REG_OFF 0x800u
 #define QP_LEN	(2 * KT_PAGE)

@@ -24,7 +24,7 @@
 
 #include "kr_test.h"
 #include "kt_jobs.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 
 #define PORT 6100
 #define N    2000

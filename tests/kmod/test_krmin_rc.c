@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_krmin_rc (in the qemu guest, after insmod krmin.ko): RC slots paired
- * by a keeper that fences its jobs (DC->RC promotion's QPs, pool_pair.c).
+ * by a keeper that fences its jobs (DC->RC promotion's QPs, keeper_pair.c).
  * krpoold on the sim with --require-kmod; a job asks for an RC slot paired
  * with one of its own node's (the keeper pairs with itself over DC: the same
  * messages as between two keepers). Its rings and its own UAR page come as a
@@ -24,10 +24,11 @@
 
 #include <krcore/krmin_uapi.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
 #include "kt_jobs.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 
 #define LEN 4096
 

@@ -14,7 +14,8 @@
 
 #include <krcore/krcore.h>
 
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 struct kp_keeper {
 	pid_t pid;

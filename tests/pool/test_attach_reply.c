@@ -17,7 +17,8 @@
 #include <sys/mman.h>
 
 #include "kr_test.h"
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 #define SEG_VA	0x100000000000ull
 #define ZONE_VA 0x110000000000ull

@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "kr_test.h"
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 
 static void expect_bad(const char *key, const char *val, const char *msg_part)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The keeper's connection table (pool_conns.c) against a plain model: random
+ * The keeper's connection table (keeper_conns.c) against a plain model: random
  * accepts and closes from uids chosen to collide in the per-uid table, with
  * the per-uid limit and the table size reached. Every answer (slot given or
  * -EUSERS / -ENOSPC, the count per uid) must match the model.

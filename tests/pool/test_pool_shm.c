@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Job-writable memory (pool_shm.c) in one process, without a keeper:
+ * Job-writable memory (keeper_shm.c) in one process, without a keeper:
  *   - a piece is sealed at its size: ftruncate fails with EPERM;
  *   - renew gives new zeroed pages at the same address; a mapping of the old
  *     descriptor keeps the old pages and reaches nothing new;

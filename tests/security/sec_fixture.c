@@ -10,7 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
 #include "sec_fixture.h"
 

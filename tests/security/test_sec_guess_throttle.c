@@ -3,7 +3,7 @@
  * sec_guess_throttle: a job of uid 65534 guesses memory keys as fast as it
  * can (a READ with a random rkey, the error, a fresh vQP, again). Each
  * failure breaks its DCI, and the keeper counts the DCIs that come back in
- * error against it (pool_guard.c): after KR_POOL_ERR_BURST errors its lease
+ * error against it (keeper_guard.c): after KR_POOL_ERR_BURST errors its lease
  * requests are refused (-EBUSY) for a while, and after KR_POOL_ERR_DETACH
  * throttles it is detached (-ENOTCONN). A root job's WRITEs and READs stay
  * right all along, and the attacker's errors stay within the budget

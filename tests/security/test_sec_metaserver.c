@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sec_metaserver: keepers sharing a --cluster-key seal their MetaServer
- * datagrams (dct_seal.c). Node 1 is the MetaServer (127.0.0.2), node 2
+ * datagrams (meta_seal.c). Node 1 is the MetaServer (127.0.0.2), node 2
  * registers with it; both resolve each other. Then, from uid 65534:
  *   - a REGISTER in the clear, one sealed with another key, a cut one and an
  *     oversized one for node 5: none answered, node 5 never appears;
@@ -23,7 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
 #include "sec_fixture.h"
 #include "sec_meta.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sec_pair: forged pairing messages (pool_pair.c) change nothing. On one
+ * sec_pair: forged pairing messages (keeper_pair.c) change nothing. On one
  * node, root's launch A holds tenant 0; an attacker of uid 65534 (a launch
  * of its own, tenant 1) sends raw SENDs from a DCI it leases:
  *   - a well-formed KR_PAIR_REQ naming A's launch, at A's DC target with its
@@ -22,7 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "kr_test.h"
 #include "sec_fixture.h"
 

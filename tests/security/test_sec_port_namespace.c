@@ -23,7 +23,7 @@
 
 #include "kr_test.h"
 #include "sec_fixture.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 
 #define PORT  4700
 #define BUFSZ 256

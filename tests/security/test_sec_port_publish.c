@@ -26,7 +26,7 @@
 #include "kr_test.h"
 #include "sec_fixture.h"
 #include "sim_mp.h"
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 
 #define PORT  4800
 #define BUFSZ 256

@@ -54,7 +54,7 @@ uint64_t ord_cas(struct ord *o, struct kr_devx_qp *qp, size_t off, uint64_t cmp,
 void ord_wait_captured(struct kr_fx_host *h);
 
 /*
- * Give the DCI its next life as the keeper does (pool_dci.c): the send PSN
+ * Give the DCI its next life as the keeper does (keeper_dci.c): the send PSN
  * past the old one (kr_devx_qp_renew_psn), 2RST, RST..RTS at that PSN.
  */
 void ord_dci_renew(struct ord *o);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devx.h"
+#include "devx/devx.h"
 #include "kr_test.h"
 #include "sim/sim.h"
 

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define OPS 2000

@@ -11,8 +11,9 @@
 #include <signal.h>
 #include <string.h>
 
-#include "dct/dct.h"
-#include "virtqp/virtqp.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define PORT  4711

@@ -18,8 +18,9 @@
 #include <unistd.h>
 
 #include "../sim/sim_mp.h"
-#include "dct/dct.h"
-#include "virtqp/virtqp.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define PORT   5005

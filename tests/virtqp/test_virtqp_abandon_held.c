@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_two_hosts.h"
 
 #define HOLD_MS 50u

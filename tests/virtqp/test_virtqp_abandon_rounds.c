@@ -37,7 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_two_hosts.h"
 
 #define BLK	  256u /* bytes per block */

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define N 8 /* a batch: 8 WRITEs of 8 bytes, 16 WQEBBs */

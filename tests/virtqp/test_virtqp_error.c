@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define NVQP   8

@@ -28,7 +28,8 @@
 #include <unistd.h>
 
 #include "../sim/sim_mp.h"
-#include "dct/dct.h"
+#include "job/job.h"
+#include "keeper/meta/meta.h"
 #include "vq_fixture.h"
 
 #define NODES	   8

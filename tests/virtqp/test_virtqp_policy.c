@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define PEERS 8

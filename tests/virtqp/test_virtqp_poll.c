@@ -17,7 +17,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define TOTAL	 4000

@@ -37,7 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_two_hosts.h"
 
 #define NWORDS	 512u /* node 2's words: the first vQP uses 0..255, the second 256..511 */

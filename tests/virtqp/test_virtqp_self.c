@@ -16,7 +16,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "virtqp/virtqp.h"
+#include "job/virtqp/virtqp.h"
 #include "vq_fixture.h"
 
 #define LEN 4096

@@ -9,7 +9,8 @@
 #include <stdio.h>
 
 #include "kr_test.h"
-#include "pool.h"
+#include "job/job.h"
+#include "keeper/keeper.h"
 #include "pool_fixture.h"
 
 /*

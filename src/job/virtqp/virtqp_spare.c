@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DCIs a process keeps between its threads. A thread's last disconnect
+ * parks its DCI here when nothing is in flight on it and it is healthy; a
+ * thread's first connect takes one before it asks the keeper. So a thread's
+ * first connect costs no keeper round trip and no firmware command whenever
+ * an earlier thread of the process has let go of a DCI (KRCore's per-CPU DCI
+ * pools, kept per process). At most KR_VQ_SPARE_DCIS are kept; the keeper
+ * gets the rest back at once. The DCIs stay leased to the job, so the keeper
+ * reclaims them at detach or death like any lease.
+ *
+ * The spares belong to one attachment (ctx->attach_id): a
+ * later attachment drops what an earlier one left (the keeper took those
+ * back at detach; their views died with the ctx).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "job/virtqp/virtqp.h"
+
+#define KR_VQ_SPARE_DCIS 8u
+
+static struct {
+	pthread_mutex_t lock;
+	const struct kr_ctx *ctx;
+	uint64_t attach_id;
+	uint32_t n;
+	uint32_t max;
+	struct kr_vq_dci *d[KR_VQ_SPARE_DCIS];
+} g_spare = {.lock = PTHREAD_MUTEX_INITIALIZER, .max = KR_VQ_SPARE_DCIS};
+
+void kr_vq_spare_max(uint32_t n)
+{
+	pthread_mutex_lock(&g_spare.lock);
+	g_spare.max = n < KR_VQ_SPARE_DCIS ? n : KR_VQ_SPARE_DCIS;
+	pthread_mutex_unlock(&g_spare.lock);
+}
+
+static void spare_free(struct kr_vq_dci *d)
+{
+	free(d->ent);
+	free(d->redo);
+	free(d->tgt);
+	free(d);
+}
+
+/* g_spare.lock held: forget spares of another attachment than ctx. */
+static void spare_own(const struct kr_ctx *ctx)
+{
+	if (g_spare.ctx == ctx && g_spare.attach_id == ctx->attach_id)
+		return;
+	while (g_spare.n)
+		spare_free(g_spare.d[--g_spare.n]);
+	g_spare.ctx = ctx;
+	g_spare.attach_id = ctx->attach_id;
+}
+
+bool kr_vq_spare_put(struct kr_vq_dci *d)
+{
+	bool kept = false;
+
+	if (!d->leased || d->broken || d->head != d->tail || d->nredo || d->nvqp ||
+	    d->credits_free != d->cnt || __atomic_load_n(&d->ctx->dead, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&g_spare.lock);
+	spare_own(d->ctx);
+	if (g_spare.n < g_spare.max) {
+		g_spare.d[g_spare.n++] = d;
+		kept = true;
+	}
+	pthread_mutex_unlock(&g_spare.lock);
+	return kept;
+}
+
+struct kr_vq_dci *kr_vq_spare_get(struct kr_ctx *ctx)
+{
+	struct kr_vq_dci *d = NULL;
+
+	pthread_mutex_lock(&g_spare.lock);
+	spare_own(ctx);
+	if (g_spare.n)
+		d = g_spare.d[--g_spare.n];
+	pthread_mutex_unlock(&g_spare.lock);
+	return d;
+}
