@@ -27,6 +27,7 @@
 #include <krcore/krcore.h>
 
 #include "devx/devx.h"
+#include "sim/sim.h"
 #include "mpi_verbs.h"
 
 #define MV_PSN	0x2a2a2aU
@@ -68,8 +69,10 @@ static int64_t mv_now_ns(void)
 
 static int mv_open(struct mv_rank *r, const char *dev, int ranks)
 {
-	int rc = kr_devx_open(dev, &r->ctx);
+	int rc = kr_devx_backend_add(&kr_sim_backend); /* "sim:<host>" names */
 
+	if (!rc)
+		rc = kr_devx_open(dev, &r->ctx);
 	if (rc)
 		return rc;
 	rc = kr_devx_pd_alloc(r->ctx, &r->pd);

@@ -25,6 +25,7 @@
 #include <krcore/krcore.h>
 
 #include "devx/devx.h"
+#include "sim/sim.h"
 #include "krbench.h"
 
 #define VB_VAL	0x76657262733a3031ull /* "verbs:01" */
@@ -56,7 +57,9 @@ static int vb_open(const struct kb_cluster *c, int host, const char *name, struc
 
 	memset(d, 0, sizeof(*d));
 	kb_sim_device(c, name, host, dev, sizeof(dev));
-	rc = kr_devx_open(dev, &d->ctx);
+	rc = kr_devx_backend_add(&kr_sim_backend);
+	if (!rc)
+		rc = kr_devx_open(dev, &d->ctx);
 	if (rc)
 		return rc;
 	rc = kr_devx_pd_alloc(d->ctx, &d->pd);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "devx/devx.h"
+#include "sim/sim.h"
 
 #define KRDEVINFO_MAX_DEVS    64
 #define KRDEVINFO_DEFAULT_SIM "sim:sim0"
@@ -89,7 +90,7 @@ static void print_device(struct kr_devx_ctx *ctx, bool verbose)
 
 	printf("hca_id:\t%s\n", ctx->name);
 	printf("\tbackend:\t\t%s\n",
-	       ctx->is_sim ? "sim (software ConnectX)" : "hw (rdma-core DEVX)");
+	       ctx->backend == &kr_sim_backend ? "sim (software ConnectX)" : "hw (rdma-core DEVX)");
 	print_caps(&ctx->caps, verbose);
 	if (verbose)
 		printf("\tcompletion eqn:\t\t%u\n", ctx->eqn);
@@ -170,12 +171,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (kr_devx_backend_add(&kr_sim_backend)) /* "sim:<host>" names */
+		return 1;
 	if (only)
 		return show_one(only, NULL, verbose) ? 1 : 0;
 
 	n = kr_devx_list(info, KRDEVINFO_MAX_DEVS);
 	for (int i = 0; i < n; i++)
-		have_sim |= info[i].is_sim;
+		have_sim |= info[i].backend == &kr_sim_backend;
 	if (!have_sim) {
 		/* No sim host open yet: open the embedded default so one is always listed. */
 		rc = kr_devx_open(KRDEVINFO_DEFAULT_SIM, &sim0);

@@ -476,10 +476,12 @@ struct kr_msg_attach_reply {
 	uint64_t heap_max;
 	uint32_t heap_lkey;
 	uint32_t heap_rkey;
-	uint32_t dev_is_sim;
-	/* the tenant's UAR page: sim, its memfd (fenced: only the engine's wake
-	 * line); hw --trusted, the command fd; a fenced ConnectX keeper sends
-	 * none: KR_ATTACH_NO_FD */
+	/* 1: the device wakes only through the tenant's page (KR_DEVX_BE_WAKE_PAGE,
+	 * the sim), so it comes even from a fenced keeper */
+	uint32_t dev_wake_page;
+	/* the tenant's UAR page: where the backend exports pages alone (the sim),
+	 * its own descriptor (fenced: only the device's wake line); hw --trusted,
+	 * the command fd; a fenced ConnectX keeper sends none: KR_ATTACH_NO_FD */
 	uint32_t uar_fd_index;
 	/* where the page is in that descriptor; fenced: reg_off is where every
 	 * DCI's own UAR page has its doorbell register */

@@ -3,9 +3,11 @@
  * src/devx: the mlx5 driver. Private header of the folder.
  *
  * Everything above the ops table (PRM mailboxes, WQE bytes, CQE parsing) is
- * shared by the two backends: hw (rdma-core libmlx5 DEVX, devx_hw.c) and the
- * software ConnectX (sim/). Device names: "mlx5_0"... for hw, "sim:<name>" for
- * the sim.
+ * shared by every backend: hw (rdma-core libmlx5 DEVX, devx_hw.c), the
+ * driver's own, and those a program adds (kr_devx_backend_add), which serve
+ * the device names that begin with their prefix. The driver never names one
+ * of those: what differs between backends, callers learn from the ops table
+ * and the capabilities a backend states (enum kr_devx_backend_caps).
  *
  * Errors: 0 or a negative errno. A firmware command that completes with a bad
  * status returns -EREMOTEIO; its status and syndrome are in ctx->last_err (and
@@ -24,6 +26,7 @@
 
 struct kr_devx_ctx;
 struct kr_devx_obj;
+struct kr_devx_uar_ref;
 
 /* ---- the port's address (devx_port.c; entries from the backend) ---- */
 
@@ -172,6 +175,13 @@ struct kr_devx_ops {
 			       struct kr_devx_gid_entry *entry);
 	/* The port's LID (InfiniBand; 0 on Ethernet). */
 	int (*query_lid)(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid);
+	/* What a syndrome of this device's firmware means; NULL: none named (ConnectX). */
+	const char *(*syndrome_str)(uint32_t syndrome);
+	/* kr_devx_uar_export/_import/_wrap on this device (devx_share.c says what each does). */
+	int (*uar_export)(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
+	int (*uar_import)(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
+	int (*uar_wrap)(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
+			uint32_t bf_size, struct kr_devx_uar **uar);
 	int (*umem_dereg)(struct kr_devx_umem *umem);
 	/*
 	 * Pin [addr, addr + size) as a umem. access: KR_ACCESS_UMEM bits only,
@@ -231,8 +241,8 @@ struct kr_devx_rsc {
 /* An open device. Process-local; the backend keeps its state in priv. */
 struct kr_devx_ctx {
 	const struct kr_devx_ops *ops;
+	const struct kr_devx_backend *backend; /* what opened it, and what it can do */
 	char name[64];
-	bool is_sim;
 	struct kr_devx_caps caps;
 	struct kr_devx_port port; /* port 1, as kr_devx_open selected it */
 	struct kr_devx_cmd_err last_err;
@@ -248,19 +258,71 @@ struct kr_devx_ctx {
 /* ---- device (devx_device.c) ---- */
 
 struct kr_devx_dev_info {
-	char name[64]; /* "mlx5_0" or "sim:<name>" */
-	bool is_sim;
+	char name[64]; /* "mlx5_0", or an added backend's prefix and name */
+	const struct kr_devx_backend *backend;
 };
 
 /*
- * kr_devx_open() - open a device by name: "sim:<name>" for the sim, otherwise an
- * mlx5 device through rdma-core DEVX. Queries caps and the completion EQ.
- * Returns 0, -ENODEV (no such device), -EOPNOTSUPP (no DEVX), -ENOMEM, or the
+ * What a backend states about itself (kr_devx_backend.caps). Callers above
+ * the driver decide by these, never by which backend it is.
+ */
+enum kr_devx_backend_caps {
+	/* kr_devx_uar_export hands a UAR page as a descriptor of its own, with
+	 * nothing else of the device: no command fd, so no --trusted needed. */
+	KR_DEVX_BE_UAR_FD = 1u << 0,
+	/* UAR pages are device MMIO at the command fd's mmap offsets (kmod-min
+	 * maps them as I/O memory); else ordinary pages it pins. */
+	KR_DEVX_BE_UAR_MMIO = 1u << 1,
+	/* Doorbells rung in another process wake the device only through a page
+	 * exported to that process (a software device sleeps when idle): a
+	 * fenced job needs its tenant's page besides its DCIs' own. */
+	KR_DEVX_BE_WAKE_PAGE = 1u << 2,
+};
+
+/*
+ * A devx backend: the hw one is the driver's own (devx_hw.c); others are
+ * added by the program (kr_devx_backend_add) and serve the names that begin
+ * with their prefix. Static const instances.
+ */
+struct kr_devx_backend {
+	const char *name;   /* what krdevinfo shows ("hw" for the driver's own) */
+	const char *prefix; /* the device names it serves ("name:"); NULL: every other */
+	uint32_t caps;	    /* enum kr_devx_backend_caps */
+	/* open the device (its full name); NULL: this program cannot (a job) */
+	int (*open)(const char *name, struct kr_devx_ctx **ctx);
+	/* the devices it can open, up to max (returns how many); NULL: none */
+	int (*list)(struct kr_devx_dev_info *info, int max);
+	/* kr_devx_import: a doorbell-only view from what uar_export handed over */
+	int (*import)(const char *name, int fd, const struct kr_devx_uar_ref *ref,
+		      struct kr_devx_ctx **ctx);
+};
+
+/*
+ * kr_devx_backend_add() - serve the names that begin with be->prefix
+ * through be in this process, from now on. A backend that can open devices
+ * takes the place of one for the same prefix that cannot (a job's
+ * doorbell-only part), never the other way round. Returns 0, -EINVAL (no
+ * prefix), -ENOSPC (more than 4 backends).
+ */
+int kr_devx_backend_add(const struct kr_devx_backend *be);
+/* Does the backend behind ctx state cap (enum kr_devx_backend_caps)? */
+static inline bool kr_devx_has(const struct kr_devx_ctx *ctx, uint32_t cap)
+{
+	return (ctx->backend->caps & cap) == cap;
+}
+/* The hw backend (devx_hw.c): mlx5 devices through rdma-core DEVX. */
+extern const struct kr_devx_backend kr_devx_hw_backend;
+
+/*
+ * kr_devx_open() - open a device by name through the backend that serves it
+ * (kr_devx_backend_add; an mlx5 device through rdma-core DEVX otherwise).
+ * Queries caps and the completion EQ. Returns 0, -ENODEV (no such device, or
+ * no backend here that can open it), -EOPNOTSUPP (no DEVX), -ENOMEM, or the
  * backend's error.
  */
 int kr_devx_open(const char *name, struct kr_devx_ctx **ctx);
 void kr_devx_close(struct kr_devx_ctx *ctx);
-/* Fills up to max entries: hw mlx5 devices, then sim devices open in this process. Returns count. */
+/* Fills up to max entries: hw mlx5 devices, then each added backend's. Returns count. */
 int kr_devx_list(struct kr_devx_dev_info *info, int max);
 int kr_devx_caps_query(struct kr_devx_ctx *ctx, struct kr_devx_caps *caps);
 /*
@@ -345,7 +407,7 @@ int kr_devx_cmd_query(struct kr_devx_obj *obj, const void *in, size_t inlen, voi
 		      size_t outlen);
 int kr_devx_cmd_destroy(struct kr_devx_obj *obj);
 const char *kr_devx_cmd_status_str(uint8_t status);
-/* What a firmware syndrome means, NULL when unknown (only the sim's are named). */
+/* What a firmware syndrome means, NULL when unknown (ConnectX's have no public names). */
 const char *kr_devx_syndrome_name(const struct kr_devx_ctx *ctx, uint32_t syndrome);
 
 /* ---- queue memory (devx_qmem.c): the buffer behind a CQ, QP or SRQ ---- */
@@ -783,21 +845,20 @@ int kr_devx_syndrome_to_status(uint8_t syndrome);
 struct kr_devx_uar_ref {
 	uint32_t page_id;  /* qpc.uar_page of the QPs rung through it */
 	uint32_t reg_off;  /* the doorbell register's offset in the page */
-	uint64_t mmap_off; /* hw: the page's mmap offset on the command fd; sim: 0 */
+	uint64_t mmap_off; /* KR_DEVX_BE_UAR_MMIO: the page's mmap offset on the command fd */
 };
 
 /*
  * kr_devx_uar_export() - the descriptor through which a job may ring UAR
  * page uar, and where the page is in it (*ref). Owned by uar: valid while
- * it is allocated, closed with it. On the sim: the page's own memfd,
- * nothing else of the device. On hardware a UAR page can only be mapped
+ * it is allocated, closed with it. A backend with KR_DEVX_BE_UAR_FD: the
+ * page's own descriptor, nothing else of the device. On hardware a UAR page can only be mapped
  * through the device's command fd, and whoever holds that fd can issue any
  * DEVX command as the keeper: it is handed out only when the keeper was
  * told to trust its jobs (ctx->share_cmd_fd, krpoold --trusted); with
  * kmod-min a job gets no descriptor at all and maps each leased QP's own
  * page through the module (kr_devx_uar_wrap). Returns 0, -EINVAL,
- * -EOPNOTSUPP (hw, not trusted), -ENOSPC (sim: too many pages exported),
- * -errno.
+ * -EOPNOTSUPP (hw, not trusted), -ENOSPC (too many pages exported), -errno.
  */
 int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 /*
@@ -807,10 +868,10 @@ int kr_devx_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref 
  * sends none): the view then rings only pages kr_devx_uar_wrap() is given.
  * Every firmware command, GID query and UAR/umem allocation on it returns
  * -EPERM: jobs never issue firmware commands through krcore. Close with
- * kr_devx_close(). Returns 0, -EINVAL (not what an export gives), -ENOMEM,
- * -errno.
+ * kr_devx_close(). Returns 0, -EINVAL (not what an export gives), -ENODEV
+ * (no backend here serves name), -ENOMEM, -errno.
  */
-int kr_devx_import(const char *name, int fd, bool is_sim, const struct kr_devx_uar_ref *ref,
+int kr_devx_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 		   struct kr_devx_ctx **ctx);
 /*
  * kr_devx_uar_import() - the UAR page_id in an imported view (the page it
@@ -822,11 +883,10 @@ int kr_devx_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx
  * kr_devx_uar_wrap() - UAR page_id of the device behind view ctx, as mapped
  * at page by kmod-min (a fenced DCI's own page; the keeper keeps the page
  * allocated while the slot exists), rung at page + reg_off (the ref's
- * reg_off from the keeper; the sim has its register at a fixed place);
+ * reg_off from the keeper);
  * bf_size: the page's BlueFlame buffers (hw; 0: doorbells only). Returns
  * 0, -EINVAL (a reg_off outside the page or unaligned, BlueFlame buffers
- * that do not fit; sim: the page does not say it is page_id, or any
- * bf_size), -ENOMEM. Free with
+ * that do not fit, or what the backend checks of the page), -ENOMEM. Free with
  * kr_devx_uar_unimport(); the caller unmaps the page after.
  */
 int kr_devx_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
@@ -862,8 +922,11 @@ int kr_devx_view_no_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid);
 int kr_devx_view_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
 			     struct kr_devx_umem **umem);
 int kr_devx_view_no_umem_dereg(struct kr_devx_umem *umem);
-/* The ops table of a job's view: its own doorbell and close, -EPERM for the rest. */
-#define KR_DEVX_VIEW_OPS(doorbell_fn, bf_copy_fn, close_fn)                                        \
+/*
+ * The ops table of a job's view: its own doorbell, close and UAR sharing,
+ * -EPERM for the rest.
+ */
+#define KR_DEVX_VIEW_OPS(doorbell_fn, bf_copy_fn, close_fn, export_fn, import_fn, wrap_fn)         \
 	{                                                                                          \
 		.alloc_uar = kr_devx_view_no_uar, .close = (close_fn), .doorbell = (doorbell_fn),  \
 		.bf_copy = (bf_copy_fn), .free_uar = kr_devx_view_free_uar,                        \
@@ -871,6 +934,7 @@ int kr_devx_view_no_umem_dereg(struct kr_devx_umem *umem);
 		.obj_destroy = kr_devx_view_no_destroy, .obj_modify = kr_devx_view_no_obj_cmd,     \
 		.obj_query = kr_devx_view_no_obj_cmd, .query_eqn = kr_devx_view_no_eqn,            \
 		.query_gid_entry = kr_devx_view_no_gid, .query_lid = kr_devx_view_no_lid,          \
+		.uar_export = (export_fn), .uar_import = (import_fn), .uar_wrap = (wrap_fn),       \
 		.umem_dereg = kr_devx_view_no_umem_dereg, .umem_reg = kr_devx_view_no_umem_reg,    \
 	}
 /* devx_hw.c: one 8-byte doorbell store, flushed (the keeper's and a job's view). */

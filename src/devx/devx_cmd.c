@@ -10,7 +10,6 @@
 
 #include "devx/devx.h"
 #include "common/kr_log.h"
-#include "sim/sim.h"
 
 /* Smallest mailbox: the 16-byte generic header every command starts with. */
 #define KR_CMD_HDR_BYTES KR_PRM_BYTES(mbox_in)
@@ -100,11 +99,11 @@ static uint16_t kr_devx_cmd_destroy_op(uint16_t create_op)
 
 /*
  * Firmware syndromes have no public table for ConnectX (the kernel logs them
- * as numbers too); the sim's are its own and named (sim.h SIM_SYNDROMES).
+ * as numbers too); a backend whose syndromes have names says them.
  */
 const char *kr_devx_syndrome_name(const struct kr_devx_ctx *ctx, uint32_t syndrome)
 {
-	return ctx && ctx->is_sim ? sim_syndrome_str(syndrome) : NULL;
+	return ctx && ctx->ops->syndrome_str ? ctx->ops->syndrome_str(syndrome) : NULL;
 }
 
 const char *kr_devx_cmd_status_str(uint8_t status)

@@ -1,33 +1,90 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Device open, close and listing. "sim:<name>" opens a software ConnectX host
- * (sim/), any other name an mlx5 device through rdma-core DEVX (devx_hw.c).
- * Both are then driven through the same ops table: open queries the general
- * capabilities and the completion EQ every CQ reports to.
+ * Device open, close and listing, and the backends that serve device names:
+ * a name that begins with an added backend's prefix is that backend's, any
+ * other an mlx5 device through rdma-core DEVX (devx_hw.c). All are then
+ * driven through the same ops table: open queries the general capabilities
+ * and the completion EQ every CQ reports to.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "devx/devx.h"
 #include "common/kr_log.h"
-#include "sim/sim.h"
 
-#define KR_SIM_PREFIX "sim:"
+#define KR_DEVX_MAX_BACKENDS 4u
 
-static bool kr_devx_name_is_sim(const char *name)
+/*
+ * Added backends. Written by kr_devx_backend_add under the lock; read
+ * without it (a slot, once filled, only ever changes to a backend of the
+ * same prefix that can open, and pointers are stored whole).
+ */
+static const struct kr_devx_backend *kr_backends[KR_DEVX_MAX_BACKENDS];
+static pthread_mutex_t kr_backends_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* kr_devx_backend_add() - see devx.h. */
+int kr_devx_backend_add(const struct kr_devx_backend *be)
 {
-	return strncmp(name, KR_SIM_PREFIX, strlen(KR_SIM_PREFIX)) == 0;
+	int rc = -ENOSPC;
+	uint32_t i;
+
+	if (!be || !be->prefix || !be->prefix[0])
+		return -EINVAL;
+	pthread_mutex_lock(&kr_backends_lock);
+	for (i = 0; i < KR_DEVX_MAX_BACKENDS && kr_backends[i]; i++) {
+		if (strcmp(kr_backends[i]->prefix, be->prefix))
+			continue;
+		if (be->open && !kr_backends[i]->open)
+			__atomic_store_n(&kr_backends[i], be, __ATOMIC_RELEASE);
+		rc = 0;
+		goto out;
+	}
+	if (i < KR_DEVX_MAX_BACKENDS) {
+		__atomic_store_n(&kr_backends[i], be, __ATOMIC_RELEASE);
+		rc = 0;
+	}
+out:
+	pthread_mutex_unlock(&kr_backends_lock);
+	return rc;
+}
+
+/* The backend that serves name: an added one by prefix, else hw. */
+static const struct kr_devx_backend *kr_backend_of(const char *name)
+{
+	for (uint32_t i = 0; i < KR_DEVX_MAX_BACKENDS; i++) {
+		const struct kr_devx_backend *be = __atomic_load_n(&kr_backends[i], __ATOMIC_ACQUIRE);
+
+		if (!be)
+			break;
+		if (!strncmp(name, be->prefix, strlen(be->prefix)))
+			return be;
+	}
+	return &kr_devx_hw_backend;
+}
+
+/* kr_devx_import() - see devx.h. */
+int kr_devx_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
+		   struct kr_devx_ctx **ctx)
+{
+	const struct kr_devx_backend *be;
+
+	if (!ctx || !name)
+		return -EINVAL;
+	be = kr_backend_of(name);
+	return be->import(name, fd, ref, ctx);
 }
 
 /*
  * kr_devx_open() - see devx.h. Returns 0, -EINVAL (NULL or empty name, hw
- * name longer than 63 bytes, bad sim name or options), -ENODEV, -EOPNOTSUPP,
+ * name longer than 63 bytes, a backend's bad name or options), -ENODEV, -EOPNOTSUPP,
  * -ENOMEM, -EREMOTEIO (capability query failed) or the backend's errno.
  */
 int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 {
+	const struct kr_devx_backend *be;
 	struct kr_devx_ctx *c = NULL;
 	size_t len;
 	int rc;
@@ -41,20 +98,24 @@ int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 	if (len == 0)
 		return -EINVAL;
 
-	if (kr_devx_name_is_sim(name)) {
-		/* options may follow the host name: the sim checks the name's length */
-		if (len == strlen(KR_SIM_PREFIX))
-			return -EINVAL;
-		rc = sim_open(name + strlen(KR_SIM_PREFIX), &c);
-	} else {
-		if (len >= sizeof(c->name))
-			return -EINVAL;
-		rc = kr_devx_hw_open(name, &c);
+	be = kr_backend_of(name);
+	if (be->prefix && len == strlen(be->prefix))
+		return -EINVAL;
+	/* the driver's own names fit ctx->name; an added backend's may carry
+	 * options after the device's name, and checks its length itself */
+	if (!be->prefix && len >= sizeof(c->name))
+		return -EINVAL;
+	if (!be->open) {
+		KR_ERR("devx", "%s: this program cannot open %s devices (it links only their "
+			       "doorbells)", name, be->name);
+		return -ENODEV;
 	}
+	rc = be->open(name, &c);
 	if (rc) {
 		KR_DBG("devx", "open %s: errno %d", name, -rc);
 		return rc;
 	}
+	c->backend = be;
 	if (c->name[0] == '\0')
 		snprintf(c->name, sizeof(c->name), "%s", name);
 
@@ -76,7 +137,7 @@ int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 		memset(&c->port, 0, sizeof(c->port));
 		c->port.gid_index = KR_DEVX_GID_NONE;
 	}
-	KR_INFO("devx", "opened %s (%s)", c->name, c->is_sim ? "sim" : "hw");
+	KR_INFO("devx", "opened %s (%s)", c->name, be->name);
 	*ctx = c;
 	return 0;
 
@@ -102,22 +163,26 @@ void kr_devx_close(struct kr_devx_ctx *ctx)
 }
 
 /*
- * kr_devx_list() - hw mlx5 devices with mlx5dv support, then the sim hosts open
- * in this process. Returns how many entries were written (0..max), or -EINVAL.
+ * kr_devx_list() - hw mlx5 devices with mlx5dv support, then what each added
+ * backend lists. Returns how many entries were written (0..max), or -EINVAL.
  */
 int kr_devx_list(struct kr_devx_dev_info *info, int max)
 {
-	int n, n_sim;
+	int n, more;
 
 	if (max < 0 || (max > 0 && !info))
 		return -EINVAL;
-	n = kr_devx_hw_list(info, max);
+	n = kr_devx_hw_backend.list(info, max);
 	if (n < 0)
 		n = 0;
-	if (n < max) {
-		n_sim = sim_list(info + n, max - n);
-		if (n_sim > 0)
-			n += n_sim;
+	for (uint32_t i = 0; i < KR_DEVX_MAX_BACKENDS && n < max; i++) {
+		const struct kr_devx_backend *be = __atomic_load_n(&kr_backends[i], __ATOMIC_ACQUIRE);
+
+		if (!be)
+			break;
+		more = be->list ? be->list(info + n, max - n) : 0;
+		if (more > 0)
+			n += more;
 	}
 	return n;
 }

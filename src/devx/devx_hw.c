@@ -306,6 +306,9 @@ static const struct kr_devx_ops kr_hw_ops = {
     .query_eqn = kr_hw_query_eqn,
     .query_gid_entry = kr_hw_query_gid_entry,
     .query_lid = kr_hw_query_lid,
+    .uar_export = kr_devx_hw_uar_export,
+    .uar_import = kr_devx_hw_uar_import,
+    .uar_wrap = kr_devx_hw_uar_wrap,
     .umem_dereg = kr_hw_umem_dereg,
     .umem_reg = kr_hw_umem_reg,
 };
@@ -371,7 +374,7 @@ int kr_devx_hw_open(const char *name, struct kr_devx_ctx **ctx)
 
 	hw->ctx.ops = &kr_hw_ops;
 	snprintf(hw->ctx.name, sizeof(hw->ctx.name), "%s", name);
-	hw->ctx.is_sim = false;
+	hw->ctx.backend = &kr_devx_hw_backend;
 	hw->ctx.priv = hw;
 	*ctx = &hw->ctx;
 	return 0;
@@ -400,9 +403,21 @@ int kr_devx_hw_list(struct kr_devx_dev_info *info, int max)
 		memset(&info[count], 0, sizeof(info[count]));
 		snprintf(info[count].name, sizeof(info[count].name), "%s",
 			 ibv_get_device_name(list[i]));
-		info[count].is_sim = false;
+		info[count].backend = &kr_devx_hw_backend;
 		count++;
 	}
 	ibv_free_device_list(list);
 	return count;
 }
+
+/*
+ * A ConnectX: UAR pages are device MMIO, mapped from the command fd (which
+ * a job gets only from a --trusted keeper), and the device never sleeps.
+ */
+const struct kr_devx_backend kr_devx_hw_backend = {
+    .name = "hw",
+    .caps = KR_DEVX_BE_UAR_MMIO,
+    .open = kr_devx_hw_open,
+    .list = kr_devx_hw_list,
+    .import = kr_devx_hw_import,
+};

@@ -70,7 +70,8 @@ static void view_close(struct kr_devx_ctx *ctx)
 }
 
 static const struct kr_devx_ops kr_hw_view_ops =
-    KR_DEVX_VIEW_OPS(kr_devx_hw_doorbell, kr_devx_hw_bf_copy, view_close);
+    KR_DEVX_VIEW_OPS(kr_devx_hw_doorbell, kr_devx_hw_bf_copy, view_close, kr_devx_hw_uar_export,
+		     kr_devx_hw_uar_import, kr_devx_hw_uar_wrap);
 
 int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 		      struct kr_devx_ctx **ctx)
@@ -85,7 +86,7 @@ int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *re
 		return -ENOMEM;
 	v->ctx.ops = &kr_hw_view_ops;
 	snprintf(v->ctx.name, sizeof(v->ctx.name), "%s", name ? name : "mlx5");
-	v->ctx.is_sim = false;
+	v->ctx.backend = &kr_devx_hw_backend;
 	v->ctx.priv = v;
 	v->fd = fd;
 	v->ref = *ref;

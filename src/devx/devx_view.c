@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What a job's view of a device (sim or hardware) answers to everything
+ * What a job's view of a device (of any backend) answers to everything
  * but a doorbell: -EPERM. Jobs never issue firmware commands through
  * krcore; the keeper publishes what they need to know in shared memory.
  */

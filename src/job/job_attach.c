@@ -20,10 +20,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "job/job.h"
 #include "common/kr_clock.h"
 #include "common/kr_log.h"
 #include "job/job.h"
+#include "sim/sim.h"
 
 static pthread_mutex_t attach_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct kr_ctx *attached; /* guarded by attach_mtx */
@@ -326,8 +326,12 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_unmap;
 
-	rc = kr_devx_import(rep->dev_name, rep->uar_fd_index < nfds ? fds[rep->uar_fd_index] : -1,
-			    rep->dev_is_sim, &rep->uar_ref, &ctx->dev);
+	/* a sim keeper's jobs ring its pages: the sim's doorbell part, no engine */
+	rc = kr_devx_backend_add(&kr_sim_view_backend);
+	if (!rc)
+		rc = kr_devx_import(rep->dev_name,
+				    rep->uar_fd_index < nfds ? fds[rep->uar_fd_index] : -1,
+				    &rep->uar_ref, &ctx->dev);
 	if (rc)
 		goto err_unmap;
 	rep->uar_fd_index = ~0u; /* the view owns it now */

@@ -25,6 +25,7 @@
  *   keeper_pair.c     RC slots paired with another keeper's (keeper_pair_msg.c: the wire)
  *   keeper_port.c     receive endpoints of bound ports
  *   keeper_dct.c      DC options, the zone's node cache block, static peers
+ *   keeper_meta.c     the MetaServer service's table, key and list (src/keeper/meta)
  *   keeper_run.c      start-up, event loop, shutdown
  * The MetaServer service the keeper hosts is src/keeper/meta.
  *
@@ -444,7 +445,7 @@ struct kr_keeper {
 	uint32_t dci_reg_off;
 	uint32_t dci_bf_size;
 	bool uar_shared_said;	   /* tenants share the device's one doorbell page: logged */
-	struct kr_dct_keeper *dct; /* the DC metadata: MetaServer role and registration */
+	struct kr_keeper_meta *meta; /* keeper_meta.c: the MetaServer service and its table */
 	struct kr_dct_rec *peers;  /* --peers, read at start: [npeers] */
 	uint32_t npeers;
 	bool peers_read;
@@ -662,13 +663,14 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q);
 
 /*
- * What a job is sent of the device at attach: its tenant's UAR page (on the
- * sim, with kmod-min, only to wake the engine through), except from a fenced
- * keeper of a ConnectX: nothing, its DCIs' own pages come with their slots.
+ * What a job is sent of the device at attach: its tenant's UAR page (fenced,
+ * on a device that wakes only through it, just for that), except from a
+ * fenced keeper of a ConnectX: nothing, its DCIs' own pages come with their
+ * slots.
  */
 static inline bool kr_keeper_sends_uar(const struct kr_keeper *k)
 {
-	return k->ctx->is_sim || k->krmin_fd < 0;
+	return kr_devx_has(k->ctx, KR_DEVX_BE_WAKE_PAGE) || k->krmin_fd < 0;
 }
 
 /* keeper_port.c: receive endpoints (see there) */
@@ -775,7 +777,7 @@ void kr_keeper_dct_bind(struct kr_keeper *k, struct kr_keeper_tenant *t);
  * -EBUSY (no way free).
  */
 int kr_keeper_cache_report(struct kr_keeper *k, uint32_t t, const struct kr_msg_cache *m);
-/* Hugepage bytes the MetaServer table needs (0 without --metaserver). */
+/* keeper_meta.c: hugepage bytes the MetaServer table needs (0 without --metaserver). */
 uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
 /*
  * kr_keeper_meta_start() - after every tenant is built, before the socket
@@ -787,6 +789,11 @@ int kr_keeper_meta_start(struct kr_keeper *k);
 void kr_keeper_meta_stop(struct kr_keeper *k);
 /* A launch came or left: this node's row in its own table now, the replicas at once. */
 void kr_keeper_meta_changed(struct kr_keeper *k);
+/* Event loop tick: the MetaServer list into the zones when it changed, this node's row. */
+void kr_keeper_meta_tick(struct kr_keeper *k);
+struct kr_meta_msg;
+/* This node's REGISTER (node id, GID, every tenant slot's launch, bound ports). */
+void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m);
 
 /* keeper_worker.c */
 /* Start the worker thread (after every tenant is built). 0 or -errno. */

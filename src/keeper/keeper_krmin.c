@@ -130,15 +130,15 @@ static int krmin_add_uar(struct kr_keeper *k, uint32_t slot, const struct kr_dev
  * kr_keeper_krmin_reg() - DCI (or RC slot) q as a slot of its tenant: its block of the
  * zone, [block, block + len) (QP buffer, then the CQ buffer at cq_off, page
  * aligned), and its own UAR page q->uar, which its holder sees right after
- * the block. The sim's UAR page is memory, pinned as the slot's second
- * range behind the whole block; a ConnectX's is device memory, added after
- * the QP (first range) and the CQ (second). 0 (nothing to do in trusted
+ * the block. A page that is memory (the sim's) is pinned as the slot's
+ * second range behind the whole block; device memory (KR_DEVX_BE_UAR_MMIO,
+ * a ConnectX's) is added after the QP (first range) and the CQ (second). 0 (nothing to do in trusted
  * mode), -EINVAL (no page of its own), or the ioctl's -errno.
  */
 int kr_keeper_krmin_reg(struct kr_keeper *k, struct kr_keeper_qp *q, uint8_t *block,
 			uint64_t cq_off, uint64_t len)
 {
-	bool io = !k->ctx->is_sim;
+	bool io = kr_devx_has(k->ctx, KR_DEVX_BE_UAR_MMIO);
 	struct krmin_slot_reg reg = {.size = sizeof(reg),
 				     .version = KRMIN_UAPI_VERSION,
 				     .ring_addr = (uintptr_t)block,

@@ -32,6 +32,7 @@
 #include "common/kr_clock.h"
 #include "common/kr_log.h"
 #include "keeper/keeper.h"
+#include "sim/sim.h"
 
 #define KR_EV_LISTEN	0ull
 #define KR_EV_SIGNAL	1ull
@@ -82,6 +83,9 @@ static int keeper_open_device(struct kr_keeper *k)
 	const char *name = k->cfg.device;
 	int rc;
 
+	rc = kr_devx_backend_add(&kr_sim_backend); /* "sim:<host>" names */
+	if (rc)
+		return rc;
 	if (!*name) {
 		name = kr_devx_hw_list(info, 4) > 0 ? info[0].name : "sim:krpoold";
 		snprintf(k->cfg.device, sizeof(k->cfg.device), "%s", name);
@@ -200,7 +204,7 @@ static int keeper_open_krmin(struct kr_keeper *k)
 				"--trusted: not needed with kmod-min, jobs get no command fd");
 		return 0;
 	}
-	if (!k->ctx->is_sim && !k->cfg.trusted) {
+	if (!kr_devx_has(k->ctx, KR_DEVX_BE_UAR_FD) && !k->cfg.trusted) {
 		KR_ERR("pool",
 		       "%s: without kmod-min jobs can ring doorbells only through the keeper's "
 		       "command fd; load krmin.ko, or start with --trusted to hand it to them "
@@ -208,9 +212,9 @@ static int keeper_open_krmin(struct kr_keeper *k)
 		       k->ctx->name);
 		return -EPERM;
 	}
-	k->ctx->share_cmd_fd = !k->ctx->is_sim;
+	k->ctx->share_cmd_fd = !kr_devx_has(k->ctx, KR_DEVX_BE_UAR_FD);
 	KR_WARN("pool", "trusted mode: jobs can write each other's queues%s",
-		k->ctx->is_sim ? " (no kmod-min to keep them apart)"
+		kr_devx_has(k->ctx, KR_DEVX_BE_UAR_FD) ? " (no kmod-min to keep them apart)"
 			       : " and issue firmware commands as the keeper");
 	return 0;
 }
@@ -259,6 +263,7 @@ static void keeper_tick(struct kr_keeper *k)
 	for (uint32_t t = 0; t < k->cfg.tenants; t++)
 		kr_keeper_tenant_poll_dct(k, &k->tenant[t]);
 	kr_keeper_launch_leave_idle(k);
+	kr_keeper_meta_tick(k);
 }
 
 static void keeper_loop(struct kr_keeper *k)

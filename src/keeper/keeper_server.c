@@ -300,7 +300,7 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	struct kr_keeper_heap *h;
 	int rc;
 
-	rep->dev_is_sim = k->ctx->is_sim;
+	rep->dev_wake_page = kr_devx_has(k->ctx, KR_DEVX_BE_WAKE_PAGE);
 	snprintf(rep->dev_name, sizeof(rep->dev_name), "%s", k->ctx->name);
 	rep->keeper_gen = s->keeper_gen;
 	if (c->observer) {

@@ -336,11 +336,13 @@ void sim_engine_stop(struct sim_dev *dev);
 void sim_engine_qp_reset(struct sim_dev *dev, uint32_t qp_idx);
 /* sh->lock held: the QP was moved to ERR by a command; flush its queues. */
 void sim_engine_qp_error(struct sim_dev *dev, uint32_t qp_idx);
-/* ops->doorbell: store the doorbell in the register's next buffer, count
- * it, wake the engine if it sleeps; a write outside a register rings nothing. */
+/* ops->doorbell (sim_view.c): sim_bell_store, then wake the engine if it
+ * sleeps (through the page in a job's view). */
 void sim_doorbell(struct kr_devx_uar *uar, uint64_t val);
-/* ops->bf_copy: the same with the whole WQE copied to the buffer. */
+/* ops->bf_copy: the same with sim_bell_copy. */
 void sim_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
+/* Bump sh->db_seq and wake the engine if it sleeps (doorbells, the wire; sim_view.c). */
+void sim_engine_kick(struct sim_shared *sh);
 
 /* Index helpers. */
 static inline bool sim_qpn_to_idx(uint32_t qpn, uint32_t *idx)
@@ -619,7 +621,39 @@ void sim_cost_charge(const struct sim_config *cfg, enum sim_cost_cmd c);
  * engine and other commands run meanwhile, and taken again. */
 void sim_cost_charge_locked(struct sim_dev *dev, enum sim_cost_cmd c);
 
-/* ---- sim_bell.c: UAR pages and the job's doorbell-only view ---- */
+/* ---- the devx backends (sim_device.c: a host opened here; sim_view.c: a job's) ---- */
+
+#define SIM_PREFIX "sim:" /* the device names the sim serves: "sim:<host>[,options]" */
+/* A UAR page travels as its own memfd, is memory (not MMIO), and a ring in
+ * another process wakes the engine only through a page exported to it. */
+#define SIM_BACKEND_CAPS (KR_DEVX_BE_UAR_FD | KR_DEVX_BE_WAKE_PAGE)
+/* What a program that opens sim hosts adds (kr_devx_backend_add). */
+extern const struct kr_devx_backend kr_sim_backend;
+/* What a job adds: views of a keeper's host only (sim_view.c, no engine). */
+extern const struct kr_devx_backend kr_sim_view_backend;
+/* Is ctx a host opened in this process (not a job's view, not another backend's)? */
+static inline bool sim_is_host(const struct kr_devx_ctx *ctx)
+{
+	return ctx->backend == &kr_sim_backend;
+}
+/* kr_devx_import of a sim host: sim_attach_fd (ref unused: the page says which it is). */
+int sim_view_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
+		    struct kr_devx_ctx **ctx);
+
+/* ---- sim_view.c: doorbell stores, a job's doorbell-only view ---- */
+
+/*
+ * Store the doorbell in the register's next buffer and count the ring for
+ * the engine; false (nothing rung) for a write outside a register's buffers.
+ */
+bool sim_bell_store(struct kr_devx_uar *uar, uint64_t val);
+/* The same with the whole WQE (len bytes, a multiple of 64, at most bf_size) copied. */
+bool sim_bell_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
+/* uar over page b of ctx, rung at its first register. */
+void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
+		  struct sim_bell *b);
+
+/* ---- sim_bell.c: UAR pages ---- */
 
 /* ops->alloc_uar / ops->free_uar of an opened host. */
 int sim_alloc_uar(struct kr_devx_ctx *ctx, uint32_t flags, struct kr_devx_uar **uar);
@@ -629,6 +663,8 @@ void sim_bell_release(struct sim_dev *dev);
 /* The memfd of an allocated UAR page (owned by the host, not dup'ed); the
  * engine sleeps on its seq word. -ENOSPC past SIM_MAX_WAKE pages. */
 int sim_uar_export(struct kr_devx_uar *uar);
+/* ops->uar_export: the same as kr_devx_uar_export says it. */
+int sim_uar_export_fd(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 /* A doorbell-only view of a host from one UAR page's memfd (taken over on success). */
 int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctx);
 /* The UAR page_id of a view (or of the opener). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * UAR pages of a simulated host and the job's doorbell-only view.
+ * UAR pages of a simulated host: libmlx5 44's allocation, export to jobs.
  *
  * Each UAR is one page (struct sim_bell) in its own memfd,
  * "krsim:<host>:uar<N>", so that the keeper can hand a tenant's jobs their
@@ -21,9 +21,8 @@
  * exported page. So one futex_waitv covers the host however many pages it
  * has (at most SIM_MAX_WAKE exported).
  *
- * A job's view of the host is its one page: it may ring, and commands,
- * UARs, umems and EQs return -EPERM, as the kernel's DEVX gate refuses a
- * process without the device's command fd.
+ * The doorbell stores themselves and a job's view of the host are
+ * sim_view.c, the part of the sim a job links.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,17 +69,6 @@ static struct sim_bell *sim_bell_get(struct sim_dev *dev, uint32_t i)
 	dev->bell_fd[i] = fd;
 	dev->bell[i] = b;
 	return b;
-}
-
-static void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
-			 struct sim_bell *b)
-{
-	uar->ctx = ctx;
-	uar->page_id = page_id;
-	uar->base_addr = b;
-	uar->reg_addr = b->reg[0];
-	uar->priv = b;
-	uar->shared_fd = -1; /* the sim hands out the page's own memfd */
 }
 
 /*
@@ -230,17 +218,6 @@ void sim_free_uar(struct kr_devx_uar *uar)
 	free(uar);
 }
 
-void sim_bell_release(struct sim_dev *dev)
-{
-	for (uint32_t i = 0; i < SIM_MAX_UAR; i++) {
-		if (!dev->bell[i])
-			continue;
-		munmap(dev->bell[i], SIM_UAR_SIZE);
-		close(dev->bell_fd[i]);
-		dev->bell[i] = NULL;
-	}
-}
-
 /* sh->lock held: where page i + 1 goes in the wake list (nwake: a new place),
  * or SIM_MAX_WAKE when it is full of pages still allocated. */
 static uint32_t sim_wake_place(struct sim_dev *dev, uint32_t i, uint32_t n)
@@ -291,173 +268,17 @@ int sim_uar_export(struct kr_devx_uar *uar)
 	return rc;
 }
 
-/* Dekker with the engine's sleep (sim_engine.c): bump, then look. */
-static void sim_bell_wake(struct sim_bell *w)
-{
-	atomic_fetch_add(&w->seq, 1);
-	if (atomic_load(&w->sleeping))
-		/* not FUTEX_PRIVATE: the page is shared with the keeper's engine */
-		syscall(SYS_futex, (uint32_t *)&w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
 /*
- * Where a ConnectX takes doorbells: a buffer of one of the page's BlueFlame
- * registers (libmlx5's bf->reg, alternating by bf_size). A write elsewhere
- * in the page rings nothing.
+ * sim_uar_export_fd() - ops->uar_export of an opened host: the page's own
+ * memfd (owned by the host), and where the page is in it.
  */
-static bool sim_reg_ok(const struct sim_bell *b, const uint8_t *at, uint32_t len)
+int sim_uar_export_fd(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref)
 {
-	uintptr_t off = (uintptr_t)at - (uintptr_t)b;
+	int rc = sim_uar_export(uar);
 
-	return off >= SIM_UAR_DB_OFFSET && !((off - SIM_UAR_DB_OFFSET) % (SIM_BF_REG_SIZE / 2)) &&
-	       off + len <= SIM_UAR_DB_OFFSET + SIM_BF_REGS_PER_PAGE * SIM_BF_REG_SIZE &&
-	       len <= SIM_BF_REG_SIZE / 2;
-}
-
-/* New WQEs for the page's QPs; the engine wakes. */
-static void sim_bell_ring(struct kr_devx_uar *uar, struct sim_bell *b)
-{
-	struct sim_dev *dev = sim_dev_of(uar->ctx);
-
-	uar->bf_off ^= uar->bf_size;
-	/* release: the doorbell record written before it, for the engine (sim_req.c) */
-	atomic_fetch_add_explicit(&b->rung, 1, memory_order_release);
-	if (dev->wake) /* a job's view */
-		sim_bell_wake(dev->wake);
-	else
-		sim_engine_kick(dev->sh);
-}
-
-void sim_doorbell(struct kr_devx_uar *uar, uint64_t val)
-{
-	struct sim_bell *b = uar->priv;
-	uint8_t *at = (uint8_t *)uar->reg_addr + uar->bf_off;
-
-	if (!sim_reg_ok(b, at, sizeof(val)))
-		return;
-	/* One 8-byte store, as the UAR write on hardware. The engine does not
-	 * trust the value: it reads the doorbell record the WQEs came with. */
-	__atomic_store_n((uint64_t *)(void *)at, val, __ATOMIC_RELEASE);
-	sim_bell_ring(uar, b);
-}
-
-/* ops->bf_copy: the WQE into the register's next buffer; the engine takes
- * it from the ring, where the same bytes are. */
-void sim_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
-{
-	struct sim_bell *b = uar->priv;
-	uint8_t *at = (uint8_t *)uar->reg_addr + uar->bf_off;
-
-	if (!uar->bf_size || len > uar->bf_size || len % 64 || !sim_reg_ok(b, at, len))
-		return;
-	memcpy(at, wqe, len);
-	sim_bell_ring(uar, b);
-}
-
-/* ---- the job's view ---- */
-
-static void sim_job_close(struct kr_devx_ctx *ctx)
-{
-	struct sim_dev *dev;
-
-	if (!ctx)
-		return;
-	dev = sim_dev_of(ctx);
-	sim_bell_release(dev);
-	free(dev);
-}
-
-static const struct kr_devx_ops sim_job_ops =
-    KR_DEVX_VIEW_OPS(sim_doorbell, sim_bf_copy, sim_job_close);
-
-/*
- * sim_attach_fd() - map the UAR page in fd (taken over on success) as a
- * doorbell-only view named name. Returns 0, -EINVAL (not one UAR page of
- * this sim), -ENOMEM, or fstat's or mmap's errno. Not added to the
- * registry: no packets are delivered to a view.
- */
-int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
-{
-	struct sim_bell *b;
-	struct sim_dev *dev;
-	struct stat st;
-
-	if (fd < 0 || !ctxp)
-		return -EINVAL;
-	if (fstat(fd, &st))
-		return -errno;
-	if (st.st_size != SIM_UAR_SIZE)
-		return -EINVAL;
-	b = mmap(NULL, SIM_UAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (b == MAP_FAILED)
-		return -errno;
-	if (b->magic != SIM_BELL_MAGIC || !b->page_id || b->page_id > SIM_MAX_UAR) {
-		munmap(b, SIM_UAR_SIZE);
-		return -EINVAL;
-	}
-	dev = calloc(1, sizeof(*dev));
-	if (!dev) {
-		munmap(b, SIM_UAR_SIZE);
-		return -ENOMEM;
-	}
-	dev->bell[b->page_id - 1] = b;
-	dev->bell_fd[b->page_id - 1] = fd;
-	dev->wake = b;
-	dev->ctx.ops = &sim_job_ops;
-	dev->ctx.is_sim = true;
-	dev->ctx.priv = dev;
-	snprintf(dev->ctx.name, sizeof(dev->ctx.name), "%s", name ? name : "sim:?");
-	*ctxp = &dev->ctx;
+	if (rc < 0)
+		return rc;
+	*fd = rc;
+	*ref = (struct kr_devx_uar_ref){.page_id = uar->page_id};
 	return 0;
-}
-
-/* A view's UAR over page b. 0 or -ENOMEM. */
-static int sim_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, struct sim_bell *b,
-		       struct kr_devx_uar **uarp)
-{
-	struct kr_devx_uar *uar = calloc(1, sizeof(*uar));
-
-	if (!uar)
-		return -ENOMEM;
-	sim_uar_fill(uar, ctx, page_id, b);
-	*uarp = uar;
-	return 0;
-}
-
-/* sim_uar_import() - UAR page_id mapped in this process, for doorbells. */
-int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
-{
-	struct sim_dev *dev = sim_dev_of(ctx);
-
-	if (!page_id || page_id > SIM_MAX_UAR || !uarp || !dev->bell[page_id - 1])
-		return -EINVAL;
-	return sim_uar_new(ctx, page_id, dev->bell[page_id - 1], uarp);
-}
-
-/*
- * sim_uar_wrap() - UAR page_id as mapped at page by someone else (kmod-min,
- * for a fenced DCI), rung from this view at register offset reg_off, with
- * BlueFlame buffers of bf_size bytes (0: doorbells only). Returns 0,
- * -EINVAL (not that page of this sim: its header says otherwise; not a
- * register's place or size), -ENOMEM.
- */
-int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,
-		 uint32_t bf_size, struct kr_devx_uar **uarp)
-{
-	struct sim_bell *b = page;
-	int rc;
-
-	if (!page_id || page_id > SIM_MAX_UAR || !page || !uarp ||
-	    (bf_size && bf_size != SIM_BF_REG_SIZE / 2) || reg_off < SIM_UAR_DB_OFFSET ||
-	    (reg_off - SIM_UAR_DB_OFFSET) % SIM_BF_REG_SIZE ||
-	    reg_off >= SIM_UAR_DB_OFFSET + SIM_BF_REGS_PER_PAGE * SIM_BF_REG_SIZE ||
-	    __atomic_load_n(&b->magic, __ATOMIC_RELAXED) != SIM_BELL_MAGIC ||
-	    __atomic_load_n(&b->page_id, __ATOMIC_RELAXED) != page_id)
-		return -EINVAL;
-	rc = sim_uar_new(ctx, page_id, b, uarp);
-	if (!rc) {
-		(*uarp)->reg_addr = (uint8_t *)page + reg_off;
-		(*uarp)->bf_size = bf_size;
-	}
-	return rc;
 }

@@ -109,7 +109,7 @@ static struct sim_engine *sim_capture_engine(struct kr_devx_ctx *ctx)
 {
 	struct sim_dev *dev;
 
-	if (!ctx || !ctx->is_sim)
+	if (!ctx || !sim_is_host(ctx))
 		return NULL;
 	dev = sim_dev_of(ctx);
 	if (!dev->eng || dev->eng->pid != getpid())
@@ -123,7 +123,7 @@ int sim_fault_capture(struct kr_devx_ctx *ctx, uint8_t opcode, enum sim_capture_
 	struct sim_engine *eng = sim_capture_engine(ctx);
 	struct sim_capture *c;
 
-	if (!ctx || !ctx->is_sim || (how != SIM_CAPTURE_COPY && how != SIM_CAPTURE_TAKE) ||
+	if (!ctx || !sim_is_host(ctx) || (how != SIM_CAPTURE_COPY && how != SIM_CAPTURE_TAKE) ||
 	    !(sim_op_mask(opcode) & (SIM_OPM_REQ | SIM_OPM_RESP)))
 		return -EINVAL;
 	if (!eng)
@@ -153,7 +153,7 @@ static int sim_capture_of(struct kr_devx_ctx *ctx, struct sim_capture **out)
 {
 	struct sim_engine *eng = sim_capture_engine(ctx);
 
-	if (!ctx || !ctx->is_sim)
+	if (!ctx || !sim_is_host(ctx))
 		return -EINVAL;
 	if (!eng)
 		return -ESRCH;

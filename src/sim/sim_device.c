@@ -102,7 +102,7 @@ int sim_list(struct kr_devx_dev_info *info, int max)
 	sim_registry_lock();
 	for (struct sim_dev *d = sim_registry; d && n < max; d = d->next, n++) {
 		snprintf(info[n].name, sizeof(info[n].name), "%s", d->ctx.name);
-		info[n].is_sim = true;
+		info[n].backend = &kr_sim_backend;
 	}
 	sim_registry_unlock();
 	return n;
@@ -474,6 +474,10 @@ static const struct kr_devx_ops sim_ops = {
     .query_eqn = sim_query_eqn,
     .query_gid_entry = sim_query_gid_entry,
     .query_lid = sim_query_lid,
+    .syndrome_str = sim_syndrome_str,
+    .uar_export = sim_uar_export_fd,
+    .uar_import = sim_uar_import,
+    .uar_wrap = sim_uar_wrap,
     .umem_dereg = sim_umem_dereg,
     .umem_reg = sim_umem_reg,
 };
@@ -583,7 +587,7 @@ int sim_open(const char *spec, struct kr_devx_ctx **ctxp)
 	dev->sh = sh;
 	dev->shm_fd = fd;
 	dev->ctx.ops = &sim_ops;
-	dev->ctx.is_sim = true;
+	dev->ctx.backend = &kr_sim_backend;
 	dev->ctx.priv = dev;
 	snprintf(dev->ctx.name, sizeof(dev->ctx.name), "sim:%s", name);
 
@@ -633,3 +637,18 @@ static void sim_close(struct kr_devx_ctx *ctx)
 	close(dev->shm_fd);
 	free(dev);
 }
+
+static int sim_backend_open(const char *name, struct kr_devx_ctx **ctx)
+{
+	return sim_open(name + strlen(SIM_PREFIX), ctx);
+}
+
+/* The sim of a program that opens hosts (the keeper, tools, tests). */
+const struct kr_devx_backend kr_sim_backend = {
+    .name = "sim",
+    .prefix = SIM_PREFIX,
+    .caps = SIM_BACKEND_CAPS,
+    .open = sim_backend_open,
+    .list = sim_list,
+    .import = sim_view_import,
+};

@@ -76,13 +76,6 @@ static long sim_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct
 	return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
 }
 
-void sim_engine_kick(struct sim_shared *sh)
-{
-	atomic_fetch_add(&sh->db_seq, 1);
-	if (atomic_load(&sh->engine_sleeping))
-		sim_futex(&sh->db_seq, FUTEX_WAKE, INT_MAX, NULL);
-}
-
 void sim_engine_timer(struct sim_engine *eng, uint64_t deadline)
 {
 	if (deadline && deadline < eng->next_deadline)

@@ -355,8 +355,6 @@ struct sim_engine {
 
 /* ---- sim_engine.c ---- */
 uint64_t sim_now_ns(void);
-/* Bump sh->db_seq and wake the engine if it sleeps (doorbells, the wire). */
-void sim_engine_kick(struct sim_shared *sh);
 /* A timer of this pass: the engine sleeps no longer than deadline. */
 void sim_engine_timer(struct sim_engine *eng, uint64_t deadline);
 /* The engine moves a QP to ERR (it found an error); flushes its queues. */

@@ -163,7 +163,7 @@ int sim_fault_kill_engine(struct kr_devx_ctx *ctx)
 {
 	struct sim_dev *dev;
 
-	if (!ctx || !ctx->is_sim)
+	if (!ctx || !sim_is_host(ctx))
 		return -EINVAL;
 	dev = sim_dev_of(ctx);
 	if (!dev->eng || dev->eng->pid != getpid())
@@ -180,7 +180,7 @@ int sim_fault_qp_error(struct kr_devx_ctx *ctx, uint32_t qpn)
 	struct sim_qp *q;
 	int rc = 0;
 
-	if (!ctx || !ctx->is_sim)
+	if (!ctx || !sim_is_host(ctx))
 		return -EINVAL;
 	dev = sim_dev_of(ctx);
 	sim_lock(dev);
@@ -206,7 +206,7 @@ int sim_stats_query(struct kr_devx_ctx *ctx, struct sim_stats *st)
 {
 	const struct sim_stats *s;
 
-	if (!ctx || !ctx->is_sim || !st)
+	if (!ctx || !sim_is_host(ctx) || !st)
 		return -EINVAL;
 	s = &sim_dev_of(ctx)->sh->stats;
 #define SIM_STAT_COPY_(f) st->f = __atomic_load_n(&s->f, __ATOMIC_RELAXED)

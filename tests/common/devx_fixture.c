@@ -15,6 +15,7 @@
 
 #include "devx_fixture.h"
 #include "kr_test.h"
+#include "sim/sim.h"
 
 #define FX_CQE	       1024u
 #define FX_SQ_WQEBB    256u
@@ -92,7 +93,9 @@ int kr_fx_host_open(struct kr_fx_host *h, const char *devname, size_t mem_len)
 	if (!h || !devname || !mem_len)
 		return -EINVAL;
 	memset(h, 0, sizeof(*h));
-	rc = kr_devx_open(devname, &h->ctx);
+	rc = kr_devx_backend_add(&kr_sim_backend);
+	if (!rc)
+		rc = kr_devx_open(devname, &h->ctx);
 	if (rc)
 		return rc;
 	rc = kr_devx_pd_alloc(h->ctx, &h->pd);

@@ -55,7 +55,7 @@ int main(void)
 	conf_dev_init(&d, true);
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(page != MAP_FAILED);
-	CHECK_OK(kr_devx_import("mlx5_0", -1, false, &ref, &view));
+	CHECK_OK(kr_devx_import("mlx5_0", -1, &ref, &view));
 	/* both buffers in the page, 64-byte multiples */
 	CHECK_ERR(kr_devx_uar_wrap(view, 3, page, REG, 2048, &bad), -EINVAL);
 	CHECK_ERR(kr_devx_uar_wrap(view, 3, page, REG, 100, &bad), -EINVAL);

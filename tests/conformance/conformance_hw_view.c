@@ -33,12 +33,12 @@ int main(void)
 	CHECK(fd >= 0);
 	CHECK_OK(ftruncate(fd, 3 * page));
 	bad.reg_off = (uint32_t)page - 4;
-	CHECK_ERR(kr_devx_import("mlx5_0", fd, false, &bad, &view), -EINVAL);
+	CHECK_ERR(kr_devx_import("mlx5_0", fd, &bad, &view), -EINVAL);
 	bad.reg_off = 0x804;
-	CHECK_ERR(kr_devx_import("mlx5_0", fd, false, &bad, &view), -EINVAL);
-	CHECK_ERR(kr_devx_import("mlx5_0", fd, false, NULL, &view), -EINVAL);
-	CHECK_OK(kr_devx_import("mlx5_0", fd, false, &ref, &view));
-	CHECK(!view->is_sim);
+	CHECK_ERR(kr_devx_import("mlx5_0", fd, &bad, &view), -EINVAL);
+	CHECK_ERR(kr_devx_import("mlx5_0", fd, NULL, &view), -EINVAL);
+	CHECK_OK(kr_devx_import("mlx5_0", fd, &ref, &view));
+	CHECK(view->backend == &kr_devx_hw_backend);
 	CHECK_ERR(kr_devx_uar_import(view, 18, &uar), -EINVAL);
 	CHECK_OK(kr_devx_uar_import(view, 17, &uar));
 	CHECK((uint8_t *)uar->reg_addr - (uint8_t *)uar->base_addr == 0x800);
@@ -57,7 +57,7 @@ int main(void)
 	CHECK_ERR(fcntl(fd, F_GETFD), -1);
 
 	/* fenced: no descriptor, UAR pages only as kmod-min maps them */
-	CHECK_OK(kr_devx_import("mlx5_0", -1, false, &ref, &view));
+	CHECK_OK(kr_devx_import("mlx5_0", -1, &ref, &view));
 	CHECK_ERR(kr_devx_uar_import(view, 17, &uar), -EPERM);
 	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(p != MAP_FAILED);

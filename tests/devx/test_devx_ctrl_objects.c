@@ -10,6 +10,7 @@
 
 #include "devx_fixture.h"
 #include "kr_test.h"
+#include "sim/sim.h"
 
 #define MEM_LEN (1u << 20)
 
@@ -32,7 +33,7 @@ static void test_caps_and_list(void)
 	struct kr_devx_dev_info info[16];
 	int n, found = 0;
 
-	CHECK(A.ctx->is_sim);
+	CHECK(A.ctx->backend == &kr_sim_backend);
 	CHECK(strcmp(A.ctx->name, "sim:ctl_a") == 0);
 	CHECK(A.ctx->caps.log_max_qp > 0);
 	CHECK(A.ctx->caps.log_max_qp_sz > 0);
@@ -43,7 +44,7 @@ static void test_caps_and_list(void)
 	CHECK_EQ(A.ctx->caps.port_type, KR_PORT_TYPE_ETH);
 	n = kr_devx_list(info, 16);
 	for (int i = 0; i < n; i++)
-		if (info[i].is_sim &&
+		if (info[i].backend == &kr_sim_backend &&
 		    (!strcmp(info[i].name, "sim:ctl_a") || !strcmp(info[i].name, "sim:ctl_b")))
 			found++;
 	CHECK_EQ(found, 2);
@@ -313,6 +314,7 @@ static void test_mr_key_variants(void)
 
 int main(void)
 {
+	CHECK_OK(kr_devx_backend_add(&kr_sim_backend));
 	test_open_errors();
 	CHECK_OK(kr_fx_host_open(&A, "sim:ctl_a", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&B, "sim:ctl_b", MEM_LEN));

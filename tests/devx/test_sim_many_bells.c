@@ -90,7 +90,7 @@ int main(void)
 	CHECK_OK(kr_devx_uar_export(bf_tenant, &fd2, &ref));
 	exported = atomic_load(&sim_dev_of(A.ctx)->nwake);
 	CHECK(exported >= 2);
-	CHECK_OK(kr_devx_import("sim:many_a", dup(fd), true, &ref, &view));
+	CHECK_OK(kr_devx_import("sim:many_a", dup(fd), &ref, &view));
 
 	/* the DCI on a page of its own, past what one futex_waitv watches */
 	host_uar = A.uar;

@@ -64,7 +64,7 @@ static void bf_slot(struct kr_keeper *k, volatile uint8_t *uc, uint8_t *block)
 	u = mmap(NULL, KT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 (off_t)(c.mmap_offset + BLK_LEN));
 	CHECK(u != MAP_FAILED);
-	CHECK_OK(kr_devx_import("mlx5_stand_in", -1, false, &ref, &view));
+	CHECK_OK(kr_devx_import("mlx5_stand_in", -1, &ref, &view));
 	CHECK_OK(kr_devx_uar_wrap(view, 8, u, REG_OFF, BF_SIZE, &ju));
 	memset((void *)(uc + REG_OFF), 0, 2 * BF_SIZE);
 	view->ops->bf_copy(ju, wqe, 128); /* buffer 0 */
@@ -85,7 +85,7 @@ static void bf_slot(struct kr_keeper *k, volatile uint8_t *uc, uint8_t *block)
 
 int main(void)
 {
-	struct kr_devx_ctx hw = {.is_sim = false};
+	struct kr_devx_ctx hw = {.backend = &kr_devx_hw_backend};
 	struct kr_devx_uar_ref ref = {.reg_off = REG_OFF};
 	struct kr_devx_uar uar, ram_uar, *ju;
 	struct kr_keeper_qp q = {.tenant = 1}, q2 = {.tenant = 1, .index = 1};
@@ -148,7 +148,7 @@ int main(void)
 	      errno == EINVAL);
 
 	/* a job's view without any fd rings it: the store reaches the BAR */
-	CHECK_OK(kr_devx_import(hw.name, -1, false, &ref, &view));
+	CHECK_OK(kr_devx_import(hw.name, -1, &ref, &view));
 	CHECK_OK(kr_devx_uar_wrap(view, 7, u, REG_OFF, 0, &ju));
 	view->ops->doorbell(ju, DB_VAL);
 	memcpy(&got, (const void *)(bar + REG_OFF), 8);

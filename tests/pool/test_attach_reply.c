@@ -37,7 +37,7 @@ static void region(uint32_t i, uint8_t role, uint64_t va, uint32_t prot, uint32_
 static void trusted_sim(void)
 {
 	memset(&R, 0, sizeof(R));
-	R.dev_is_sim = 1;
+	R.dev_wake_page = 1;
 	strcpy(R.dev_name, "sim:a");
 	R.nfds = 2;
 	R.uar_fd_index = 0;
@@ -71,7 +71,7 @@ static void fenced_sim(void)
 static void fenced_hw(void)
 {
 	fenced_sim();
-	R.dev_is_sim = 0;
+	R.dev_wake_page = 0;
 	strcpy(R.dev_name, "mlx5_0");
 	R.nfds = 1;
 	R.uar_fd_index = KR_ATTACH_NO_FD;

@@ -318,6 +318,7 @@ static void test_open(void)
 
 int main(void)
 {
+	CHECK_OK(kr_devx_backend_add(&kr_sim_backend));
 	unsetenv("KR_SIM_OPTIONS");
 	test_head();
 	test_keys();

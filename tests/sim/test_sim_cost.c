@@ -231,6 +231,7 @@ static void test_profile_connection(void)
 
 int main(void)
 {
+	CHECK_OK(kr_devx_backend_add(&kr_sim_backend));
 	test_create_qp_2ms();
 	test_engine_runs_during_command();
 	test_open_umem_pd();

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "abi/abi.h"
+#include "devx/devx.h"
 
 
 /*
@@ -150,24 +151,72 @@ struct kr_meta_peer {
 void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t *prev,
 		       uint32_t *order);
 
-
-
-/* meta_register.c, keeper side: the registration thread. */
-struct kr_keeper;
-struct kr_meta_reg;
 /*
- * kr_meta_reg_start() - publish the MetaServer list in every tenant zone
- * (self, this keeper's own table as its REPLY, first when not NULL) and keep
- * this node registered with every --metaserver-addr replica. Waits up to 1 s
- * for their first answers. 0, -EINVAL (a bad address), -errno.
+ * The service, as the keeper starts it (keeper_meta.c). The keeper talks to
+ * it one way: it starts and stops it, tells it this node's row when a launch
+ * or port comes or leaves (kr_meta_own_set), and takes the MetaServer list
+ * its jobs read when it changed (kr_meta_list_take). The service calls
+ * nothing of the keeper.
  */
-int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
-		      const struct kr_meta_key *key, uint64_t *drops, struct kr_meta_reg **out);
+struct kr_meta;
+struct kr_meta_cfg {
+	uint32_t node_id;
+	struct kr_devx_addr addr;      /* this node's port (replies name it) */
+	const struct kr_meta_key *key; /* --cluster-key (or none: key->set false) */
+	uint64_t *drops;	       /* where dropped datagrams are counted (enum kr_meta_drop) */
+	const char *listen;	       /* --meta-listen: "" for this node's jobs only */
+	const char *addrs;	       /* --metaserver-addr: the replicas, comma-separated */
+	/* --metaserver: the table (table NULL: none), rows of ntenants + nports
+	 * slots, max_nodes rows, readable through the DCT table_dctn with rkey */
+	uint8_t *table;
+	uint32_t max_nodes;
+	uint32_t ntenants;
+	uint32_t nports;
+	uint32_t table_dctn;
+	uint32_t table_rkey;
+};
+
+/* Bytes of a table of max_nodes rows of row_slots slots. */
+static inline uint64_t kr_meta_table_bytes(uint32_t max_nodes, uint32_t row_slots)
+{
+	return (uint64_t)max_nodes * row_slots * sizeof(struct kr_dct_slot);
+}
+
+/*
+ * kr_meta_start() - serve the table (cfg->table) on cfg->listen, with own
+ * as this node's row in it, and keep this node registered with every
+ * replica of cfg->addrs. Waits up to 1 s for the replicas' first answers,
+ * so that the list is whole when it returns. 0, -EINVAL (an address that is
+ * not IPv4:port, a node id beyond the table), -ENOMEM, -errno (socket,
+ * thread).
+ */
+int kr_meta_start(const struct kr_meta_cfg *cfg, const struct kr_meta_msg *own,
+		  struct kr_meta **out);
+/* Stop the threads and free the service (the table is the keeper's). */
+void kr_meta_stop(struct kr_meta *m);
+/*
+ * kr_meta_own_set() - this node's REGISTER from now on: written into its
+ * own row of the table at once (the caller is the only writer of that row),
+ * sent to the replicas in a round now.
+ */
+void kr_meta_own_set(struct kr_meta *m, const struct kr_meta_msg *own);
+/*
+ * kr_meta_list_take() - the MetaServers this node's jobs try, in order
+ * (this node's table first when it serves one, then the replicas that
+ * answer, nearest first, then those down), into list[KR_DCT_MAX_META]: true
+ * with *n and a new *gen when it changed since *gen, false otherwise.
+ */
+bool kr_meta_list_take(struct kr_meta *m, uint32_t *gen, struct kr_dct_meta_addr *list,
+		       uint32_t *n);
+
+/* meta_register.c: registration with the replicas (the service's part of it). */
+struct kr_meta_reg;
+int kr_meta_reg_start(const struct kr_meta_cfg *cfg, const struct kr_meta_msg *self,
+		      const struct kr_meta_msg *own, struct kr_meta_reg **out);
 void kr_meta_reg_stop(struct kr_meta_reg *r);
-/* meta_server.c: this node's REGISTER (node id, GID, every tenant slot's launch). */
-void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m);
-/* meta_register.c: register again now (a launch came or left). */
-void kr_meta_reg_wake(struct kr_meta_reg *r);
+void kr_meta_reg_own(struct kr_meta_reg *r, const struct kr_meta_msg *own);
+bool kr_meta_reg_list(struct kr_meta_reg *r, uint32_t *gen, struct kr_dct_meta_addr *list,
+		      uint32_t *n);
 
 /* Parse "a.b.c.d:port". 0 or -EINVAL. */
 struct sockaddr_in;

@@ -9,12 +9,12 @@
  * each reply is taken as the replica's current address: its table's DCT,
  * VA and rkey all change when it restarts (the table's DC key is derived
  * from the cluster key here, never sent). A launch that comes or leaves
- * wakes the thread for a round at once (kr_meta_reg_wake). Replies time the round trip;
- * the list published in every tenant zone holds this keeper's own table
- * first (--metaserver), then the replicas that answer, nearest first, then
- * those that missed KR_META_DOWN_MISSES rounds (jobs try the list in
- * order). It is rewritten under the zone's meta_seq, and only when it
- * changed.
+ * wakes the thread for a round at once (kr_meta_reg_own). Replies time the
+ * round trip; the list the keeper publishes in every tenant zone
+ * (kr_meta_reg_list) holds this keeper's own table first (--metaserver),
+ * then the replicas that answer, nearest first, then those that missed
+ * KR_META_DOWN_MISSES rounds (jobs try the list in order). Its generation
+ * moves only when it changed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,16 +29,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "keeper/meta/meta.h"
 #include "common/kr_clock.h"
 #include "common/kr_log.h"
-#include "keeper/keeper.h"
+#include "keeper/meta/meta.h"
 
 #define KR_META_REFRESH_MS 250u
 #define KR_META_START_MS   1000u /* kr_meta_reg_start waits this long for first replies */
 
 struct kr_meta_reg {
-	struct kr_keeper *k;
 	const struct kr_meta_key *key; /* seals REGISTER, opens replies */
 	uint64_t *drops;	       /* the pool segment's meta_drops[] */
 	int sock;
@@ -58,6 +56,14 @@ struct kr_meta_reg {
 	volatile int stop;
 	_Atomic uint32_t answered; /* replicas that answered at least once */
 	_Atomic uint32_t rounds;   /* rounds done (their list published) */
+	/* this node's REGISTER, as the keeper last set it (kr_meta_reg_own) */
+	pthread_mutex_t own_lock;
+	struct kr_meta_msg own;
+	/* the list as published (kr_meta_reg_list takes it), gen moved under list_lock */
+	pthread_mutex_t list_lock;
+	struct kr_dct_meta_addr list[KR_DCT_MAX_META];
+	uint32_t nlist;
+	uint32_t gen;
 };
 
 static bool meta_beats(const struct kr_meta_peer *a, const struct kr_meta_peer *b)
@@ -87,10 +93,9 @@ void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t 
 	}
 }
 
-/* Write the list (entries with a reply, in order) into every tenant zone: the same for all. */
+/* The list (entries with a reply, in order), for the keeper to take: the same for every zone. */
 static void meta_publish(struct kr_meta_reg *r)
 {
-	struct kr_keeper *k = r->k;
 	struct kr_dct_meta_addr list[KR_DCT_MAX_META];
 	uint64_t table_key = kr_meta_table_key(r->key);
 	uint32_t nm = 0;
@@ -110,19 +115,28 @@ static void meta_publish(struct kr_meta_reg *r)
 						       .stride = m->ntenants + m->nports};
 		list[nm - 1].addr = m->addr;
 	}
-	/* a slot being renewed gets new zone pages under zone_lock */
-	pthread_mutex_lock(&k->zone_lock);
-	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
-		struct kr_dct_zone *dz =
-		    (struct kr_dct_zone *)(k->tenant[t].zone + kr_pool_zone_dct_off(&k->cfg));
+	pthread_mutex_lock(&r->list_lock);
+	memcpy(r->list, list, nm * sizeof(list[0]));
+	r->nlist = nm;
+	r->gen++;
+	pthread_mutex_unlock(&r->list_lock);
+}
 
-		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		memcpy(dz->meta, list, nm * sizeof(list[0]));
-		dz->nmeta = nm;
-		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELEASE);
+/* kr_meta_reg_list() - see kr_meta_list_take (meta.h). */
+bool kr_meta_reg_list(struct kr_meta_reg *r, uint32_t *gen, struct kr_dct_meta_addr *list,
+		      uint32_t *n)
+{
+	bool changed;
+
+	pthread_mutex_lock(&r->list_lock);
+	changed = r->gen != *gen;
+	if (changed) {
+		memcpy(list, r->list, r->nlist * sizeof(list[0]));
+		*n = r->nlist;
+		*gen = r->gen;
 	}
-	pthread_mutex_unlock(&k->zone_lock);
+	pthread_mutex_unlock(&r->list_lock);
+	return changed;
 }
 
 /*
@@ -222,7 +236,9 @@ static void *meta_reg_thread(void *arg)
 	while (!r->stop) {
 		uint64_t end, now, n;
 
-		kr_keeper_meta_own(r->k, &own); /* launches come and go */
+		pthread_mutex_lock(&r->own_lock); /* launches come and go */
+		own = r->own;
+		pthread_mutex_unlock(&r->own_lock);
 		if (meta_round(r, &own, &end))
 			meta_publish(r);
 		atomic_fetch_add(&r->rounds, 1);
@@ -241,20 +257,34 @@ static void *meta_reg_thread(void *arg)
 	return NULL;
 }
 
-int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
-		      const struct kr_meta_key *key, uint64_t *drops, struct kr_meta_reg **out)
+/*
+ * kr_meta_reg_start() - the list with this keeper's own table (self, its
+ * REPLY, first when not NULL), and registration of own with every replica
+ * of cfg->addrs. Waits up to 1 s for their first answers. 0, -EINVAL (a bad
+ * address), -ENOMEM, -errno; *out is set (for kr_meta_reg_stop) once
+ * allocated, even on a later error.
+ */
+int kr_meta_reg_start(const struct kr_meta_cfg *cfg, const struct kr_meta_msg *self,
+		      const struct kr_meta_msg *own, struct kr_meta_reg **out)
 {
-	char list[sizeof(k->cfg.meta_addr)], *save = NULL;
+	char *list, *save = NULL;
 	struct kr_meta_reg *r = calloc(1, sizeof(*r));
 	int rc;
 
 	if (!r)
 		return -ENOMEM;
-	r->k = k;
-	r->key = key;
-	r->drops = drops;
+	list = strdup(cfg->addrs);
+	if (!list) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->key = cfg->key;
+	r->drops = cfg->drops;
 	r->sock = -1;
 	r->wake_fd = -1;
+	r->own = *own;
+	pthread_mutex_init(&r->own_lock, NULL);
+	pthread_mutex_init(&r->list_lock, NULL);
 	if (self) {
 		r->self = true;
 		r->peer[0].self = true;
@@ -262,9 +292,8 @@ int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
 		r->have[0] = true;
 		r->n = 1;
 	}
-	snprintf(list, sizeof(list), "%s", k->cfg.meta_addr);
 	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
-		if (k->cfg.meta_listen[0] && !strcmp(a, k->cfg.meta_listen))
+		if (cfg->listen[0] && !strcmp(a, cfg->listen))
 			continue; /* ourselves: already first */
 		if (r->n == KR_DCT_MAX_META) {
 			KR_WARN("dct", "metaserver-addr: more than %u MetaServers; %s ignored",
@@ -273,11 +302,13 @@ int kr_meta_reg_start(struct kr_keeper *k, const struct kr_meta_msg *self,
 		}
 		if (kr_dct_parse_inet(a, &r->addr[r->n])) {
 			KR_ERR("dct", "metaserver-addr: '%s' is not IPv4:port", a);
-			free(r);
+			free(list);
+			kr_meta_reg_stop(r);
 			return -EINVAL;
 		}
 		r->n++;
 	}
+	free(list);
 	for (uint32_t i = 0; i < r->n; i++)
 		r->order[i] = i;
 	meta_publish(r); /* this keeper's own table, before any job attaches */
@@ -314,13 +345,21 @@ void kr_meta_reg_stop(struct kr_meta_reg *r)
 		close(r->sock);
 	if (r->wake_fd >= 0)
 		close(r->wake_fd);
+	pthread_mutex_destroy(&r->own_lock);
+	pthread_mutex_destroy(&r->list_lock);
 	free(r);
 }
 
-void kr_meta_reg_wake(struct kr_meta_reg *r)
+/* kr_meta_reg_own() - this node's REGISTER from now on; a round at once. */
+void kr_meta_reg_own(struct kr_meta_reg *r, const struct kr_meta_msg *own)
 {
 	uint64_t one = 1;
 
-	if (r && r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof(one)) < 0)
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->own_lock);
+	r->own = *own;
+	pthread_mutex_unlock(&r->own_lock);
+	if (r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof(one)) < 0)
 		KR_WARN_RATELIMITED("dct", "MetaServer registration wake-up: %s", strerror(errno));
 }

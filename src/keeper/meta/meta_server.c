@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Keeper side of the MetaServer: the slot table (--metaserver) and the
- * server thread that writes it on a registration. This node's own
- * registration with the replicas (--metaserver-addr) is meta_register.c.
+ * The MetaServer service: the slot table (--metaserver) and the server
+ * thread that writes it on a registration. This node's own registration
+ * with the replicas (--metaserver-addr) is meta_register.c. The keeper
+ * gives it the table and its target (keeper_meta.c) and tells it this
+ * node's row; it calls nothing of the keeper.
  *
  * The table: one hugepage memzone, one row per node id of `tenants` slots
  * of 64 bytes (struct kr_dct_slot) then `ports` port slots (the node's bound
@@ -26,7 +28,7 @@
  * loopback: every local user) could register a node and redirect connects
  * to itself, so a keeper runs a MetaServer or registers without one only
  * when told --insecure-metaserver. A registration never writes the
- * MetaServer's own row: its event loop alone does (kr_keeper_meta_changed).
+ * MetaServer's own row: the keeper's event loop alone does (kr_meta_own_set).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,33 +41,23 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rte_memzone.h>
-#include <sodium.h>
-
-#include "keeper/meta/meta.h"
 #include "common/kr_log.h"
-#include "keeper/keeper.h"
+#include "keeper/meta/meta.h"
 
-#define KR_META_DEFAULT_NODES 16384u
-
-struct kr_dct_keeper {
-	const struct rte_memzone *mz;
-	uint8_t *table;
+struct kr_meta {
+	uint8_t *table;	   /* the keeper's memory; NULL: no table here */
 	uint32_t max_nodes;
-	uint32_t ntenants;		/* tenant slots per row, */
-	uint32_t nports;		/* then port slots (the MetaServer keeper's --ports) */
-	struct kr_keeper_tenant target; /* the table's PD, UAR, SRQ and DCT (no jobs) */
-	struct kr_devx_mr mr;
-	bool mr_ok;
+	uint32_t ntenants; /* tenant slots per row, */
+	uint32_t nports;   /* then port slots (the MetaServer keeper's --ports) */
 	int sock;
 	pthread_t th;
 	bool th_ok;
 	volatile int stop;
-	struct kr_meta_msg reply; /* where the table is: every reply */
-	struct kr_meta_reg *reg; /* meta_register.c: registration with the replicas */
-	struct kr_meta_key key;	 /* --cluster-key, or none */
-	uint64_t *last_ts;	 /* sealed: the newest registration taken per node */
-	uint64_t *drops;	 /* the pool segment's meta_drops[] */
+	struct kr_meta_msg reply;      /* where the table is: every reply */
+	struct kr_meta_reg *reg;       /* meta_register.c: registration with the replicas */
+	const struct kr_meta_key *key; /* --cluster-key, or none (the keeper's) */
+	uint64_t *last_ts;	       /* sealed: the newest registration taken per node */
+	uint64_t *drops;	       /* the pool segment's meta_drops[] */
 };
 
 int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa)
@@ -88,36 +80,13 @@ int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
 }
 
-static uint32_t meta_nodes(const struct kr_pool_cfg *cfg)
-{
-	return cfg->max_nodes ? cfg->max_nodes : KR_META_DEFAULT_NODES;
-}
-
-/* Slots per row: the tenants, then as many port slots as this keeper has endpoints per tenant. */
-static uint32_t meta_row_slots(const struct kr_pool_cfg *cfg)
-{
-	uint32_t ports = cfg->ports < KR_META_MSG_PORTS ? cfg->ports : KR_META_MSG_PORTS;
-
-	return cfg->tenants + ports;
-}
-
-uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
-{
-	if (!cfg->metaserver)
-		return 0;
-	/* the table, and one page for the memzone's header in front of it */
-	return kr_pool_pages_len((uint64_t)meta_row_slots(cfg) * meta_nodes(cfg) *
-				 sizeof(struct kr_dct_slot)) +
-	       KR_POOL_PAGE + kr_pool_pages_len(kr_pool_kzone_size(cfg));
-}
-
-static struct kr_dct_slot *meta_slot(struct kr_dct_keeper *d, uint32_t node, uint32_t t)
+static struct kr_dct_slot *meta_slot(struct kr_meta *d, uint32_t node, uint32_t t)
 {
 	return (struct kr_dct_slot *)d->table + (size_t)node * (d->ntenants + d->nports) + t;
 }
 
 /* The row's port slots from a REGISTER: each bound port, in order; empty after them. */
-static void meta_apply_ports(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
+static void meta_apply_ports(struct kr_meta *d, const struct kr_meta_msg *m)
 {
 	for (uint32_t i = 0; i < d->nports; i++) {
 		struct kr_dct_slot *slot = meta_slot(d, m->node_id, d->ntenants + i);
@@ -155,7 +124,7 @@ static void meta_apply_ports(struct kr_dct_keeper *d, const struct kr_meta_msg *
  * where no launch is; what does not fit the row is not published (warned).
  * 0, -EINVAL (node id out of the table).
  */
-static int meta_apply(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
+static int meta_apply(struct kr_meta *d, const struct kr_meta_msg *m)
 {
 	if (!m->node_id || m->node_id >= d->max_nodes || m->ntenants > KR_META_MSG_TENANTS ||
 	    m->nports > KR_META_MSG_PORTS)
@@ -187,21 +156,21 @@ static int meta_apply(struct kr_dct_keeper *d, const struct kr_meta_msg *m)
 }
 
 /* Where the table is: no launch, no key (the table's key is derived, not sent). */
-static void meta_reply_fill(const struct kr_dct_keeper *d, const struct kr_keeper *k,
+static void meta_reply_fill(const struct kr_meta *d, const struct kr_meta_cfg *cfg,
 			    struct kr_meta_msg *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->magic = KR_META_MSG_MAGIC;
 	r->version = KR_META_MSG_VERSION;
 	r->type = KR_META_REPLY;
-	r->node_id = k->cfg.node_id;
-	r->addr = k->ctx->port.addr;
+	r->node_id = cfg->node_id;
+	r->addr = cfg->addr;
 	r->ntenants = d->ntenants;
 	r->nports = d->nports;
 	r->max_nodes = d->max_nodes;
-	r->table_dctn = d->target.dct.dctn;
+	r->table_dctn = cfg->table_dctn;
 	r->table_va = (uintptr_t)d->table;
-	r->table_rkey = d->mr.rkey;
+	r->table_rkey = cfg->table_rkey;
 }
 
 static void meta_drop(uint64_t *drops, enum kr_meta_drop why)
@@ -210,16 +179,16 @@ static void meta_drop(uint64_t *drops, enum kr_meta_drop why)
 }
 
 /* A registration from the network: opened, checked, newer than its node's last. */
-static bool meta_take(struct kr_dct_keeper *d, const struct kr_meta_box *in, ssize_t n,
+static bool meta_take(struct kr_meta *d, const struct kr_meta_box *in, ssize_t n,
 		      struct kr_meta_msg *req, enum kr_meta_drop *why)
 {
-	if (!kr_meta_open(&d->key, in, n, KR_META_REGISTER, req, why))
+	if (!kr_meta_open(d->key, in, n, KR_META_REGISTER, req, why))
 		return false;
 	if (req->node_id >= d->max_nodes || req->node_id == d->reply.node_id) {
 		*why = KR_META_DROP_BAD; /* our own row is ours to write */
 		return false;
 	}
-	if (!d->key.set)
+	if (!d->key->set)
 		return true;
 	/* sealed: a copy replayed within the clock window must not write a record */
 	if (req->ts_ns <= d->last_ts[req->node_id]) {
@@ -232,7 +201,7 @@ static bool meta_take(struct kr_dct_keeper *d, const struct kr_meta_box *in, ssi
 
 static void *meta_thread(void *arg)
 {
-	struct kr_dct_keeper *d = arg;
+	struct kr_meta *d = arg;
 	struct kr_meta_box in, out;
 	struct kr_meta_msg req, rep;
 
@@ -267,99 +236,63 @@ static void *meta_thread(void *arg)
 		rep.status = meta_apply(d, &req);
 		if (!rep.status)
 			KR_INFO("dct", "MetaServer: node %u registered", req.node_id);
-		len = kr_meta_seal(&d->key, &rep, &out);
+		len = kr_meta_seal(d->key, &rep, &out);
 		if (sendto(d->sock, &out, len, MSG_NOSIGNAL, (struct sockaddr *)&from, flen) < 0)
 			KR_ERR_RATELIMITED("dct", "MetaServer: reply: %s", strerror(errno));
 	}
 	return NULL;
 }
 
-/* kr_keeper_meta_own() - see meta.h. */
-void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m)
+/* kr_meta_own_set() - see meta.h. */
+void kr_meta_own_set(struct kr_meta *m, const struct kr_meta_msg *own)
 {
-	memset(m, 0, sizeof(*m));
-	m->magic = KR_META_MSG_MAGIC;
-	m->version = KR_META_MSG_VERSION;
-	m->type = KR_META_REGISTER;
-	m->node_id = k->cfg.node_id;
-	m->ntenants = k->cfg.tenants;
-	m->addr = k->ctx->port.addr; /* not from a zone: a renewal remaps it */
-	/* launches bind and leave on the event loop, under cmd_lock */
-	pthread_mutex_lock(&k->cmd_lock);
-	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
-		const struct kr_keeper_tenant *kt = &k->tenant[t];
-
-		m->t[t].dctn = kt->bound && kt->dct_ok ? kt->dct.dctn : 0;
-		m->t[t].tag = kt->bound && kt->dct_ok ? kt->launch_tag : 0;
-	}
-	kr_keeper_ports_publish(k, m);
-	pthread_mutex_unlock(&k->cmd_lock);
-}
-
-/* kr_keeper_meta_changed() - see keeper.h. */
-void kr_keeper_meta_changed(struct kr_keeper *k)
-{
-	struct kr_dct_keeper *d = k->dct;
-	struct kr_meta_msg own;
-
-	if (!d)
+	if (!m)
 		return;
-	if (d->table) {
-		/* this node's row: only the event loop writes it */
-		kr_keeper_meta_own(k, &own);
-		meta_apply(d, &own);
-	}
-	if (d->reg)
-		kr_meta_reg_wake(d->reg);
+	if (m->table)
+		meta_apply(m, own); /* this node's row: only the keeper's event loop writes it */
+	kr_meta_reg_own(m->reg, own);
 }
 
-static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
+/* kr_meta_list_take() - see meta.h. */
+bool kr_meta_list_take(struct kr_meta *m, uint32_t *gen, struct kr_dct_meta_addr *list,
+		       uint32_t *n)
 {
-	uint64_t len;
+	return m && m->reg && kr_meta_reg_list(m->reg, gen, list, n);
+}
+
+/* The table, and its socket when it listens; own: this node's row. */
+static int meta_serve_start(struct kr_meta *d, const struct kr_meta_cfg *cfg,
+			    const struct kr_meta_msg *own)
+{
 	struct sockaddr_in sa;
 	int rc;
 
-	struct kr_meta_msg own;
-
-	d->max_nodes = meta_nodes(&k->cfg);
-	d->ntenants = k->cfg.tenants;
-	d->nports = meta_row_slots(&k->cfg) - k->cfg.tenants;
-	len = (uint64_t)d->max_nodes * (d->ntenants + d->nports) * sizeof(struct kr_dct_slot);
-	if (k->cfg.node_id >= d->max_nodes) {
-		KR_ERR("dct", "node id %u does not fit --max-nodes %u", k->cfg.node_id,
+	d->table = cfg->table;
+	d->max_nodes = cfg->max_nodes;
+	d->ntenants = cfg->ntenants;
+	d->nports = cfg->nports;
+	if (cfg->node_id >= d->max_nodes) {
+		KR_ERR("dct", "node id %u does not fit --max-nodes %u", cfg->node_id,
 		       d->max_nodes);
 		return -EINVAL;
 	}
-	d->mz = kr_keeper_zone_reserve("kr_meta", len);
-	if (!d->mz)
-		return -ENOMEM;
-	d->table = d->mz->addr;
-	rc = kr_keeper_target_build(k, &d->target, "kr_meta_target", kr_meta_table_key(&d->key),
-				    KR_ACCESS_REMOTE_READ);
-	if (rc)
-		return rc;
-	rc = kr_devx_mr_reg(k->ctx, &d->target.pd, d->table, len, KR_ACCESS_REMOTE_READ, &d->mr);
-	if (rc)
-		return rc;
-	d->mr_ok = true;
-	meta_reply_fill(d, k, &d->reply);
+	meta_reply_fill(d, cfg, &d->reply);
 	/* this node's own row (itself first in its jobs' list: kr_meta_reg_start) */
-	kr_keeper_meta_own(k, &own);
-	rc = meta_apply(d, &own);
+	rc = meta_apply(d, own);
 	if (rc)
 		return rc;
-	if (!k->cfg.meta_listen[0])
+	if (!cfg->listen[0])
 		return 0; /* a MetaServer for this node's jobs only */
-	if (kr_dct_parse_inet(k->cfg.meta_listen, &sa)) {
-		KR_ERR("dct", "meta-listen: '%s' is not IPv4:port", k->cfg.meta_listen);
+	if (kr_dct_parse_inet(cfg->listen, &sa)) {
+		KR_ERR("dct", "meta-listen: '%s' is not IPv4:port", cfg->listen);
 		return -EINVAL;
 	}
-	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127 && !d->key.set)
+	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127 && !d->key->set)
 		KR_WARN("dct",
 			"meta-listen %s without --cluster-key: registrations are not "
 			"authenticated and the table is open to any reader; keep this socket "
 			"and the fabric private",
-			k->cfg.meta_listen);
+			cfg->listen);
 	d->last_ts = calloc(d->max_nodes, sizeof(*d->last_ts));
 	if (!d->last_ts)
 		return -ENOMEM;
@@ -368,76 +301,53 @@ static int meta_serve_start(struct kr_keeper *k, struct kr_dct_keeper *d)
 		return -errno;
 	if (bind(d->sock, (struct sockaddr *)&sa, sizeof(sa))) {
 		rc = -errno;
-		KR_ERR("dct", "meta-listen %s: %s", k->cfg.meta_listen, strerror(errno));
+		KR_ERR("dct", "meta-listen %s: %s", cfg->listen, strerror(errno));
 		return rc;
 	}
 	rc = -pthread_create(&d->th, NULL, meta_thread, d);
 	if (rc)
 		return rc;
 	d->th_ok = true;
-	KR_INFO(
-	    "dct", "MetaServer: %u nodes x (%u tenants + %u ports) (%lu KB), registrations on %s",
-	    d->max_nodes, d->ntenants, d->nports, (unsigned long)(len >> 10), k->cfg.meta_listen);
+	KR_INFO("dct",
+		"MetaServer: %u nodes x (%u tenants + %u ports) (%lu KB), registrations on %s",
+		d->max_nodes, d->ntenants, d->nports,
+		(unsigned long)(kr_meta_table_bytes(d->max_nodes, d->ntenants + d->nports) >> 10),
+		cfg->listen);
 	return 0;
 }
 
-int kr_keeper_meta_start(struct kr_keeper *k)
+/* kr_meta_start() - see meta.h. */
+int kr_meta_start(const struct kr_meta_cfg *cfg, const struct kr_meta_msg *own,
+		  struct kr_meta **out)
 {
-	struct kr_dct_keeper *d;
+	struct kr_meta *d = calloc(1, sizeof(*d));
 	int rc;
 
-	if (!k->cfg.metaserver && !k->cfg.meta_addr[0])
-		return 0;
-	d = calloc(1, sizeof(*d));
+	*out = d;
 	if (!d)
 		return -ENOMEM;
 	d->sock = -1;
-	d->drops = k->seg->meta_drops;
-	k->dct = d;
-	if (k->cfg.cluster_key[0]) {
-		rc = kr_meta_key_load(k->cfg.cluster_key, &d->key);
-		if (rc)
-			return rc;
-	} else if (!k->cfg.insecure_meta) {
-		KR_ERR("dct",
-		       "--%s without --cluster-key: any user who can send it a datagram could "
-		       "register a node and redirect connects to itself; give every keeper of the "
-		       "cluster the same key file (64 hex digits, mode 0600), or --insecure-metaserver",
-		       k->cfg.metaserver ? "metaserver" : "metaserver-addr");
-		return -EPERM;
-	} else {
-		KR_WARN("dct", "--insecure-metaserver: MetaServer datagrams are not authenticated; "
-			       "any user who reaches the socket can redirect this cluster's connects");
-	}
-	if (k->cfg.metaserver) {
-		rc = meta_serve_start(k, d);
+	d->key = cfg->key;
+	d->drops = cfg->drops;
+	if (cfg->table) {
+		rc = meta_serve_start(d, cfg, own);
 		if (rc)
 			return rc;
 	}
-	if (k->cfg.metaserver)
-		return kr_meta_reg_start(k, &d->reply, &d->key, d->drops, &d->reg);
-	return kr_meta_reg_start(k, NULL, &d->key, d->drops, &d->reg);
+	return kr_meta_reg_start(cfg, cfg->table ? &d->reply : NULL, own, &d->reg);
 }
 
-void kr_keeper_meta_stop(struct kr_keeper *k)
+/* kr_meta_stop() - see meta.h. */
+void kr_meta_stop(struct kr_meta *d)
 {
-	struct kr_dct_keeper *d = k->dct;
-
 	if (!d)
 		return;
-	kr_meta_reg_stop(d->reg); /* before the tables it publishes go */
+	kr_meta_reg_stop(d->reg);
 	d->stop = 1;
 	if (d->th_ok)
 		pthread_join(d->th, NULL);
 	if (d->sock >= 0)
 		close(d->sock);
-	if (d->mr_ok)
-		kr_devx_mr_dereg(&d->mr);
-	kr_keeper_tenant_destroy(k, &d->target);
-	if (d->mz)
-		rte_memzone_free(d->mz);
 	free(d->last_ts);
-	sodium_memzero(&d->key, sizeof(d->key));
 	free(d);
-	k->dct = NULL;
 }
