@@ -3,7 +3,7 @@
 # Data-path instructions: a vQP's post+poll of one 8-byte request against the
 # raw DCI's (the same request built from the same arguments, posted and
 # polled with the public devx API: kr_devx_qp_post_send, kr_devx_cq_poll),
-# counted by callgrind in a release build (tests/virtqp/bench_virtqp_insn.c:
+# counted by callgrind in a release build (tests/job/virtqp/bench_virtqp_insn.c:
 # 2,000 of each, the wait for the CQE outside the count). One row per request: READ, an inline
 # WRITE, CAS, and batch: 16 READs posted with one doorbell (the vQP: KR_POST_MORE on all but the
 # last; raw: a post list) and polled with one call, per request; insn_ratio = vqp / raw.
@@ -23,7 +23,7 @@ for a in "$@"; do
 done
 command -v valgrind >/dev/null || { echo "insn.sh: valgrind missing (apt-get install valgrind)" >&2; exit 77; }
 [ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
-ninja -C "$build" tools/krpoold tests/virtqp/bench_virtqp_insn >/dev/null
+ninja -C "$build" tools/krpoold tests/job/virtqp/bench_virtqp_insn >/dev/null
 export KRPOOLD="$build/tools/krpoold"
 : "${KR_LAUNCH_KEY:=6b72636f7265207465737473206f6e65206c61756e63682c206e6f2073656372}"
 export KR_LAUNCH_KEY
@@ -36,7 +36,7 @@ count() {
 	out="$work/$1.$2"
 	if ! valgrind --tool=callgrind --callgrind-out-file="$out" \
 		--toggle-collect="$2_post*" --toggle-collect="$2_poll" \
-		"$build/tests/virtqp/bench_virtqp_insn" "$1" >"$out.log" 2>&1; then
+		"$build/tests/job/virtqp/bench_virtqp_insn" "$1" >"$out.log" 2>&1; then
 		echo "insn.sh: bench_virtqp_insn $1 failed under callgrind:" >&2
 		tail -n 20 "$out.log" >&2
 		exit 1

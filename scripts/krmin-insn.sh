@@ -11,14 +11,14 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build-release}
 [ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
-ninja -C "$build" tools/krpoold tests/virtqp/bench_virtqp_insn >/dev/null
+ninja -C "$build" tools/krpoold tests/job/virtqp/bench_virtqp_insn >/dev/null
 command -v valgrind.bin >/dev/null || { echo "valgrind missing (apt-get install valgrind)"; exit 77; }
 vg=/usr/libexec/valgrind
 work=$(pwd)/$build/krmin-insn
 rc=0
 KRMIN_WORKDIR=$work KRMIN_TESTS=krmin_insn.sh KRMIN_GUEST_TIMEOUT=600 KRMIN_QEMU_TIMEOUT=900 \
 	KRMIN_DYN_TESTS=$(pwd)/tests/kmod/krmin_insn.sh \
-	KRMIN_DYN_TOOLS="$build/tools/krpoold $build/tests/virtqp/bench_virtqp_insn" \
+	KRMIN_DYN_TOOLS="$build/tools/krpoold $build/tests/job/virtqp/bench_virtqp_insn" \
 	KRMIN_GUEST_FILES="$(command -v valgrind.bin) $vg/callgrind-amd64-linux $vg/vgpreload_core-amd64-linux.so $vg/default.supp" \
 	tests/kmod/run_qemu_tests.sh >"$work.log" 2>&1 || rc=$?
 grep -a '^insn:' "$work/console.log" 2>/dev/null || tail -n 30 "$work.log"

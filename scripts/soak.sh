@@ -28,6 +28,6 @@ if [ "${free:-0}" -lt $((nodes * 16 + 16)) ]; then
 fi
 export KRPOOLD="$PWD/$builddir/tools/krpoold" KRCTL="$PWD/$builddir/tools/krctl"
 export KR_LAUNCH_KEY=${KR_LAUNCH_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')} # one launch
-exec "$builddir/tests/virtqp/test_virtqp_chaos_soak" --seconds $((minutes * 60)) \
+exec "$builddir/tests/job/virtqp/test_virtqp_chaos_soak" --seconds $((minutes * 60)) \
 	--nodes "$nodes" --jobs 2 --threads 3 --kill-ms 4000 --pause-keeper \
 	--json "$builddir/soak.json"

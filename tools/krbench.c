@@ -171,7 +171,7 @@ static int attach_cycles(const char *sock, int cycles, double *ta, double *td, i
 /* QP resets the keeper at sock has done; 0 if it cannot be asked. */
 static uint64_t keeper_resets(const char *sock)
 {
-	struct kr_ctx *obs = kr_pool_observe(sock);
+	struct kr_ctx *obs = kr_job_observe(sock);
 	uint64_t n;
 
 	if (!obs)
@@ -314,9 +314,9 @@ static int bench_read(int iters, bool json, const char *sock, const char *krpool
 		goto out_detach;
 	}
 	memset(&raw, 0, sizeof(raw));
-	raw.lkey = kr_pool_heap_lkey(ctx);
-	if (kr_lease_alloc(ctx, KR_LEASE_DCI, &l) || kr_pool_dci_qp(ctx, &l, &raw.qp, &raw.cq) ||
-	    kr_pool_tenant_av(ctx, &raw.av)) {
+	raw.lkey = kr_job_heap_lkey(ctx);
+	if (kr_lease_alloc(ctx, KR_LEASE_DCI, &l) || kr_job_dci_qp(ctx, &l, &raw.qp, &raw.cq) ||
+	    kr_job_tenant_av(ctx, &raw.av)) {
 		fprintf(stderr, "krbench: raw DCI lease failed\n");
 		goto out_vqp;
 	}

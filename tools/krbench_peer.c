@@ -86,13 +86,13 @@ static int raw_dci(struct peer_run *p, struct kb_rd_raw *raw, struct kr_lease *l
 	int rc;
 
 	memset(raw, 0, sizeof(*raw));
-	raw->lkey = kr_pool_heap_lkey(p->ctx);
+	raw->lkey = kr_job_heap_lkey(p->ctx);
 	rc = kr_vq_peer_av(p->ctx, 2, &raw->av);
 	if (!rc)
 		rc = kr_lease_alloc(p->ctx, KR_LEASE_DCI, l);
 	if (rc)
 		return rc;
-	rc = kr_pool_dci_qp(p->ctx, l, &raw->qp, &raw->cq);
+	rc = kr_job_dci_qp(p->ctx, l, &raw->qp, &raw->cq);
 	if (rc)
 		kr_lease_free(p->ctx, l);
 	return rc;

@@ -335,9 +335,9 @@ static int sd_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t port, struct k
 	int rc;
 
 	if (node == KR_NODE_SELF) {
-		rc = kr_pool_port_find(ctx, port, &ep, &idx);
+		rc = kr_job_port_find(ctx, port, &ep, &idx);
 		if (!rc)
-			rc = kr_pool_tenant_av(ctx, av);
+			rc = kr_job_tenant_av(ctx, av);
 		if (rc)
 			return rc;
 		av->dctn = ep.dctn;
@@ -536,8 +536,8 @@ void kb_sd_median(const struct kb_sd_res *r, struct kb_sd_res *out)
 int kb_sd_lease_dci(struct kr_ctx *ctx, struct kb_rd_raw *dci, struct kr_lease *l)
 {
 	memset(dci, 0, sizeof(*dci));
-	dci->lkey = kr_pool_heap_lkey(ctx);
-	if (kr_lease_alloc(ctx, KR_LEASE_DCI, l) || kr_pool_dci_qp(ctx, l, &dci->qp, &dci->cq)) {
+	dci->lkey = kr_job_heap_lkey(ctx);
+	if (kr_lease_alloc(ctx, KR_LEASE_DCI, l) || kr_job_dci_qp(ctx, l, &dci->qp, &dci->cq)) {
 		fprintf(stderr, "krbench: raw DCI lease failed\n");
 		return -EIO;
 	}

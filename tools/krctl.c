@@ -197,12 +197,12 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 			    t ? ", " : "", t, tr->uid_plus1 ? uid : "null",
 			    tr->pinned ? "true" : "false", tr->pdn, tr->dctn, d.st[KR_SLOT_FREE],
 			    d.st[KR_SLOT_LEASED], d.st[KR_SLOT_DIRTY], d.st[KR_SLOT_BROKEN],
-			    kr_pool_seg_ring_count(s, tr->dci_ring_off),
+			    kr_keeper_seg_ring_count(s, tr->dci_ring_off),
 			    s->dcis - d.st[KR_SLOT_EMPTY], s->dcis, r.st[KR_SLOT_FREE],
 			    r.st[KR_SLOT_LEASED], r.st[KR_SLOT_DIRTY],
 			    s->rc_spares - r.st[KR_SLOT_EMPTY], s->rc_spares, v.st[KR_SLOT_FREE],
 			    v.st[KR_SLOT_LEASED], tr->growing ? "true" : "false", tr->jobs_attached,
-			    kr_pool_seg_ring_count(s, tr->job_ring_off),
+			    kr_keeper_seg_ring_count(s, tr->job_ring_off),
 			    (unsigned long long)tr->dct_recvs,
 			    (unsigned long long)tr->dct_key_violations,
 			    (unsigned long long)tr->launch_tag, (unsigned long long)tr->launches,
@@ -392,10 +392,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	ctx = kr_pool_observe(sock);
+	ctx = kr_job_observe(sock);
 	if (!ctx) {
 		fprintf(stderr, "krctl: cannot reach the keeper at %s: %s\n",
-			sock ? sock : kr_pool_socket_default(), strerror(errno));
+			sock ? sock : kr_msg_socket_default(), strerror(errno));
 		return 1;
 	}
 	if (!strcmp(cmd, "status"))

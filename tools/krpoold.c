@@ -101,7 +101,7 @@ static const struct option long_opts[] = {
 };
 
 /* Fork; the parent returns only to exit with the child's start-up verdict. */
-static int daemonise(struct kr_pool_cfg *cfg)
+static int daemonise(struct kr_keeper_cfg *cfg)
 {
 	int pfd[2], status;
 	pid_t pid;
@@ -129,15 +129,15 @@ static int daemonise(struct kr_pool_cfg *cfg)
 
 int main(int argc, char **argv)
 {
-	struct kr_pool_cfg cfg;
+	struct kr_keeper_cfg cfg;
 	char err[256];
 	int opt, idx, rc;
 
-	kr_pool_cfg_default(&cfg);
+	kr_keeper_cfg_default(&cfg);
 	/* the file first, so flags override it */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "c:d:s:fvh", long_opts, &idx)) != -1) {
-		if (opt == 'c' && kr_pool_cfg_load(&cfg, optarg, err, sizeof(err))) {
+		if (opt == 'c' && kr_keeper_cfg_load(&cfg, optarg, err, sizeof(err))) {
 			fprintf(stderr, "krpoold: %s\n", err);
 			return 2;
 		}
@@ -150,10 +150,10 @@ int main(int argc, char **argv)
 		case 'c':
 			break;
 		case 'd':
-			rc = kr_pool_cfg_set(&cfg, "device", optarg, err, sizeof(err));
+			rc = kr_keeper_cfg_set(&cfg, "device", optarg, err, sizeof(err));
 			break;
 		case 's':
-			rc = kr_pool_cfg_set(&cfg, "socket", optarg, err, sizeof(err));
+			rc = kr_keeper_cfg_set(&cfg, "socket", optarg, err, sizeof(err));
 			break;
 		case 'f':
 			cfg.foreground = true;
@@ -165,10 +165,10 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 1:
-			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
+			rc = kr_keeper_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
 			break;
 		case 2: /* flags: --metaserver, --insecure-metaserver (keeper_dct.c, src/keeper/meta), --trusted, ... */
-			rc = kr_pool_cfg_set(&cfg, long_opts[idx].name, "true", err, sizeof(err));
+			rc = kr_keeper_cfg_set(&cfg, long_opts[idx].name, "true", err, sizeof(err));
 			break;
 		default:
 			usage(stderr);
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (kr_pool_cfg_check(&cfg, err, sizeof(err))) {
+	if (kr_keeper_cfg_check(&cfg, err, sizeof(err))) {
 		fprintf(stderr, "krpoold: --%s\n", err);
 		return 2;
 	}

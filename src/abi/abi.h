@@ -291,7 +291,7 @@ _Static_assert(offsetof(struct kr_zone_dci, cq_ci) == 56, "kr_zone_dci.cq_ci");
 
 /*
  * The tenant zone header: tenant secrets (DC access key) and the DCI
- * descriptors, then the node cache, in the zone head (kr_pool_zone_head_len:
+ * descriptors, then the node cache, in the zone head (kr_keeper_zone_head_len:
  * written by the keeper, mapped read-only by the tenant's jobs only). The
  * DCI rings and CQs follow in pages the jobs write (WQEs, doorbell records,
  * consumer indexes).
@@ -718,7 +718,7 @@ int kr_msg_call_fd(int sock, void *req, size_t reqlen, int fd, void *rep, size_t
 #define KR_JOB_MAX_DCIS 64u
 
 /* The socket path of a job: KR_KEEPER_SOCKET or the default (abi_msg.c). */
-const char *kr_pool_socket_default(void);
+const char *kr_msg_socket_default(void);
 
 /* ---- the launch key (abi_launch.c) ---- */
 

@@ -15,7 +15,7 @@
 
 #include "abi/abi.h"
 
-const char *kr_pool_socket_default(void)
+const char *kr_msg_socket_default(void)
 {
 	const char *env = getenv("KR_KEEPER_SOCKET");
 

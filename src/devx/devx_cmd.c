@@ -141,6 +141,25 @@ const char *kr_devx_cmd_status_str(uint8_t status)
 }
 
 /*
+ * The one log line of a failed firmware command (as DPDK's DEVX_DRV_LOG):
+ * opcode, status and syndrome (0 when the out mailbox has none, with what
+ * they mean where known), errno.
+ */
+static void kr_devx_cmd_log(const struct kr_devx_ctx *ctx, uint16_t op, uint8_t status,
+			    uint32_t syndrome, int err)
+{
+	const char *name = kr_devx_syndrome_name(ctx, syndrome);
+
+	if (!status && !syndrome) /* refused before firmware answered (the kernel, the backend) */
+		KR_ERR("devx", "%s failed: no status (not answered by firmware) errno %d",
+		       kr_devx_cmd_op_str(op), err);
+	else
+		KR_ERR("devx", "%s failed: status 0x%x (%s) syndrome 0x%08x (%s) errno %d",
+		       kr_devx_cmd_op_str(op), status, kr_devx_cmd_status_str(status), syndrome,
+		       name ? name : "no public name: quote it to the NIC vendor", err);
+}
+
+/*
  * Turn a backend return code and the out mailbox into the caller's result.
  * A bad status (whatever the backend returned) is -EREMOTEIO with last_err set.
  */
@@ -148,7 +167,6 @@ static int kr_devx_cmd_check(struct kr_devx_ctx *ctx, const void *in, const void
 			     size_t outlen, int rc)
 {
 	uint16_t op = (uint16_t)KR_PRM_GET(mbox_in, in, opcode);
-	const char *name;
 	uint8_t status = 0;
 	uint32_t syndrome = 0;
 
@@ -160,14 +178,11 @@ static int kr_devx_cmd_check(struct kr_devx_ctx *ctx, const void *in, const void
 		ctx->last_err.opcode = op;
 		ctx->last_err.status = status;
 		ctx->last_err.syndrome = syndrome;
-		name = kr_devx_syndrome_name(ctx, syndrome);
-		KR_ERR("devx", "%s failed: status 0x%x (%s) syndrome 0x%08x (%s) errno %d",
-		       kr_devx_cmd_op_str(op), status, kr_devx_cmd_status_str(status), syndrome,
-		       name ? name : "no public name: quote it to the NIC vendor", EREMOTEIO);
+		kr_devx_cmd_log(ctx, op, status, syndrome, EREMOTEIO);
 		return -EREMOTEIO;
 	}
 	if (rc < 0) {
-		KR_ERR("devx", "%s failed: errno %d", kr_devx_cmd_op_str(op), -rc);
+		kr_devx_cmd_log(ctx, op, 0, 0, -rc);
 		return rc;
 	}
 	return 0;
@@ -269,7 +284,7 @@ int kr_devx_cmd_destroy(struct kr_devx_obj *obj)
 			ctx->last_err.status = 0;
 			ctx->last_err.syndrome = 0;
 		}
-		KR_ERR("devx", "%s failed: errno %d", kr_devx_cmd_op_str(op), -rc);
+		kr_devx_cmd_log(ctx, op, 0, 0, -rc);
 	}
 	return rc;
 }

@@ -12,7 +12,7 @@
 
 #define KR_DCT_RNR_MAX 31u
 
-static int kr_dct_check(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *attr)
+static int devx_dct_check(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *attr)
 {
 	if (!ctx->caps.dct)
 		return -EOPNOTSUPP;
@@ -28,7 +28,7 @@ static int kr_dct_check(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *
 	return 0;
 }
 
-static void kr_dct_build(uint8_t *in, const struct kr_devx_ctx *ctx,
+static void devx_dct_build(uint8_t *in, const struct kr_devx_ctx *ctx,
 			 const struct kr_devx_dct_attr *attr, uint32_t user_index)
 {
 	void *dctc = KR_PRM_ADDR(create_dct_in, in, dct_context_entry);
@@ -74,7 +74,7 @@ int kr_devx_dct_create(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *a
 
 	if (!ctx || !attr || !dct)
 		return -EINVAL;
-	rc = kr_dct_check(ctx, attr);
+	rc = devx_dct_check(ctx, attr);
 	if (rc)
 		return rc;
 	memset(dct, 0, sizeof(*dct));
@@ -83,7 +83,7 @@ int kr_devx_dct_create(struct kr_devx_ctx *ctx, const struct kr_devx_dct_attr *a
 		return rc;
 	dct->user_index = (uint32_t)rc;
 
-	kr_dct_build(in, ctx, attr, dct->user_index);
+	devx_dct_build(in, ctx, attr, dct->user_index);
 	rc = kr_devx_cmd_create(ctx, in, sizeof(in), out, sizeof(out), &dct->obj);
 	if (rc)
 		goto err_free_rsc;

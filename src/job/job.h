@@ -11,6 +11,7 @@
  *   job_arena.c        kr_malloc/kr_free, a jemalloc arena over the heap
  *   job_heap.c         the heap's held place, growth through the keeper
  *   job_lease.c        calls to the keeper, leases, DCI views for posting
+ *   job_malloc.c       kr_malloc/kr_free over the heap's arena
  *   job_mr.c           kr_reg_mr, kr_reg_mr_fd, keys for posts from registered files
  *   job_port.c         calls and reads for receive endpoints
  *   job_krmin.c        a fenced keeper's DCIs through /dev/krmin, SIGBUS guard
@@ -179,19 +180,19 @@ int kr_job_lost(struct kr_ctx *ctx, int rc);
 
 /* job_port.c: a job's calls and reads for receive endpoints (see there) */
 /*
- * kr_pool_port_call() - KR_MSG_BIND or KR_MSG_UNBIND with req (type set
+ * kr_job_port_call() - KR_MSG_BIND or KR_MSG_UNBIND with req (type set
  * here); rep gets the reply. 0 or the keeper's -errno (kr_keeper_port_bind).
  */
-int kr_pool_port_call(struct kr_ctx *ctx, uint16_t type, struct kr_msg_bind *req,
+int kr_job_port_call(struct kr_ctx *ctx, uint16_t type, struct kr_msg_bind *req,
 		      struct kr_msg_reply *rep);
 /*
- * kr_pool_ep_read() - a consistent copy of endpoint index's descriptor.
+ * kr_job_ep_read() - a consistent copy of endpoint index's descriptor.
  * 0, -EINVAL (no such endpoint), -EAGAIN (the keeper kept rewriting it).
  */
-int kr_pool_ep_read(const struct kr_ctx *ctx, uint32_t index, struct kr_zone_ep *out);
-/* kr_pool_port_find() - the endpoint bound to port in the tenant: 0 (*out, *index), -ECONNREFUSED.
+int kr_job_ep_read(const struct kr_ctx *ctx, uint32_t index, struct kr_zone_ep *out);
+/* kr_job_port_find() - the endpoint bound to port in the tenant: 0 (*out, *index), -ECONNREFUSED.
  */
-int kr_pool_port_find(const struct kr_ctx *ctx, uint32_t port, struct kr_zone_ep *out,
+int kr_job_port_find(const struct kr_ctx *ctx, uint32_t port, struct kr_zone_ep *out,
 		      uint32_t *index);
 
 /* job_krmin.c: a fenced keeper's DCIs, mapped one lease at a time (see there) */
@@ -223,70 +224,70 @@ void kr_arena_free(struct kr_arena *arena, void *p);
 /*
  * job_attach.c: an observer (krctl) holds a private read-only copy of the
  * pool segment, taken over a connection that is closed again: no descriptor,
- * no shared memory. kr_pool_observe_refresh() takes a new copy.
+ * no shared memory. kr_job_observe_refresh() takes a new copy.
  */
-struct kr_ctx *kr_pool_observe(const char *socket_path);
-int kr_pool_observe_refresh(struct kr_ctx *ctx);
+struct kr_ctx *kr_job_observe(const char *socket_path);
+int kr_job_observe_refresh(struct kr_ctx *ctx);
 /* ctx->lock held: true (and ctx->dead set) once the keeper's end is gone. */
-bool kr_pool_keeper_gone(struct kr_ctx *ctx);
+bool kr_job_keeper_gone(struct kr_ctx *ctx);
 /*
  * job_lease.c: the data path's check (kr_malloc, an empty kr_poll): is the
  * keeper gone, or has it let this job go (its job slot)? No syscall while
  * the heartbeat is fresh, one non-blocking socket check per KR_POOL_STALE_NS
  * once it is not, never waits for ctx->lock.
  */
-bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx);
+bool kr_job_keeper_gone_fast(struct kr_ctx *ctx);
 
 /*
  * job_lease.c: a node cache report to the keeper (KR_CACHE_PUT with a record,
  * struct kr_dct_wire of len bytes, read from a MetaServer; KR_CACHE_FORGET
  * with node_id). One-way: it returns at once, without a reply.
  */
-void kr_pool_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
+void kr_job_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
 			  size_t len);
 
 /* job_lease.c: the posting view of a leased DCI and the tenant's own DCT. */
 /*
- * kr_pool_dci_qp() - the QP and send CQ a job posts to for a DCI lease (or
- * an RC slot from kr_pool_rc_pair). The QP starts empty (the keeper reset
+ * kr_job_dci_qp() - the QP and send CQ a job posts to for a DCI lease (or
+ * an RC slot from kr_job_rc_pair). The QP starts empty (the keeper reset
  * it); one thread at a time. Returns 0, -EINVAL (not such a lease of this
  * ctx), -ENOTCONN.
  */
-int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
+int kr_job_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
 		   struct kr_devx_cq **cq);
 /*
- * kr_pool_rc_pair() - lease an RC slot the keeper pairs with one of node's
+ * kr_job_rc_pair() - lease an RC slot the keeper pairs with one of node's
  * keeper (keeper_pair.c), towards the DC target of av; its view is ready for
- * kr_pool_dci_qp() and the job posts once kr_pool_rc_link() says UP. One
+ * kr_job_dci_qp() and the job posts once kr_job_rc_link() says UP. One
  * call to the keeper, which answers at once (the pairing runs on the
  * keepers' workers). 0, -EINVAL, -EMFILE (no view slot), or the keeper's
  * (-ENOSPC: no spare; -EBUSY: throttled; fenced: kr_job_krmin_map's).
  */
-int kr_pool_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
+int kr_job_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
 		    struct kr_lease *lease);
 /*
- * kr_pool_rc_link() - where the RC slot's pairing stands (enum kr_rc_link,
+ * kr_job_rc_link() - where the RC slot's pairing stands (enum kr_rc_link,
  * from the pool segment: no call), or -ESTALE (the slot is no longer this
  * lease's), -ENOTCONN, -EINVAL.
  */
-int kr_pool_rc_link(const struct kr_ctx *ctx, const struct kr_lease *lease);
+int kr_job_rc_link(const struct kr_ctx *ctx, const struct kr_lease *lease);
 /* The address vector of the tenant's DCT at this keeper. 0 or -ENOTCONN. */
-int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av);
+int kr_job_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av);
 /* lkey of the heap MR (covers every kr_malloc byte backed so far). */
-static inline uint32_t kr_pool_heap_lkey(const struct kr_ctx *ctx)
+static inline uint32_t kr_job_heap_lkey(const struct kr_ctx *ctx)
 {
 	return __atomic_load_n(&ctx->heap_lkey, __ATOMIC_RELAXED);
 }
 
 /* job_mr.c: the lkey of a registered file that holds [p, p + len); -1 if none. */
-int64_t kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len)
+int64_t kr_job_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len)
     __attribute__((cold));
 
 /*
  * Is [p, p + len) inside the backed heap? The length is read before the key
  * (see kr_ctx.heap): a caller that then reads heap_lkey gets one covering it.
  */
-static inline bool kr_pool_in_heap(const struct kr_ctx *ctx, const void *p, uint64_t len)
+static inline bool kr_job_in_heap(const struct kr_ctx *ctx, const void *p, uint64_t len)
 {
 	uintptr_t a = (uintptr_t)p, h = (uintptr_t)ctx->heap;
 	uint64_t n = __atomic_load_n(&ctx->heap_len, __ATOMIC_ACQUIRE);
@@ -294,8 +295,8 @@ static inline bool kr_pool_in_heap(const struct kr_ctx *ctx, const void *p, uint
 	return a >= h && len <= n && a - h <= n - len;
 }
 /* job_heap.c: hold the heap's unbacked place at attach; grow it (the arena's grow). */
-int kr_pool_heap_hold(struct kr_ctx *ctx, uint64_t max);
-int64_t kr_pool_heap_grow(void *ctx, uint64_t need);
+int kr_job_heap_hold(struct kr_ctx *ctx, uint64_t max);
+int64_t kr_job_heap_grow(void *ctx, uint64_t need);
 
 
 /* ---- the node-cache lookup (job_resolve.c) ---- */

@@ -31,7 +31,7 @@ static uint64_t attach_count;	/* attachments made in this process (ctx->attach_i
 
 /* ---- checks of what the keeper mapped for us ---- */
 
-int kr_pool_seg_check(const struct kr_pool_seg *s, uint64_t mapped_len)
+int kr_job_seg_check(const struct kr_pool_seg *s, uint64_t mapped_len)
 {
 	uint64_t T, end;
 
@@ -53,7 +53,7 @@ int kr_pool_seg_check(const struct kr_pool_seg *s, uint64_t mapped_len)
 	return 0;
 }
 
-int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_t tenant)
+int kr_job_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_t tenant)
 {
 	if (mapped_len < sizeof(*z) || z->magic != KR_POOL_ZONE_MAGIC || z->tenant != tenant ||
 	    z->size > mapped_len || z->ndci > KR_POOL_MAX_DCIS || z->dci_off > z->size ||
@@ -278,7 +278,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_free;
 	rc = attach_wait(ctx,
-			 opts && opts->socket_path ? opts->socket_path : kr_pool_socket_default(),
+			 opts && opts->socket_path ? opts->socket_path : kr_msg_socket_default(),
 			 rep, fds, &nfds);
 	if (rc)
 		goto err_free;
@@ -312,12 +312,12 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->nready = rep->nready;
 	ctx->keeper_gen = rep->keeper_gen;
 	ctx->attach_id = ++attach_count; /* attach_mtx held */
-	rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
+	rc = kr_job_seg_check(ctx->seg, ctx->seg_len);
 	if (!rc &&
 	    (ctx->tenant >= ctx->seg->ntenants || ctx->job >= ctx->seg->ntenants * ctx->seg->jobs))
 		rc = -EPROTO;
 	if (!rc)
-		rc = kr_pool_zone_check(ctx->zone, ctx->zone_len, ctx->tenant);
+		rc = kr_job_zone_check(ctx->zone, ctx->zone_len, ctx->tenant);
 	/* the keeper's DC target for our launch answers to our key */
 	if (!rc && ctx->zone->dc_key != ctx->launch.dc_key)
 		rc = -EPROTO;
@@ -335,10 +335,10 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_unmap;
 	rep->uar_fd_index = ~0u; /* the view owns it now */
-	rc = kr_pool_heap_hold(ctx, rep->heap_max);
+	rc = kr_job_heap_hold(ctx, rep->heap_max);
 	if (rc)
 		goto err_close_dev;
-	rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, kr_pool_heap_grow, ctx,
+	rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, kr_job_heap_grow, ctx,
 			     &ctx->arena);
 	if (rc)
 		goto err_close_dev;
@@ -468,7 +468,7 @@ static int observe_round(struct kr_ctx *ctx)
 	ctx->seg_len = rep->seg_len;
 	ctx->keeper_gen = rep->keeper_gen;
 	if (!rc)
-		rc = kr_pool_seg_check(ctx->seg, ctx->seg_len);
+		rc = kr_job_seg_check(ctx->seg, ctx->seg_len);
 out:
 	if (ctx->sock >= 0)
 		close(ctx->sock);
@@ -478,14 +478,14 @@ out:
 }
 
 /*
- * kr_pool_observe() - a private, read-only copy of the pool segment, for
+ * kr_job_observe() - a private, read-only copy of the pool segment, for
  * inspection: the keeper sends no descriptor and shares no memory with an
  * observer, and the connection is closed once the copy is taken. NULL +
  * errno as kr_attach(). Release with kr_detach().
  */
-struct kr_ctx *kr_pool_observe(const char *socket_path)
+struct kr_ctx *kr_job_observe(const char *socket_path)
 {
-	const char *path = socket_path ? socket_path : kr_pool_socket_default();
+	const char *path = socket_path ? socket_path : kr_msg_socket_default();
 	struct kr_ctx *ctx;
 	int rc;
 
@@ -510,8 +510,8 @@ struct kr_ctx *kr_pool_observe(const char *socket_path)
 	return ctx;
 }
 
-/* kr_pool_observe_refresh() - a new copy. 0, -EINVAL (not an observer), or as kr_attach(). */
-int kr_pool_observe_refresh(struct kr_ctx *ctx)
+/* kr_job_observe_refresh() - a new copy. 0, -EINVAL (not an observer), or as kr_attach(). */
+int kr_job_observe_refresh(struct kr_ctx *ctx)
 {
 	if (!ctx || !ctx->observer)
 		return -EINVAL;
@@ -521,7 +521,7 @@ int kr_pool_observe_refresh(struct kr_ctx *ctx)
 /* ---- liveness ---- */
 
 /* True when the keeper's end of the socket is gone (one non-blocking poll). */
-bool kr_pool_keeper_gone(struct kr_ctx *ctx)
+bool kr_job_keeper_gone(struct kr_ctx *ctx)
 {
 	struct pollfd p = {.fd = ctx->sock, .events = POLLIN | POLLRDHUP};
 
@@ -540,7 +540,7 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
 	if (!ctx || !attr)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
-	gone = kr_pool_keeper_gone(ctx);
+	gone = kr_job_keeper_gone(ctx);
 	for (uint32_t i = 0; i < KR_JOB_MAX_DCIS; i++)
 		n += ctx->dci[i].used;
 	attr->tenant = ctx->tenant;

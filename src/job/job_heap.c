@@ -16,8 +16,8 @@
 #include "common/kr_log.h"
 #include "job/job.h"
 
-/* kr_pool_heap_hold() - see job.h: sets ctx->heap_max. 0, -EADDRINUSE, or mmap's -errno. */
-int kr_pool_heap_hold(struct kr_ctx *ctx, uint64_t max)
+/* kr_job_heap_hold() - see job.h: sets ctx->heap_max. 0, -EADDRINUSE, or mmap's -errno. */
+int kr_job_heap_hold(struct kr_ctx *ctx, uint64_t max)
 {
 	uint8_t *at = (uint8_t *)ctx->heap + ctx->heap_len;
 	uint64_t len = max - ctx->heap_len;
@@ -60,11 +60,11 @@ static bool grow_reply_ok(const struct kr_ctx *ctx, const struct kr_msg_heap_rep
 }
 
 /*
- * kr_pool_heap_grow() - the arena's grow: back the heap up to need. Returns
+ * kr_job_heap_grow() - the arena's grow: back the heap up to need. Returns
  * the backed length, or -ENOMEM (past the heap's size, or the node has no
  * hugepage left), -ENOTCONN or -EPIPE (the keeper is gone), -EPROTO.
  */
-int64_t kr_pool_heap_grow(void *arg, uint64_t need)
+int64_t kr_job_heap_grow(void *arg, uint64_t need)
 {
 	struct kr_ctx *ctx = arg;
 	struct kr_msg_heap req = {.len = need};

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Job side of everything after attach: calls to the keeper (leases, MRs,
- * node cache reports), kr_malloc/kr_free, and the posting view of a leased DCI built from its
+ * node cache reports), and the posting view of a leased DCI built from its
  * descriptor in the tenant zone.
  *
  * A call to a keeper that went away returns -ENOTCONN (EOF or reset) or
@@ -52,7 +52,7 @@ int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *
 
 /* ---- the node cache: the keeper writes it, jobs report ---- */
 
-void kr_pool_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
+void kr_job_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
 			  size_t len)
 {
 	struct kr_msg_cache m = {.op = op, .node_id = node_id};
@@ -101,7 +101,7 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 	    cq_len > ctx->zone_len - d->cqe_off || d->cq_dbrec_off > ctx->zone_len - 8)
 		return -EPROTO;
 	if (rc_slot && d->qpn != l->qpn)
-		return -EPROTO; /* (an RC slot's gen is the segment's: kr_pool_rc_link) */
+		return -EPROTO; /* (an RC slot's gen is the segment's: kr_job_rc_link) */
 	memset(jd, 0, sizeof(*jd));
 	if (ctx->krmin_fd >= 0) { /* its rings and its own UAR page, from its slot */
 		rc = kr_job_krmin_map(ctx, token, l->index, rc_slot, d, jd);
@@ -275,7 +275,7 @@ out:
 	return rc;
 }
 
-int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
+int kr_job_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
 		   struct kr_devx_cq **cq)
 {
 	struct kr_job_dci *jd;
@@ -298,8 +298,8 @@ int kr_pool_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_d
 	return rc;
 }
 
-/* kr_pool_rc_pair() - see job.h. */
-int kr_pool_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
+/* kr_job_rc_pair() - see job.h. */
+int kr_job_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
 		    struct kr_lease *lease)
 {
 	struct kr_msg_pair req = {.node = node};
@@ -331,8 +331,8 @@ out:
 	return rc;
 }
 
-/* kr_pool_rc_link() - see job.h. */
-int kr_pool_rc_link(const struct kr_ctx *ctx, const struct kr_lease *lease)
+/* kr_job_rc_link() - see job.h. */
+int kr_job_rc_link(const struct kr_ctx *ctx, const struct kr_lease *lease)
 {
 	const struct kr_pool_slot *s;
 
@@ -346,7 +346,7 @@ int kr_pool_rc_link(const struct kr_ctx *ctx, const struct kr_lease *lease)
 	return (int)__atomic_load_n(&s->link, __ATOMIC_ACQUIRE);
 }
 
-int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)
+int kr_job_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)
 {
 	if (!ctx || !av || !ctx->zone)
 		return -EINVAL;
@@ -366,7 +366,7 @@ int kr_pool_tenant_av(struct kr_ctx *ctx, struct kr_devx_dc_av *av)
  * period, and only if the context lock is free (never waits on a control
  * call). A dead keeper is thus noticed within ~KR_POOL_STALE_NS.
  */
-bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx)
+bool kr_job_keeper_gone_fast(struct kr_ctx *ctx)
 {
 	uint64_t now, hb, last;
 	bool gone;
@@ -401,31 +401,7 @@ bool kr_pool_keeper_gone_fast(struct kr_ctx *ctx)
 		return false;
 	if (pthread_mutex_trylock(&ctx->lock))
 		return false;
-	gone = kr_pool_keeper_gone(ctx);
+	gone = kr_job_keeper_gone(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return gone;
-}
-
-void *kr_malloc(struct kr_ctx *ctx, size_t len)
-{
-	if (!ctx || !len || !ctx->arena) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (kr_pool_keeper_gone_fast(ctx)) {
-		errno = ENOTCONN;
-		return NULL;
-	}
-	return kr_arena_alloc(ctx->arena, len, 16);
-}
-
-/*
- * The heap stays mapped until kr_detach() even when the keeper is gone, so
- * freeing into it is safe then too.
- */
-void kr_free(struct kr_ctx *ctx, void *p)
-{
-	if (!ctx || !p || !ctx->arena)
-		return;
-	kr_arena_free(ctx->arena, p);
 }

@@ -4,7 +4,7 @@
  * over memory the job shares as a file (kr_reg_mr_fd: a sealed memfd it maps
  * MAP_SHARED; the keeper maps the same file and registers it in the job's
  * PD). A registered file's range is remembered here so that posts may take
- * their local buffer from it too (kr_pool_file_lkey: only when the buffer is
+ * their local buffer from it too (kr_job_file_lkey: only when the buffer is
  * not in the heap, so the heap's fast path does not pay for it).
  */
 #include <errno.h>
@@ -42,7 +42,7 @@ struct kr_mr *kr_reg_mr(struct kr_ctx *ctx, void *addr, size_t len, uint32_t acc
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!kr_pool_in_heap(ctx, addr, len)) {
+	if (!kr_job_in_heap(ctx, addr, len)) {
 		errno = EINVAL; /* the keeper can reach only this job's heap */
 		return NULL;
 	}
@@ -130,8 +130,8 @@ struct kr_mr *kr_reg_mr_fd(struct kr_ctx *ctx, int fd, uint64_t off, size_t len,
 	return mr_made(ctx, mr, rc, (uintptr_t)addr, len, &rep);
 }
 
-/* kr_pool_file_lkey() - see job.h. */
-int64_t kr_pool_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len)
+/* kr_job_file_lkey() - see job.h. */
+int64_t kr_job_file_lkey(const struct kr_ctx *ctx, const void *p, uint64_t len)
 {
 	uint32_t n = __atomic_load_n(&ctx->nfmr, __ATOMIC_ACQUIRE);
 	uintptr_t a = (uintptr_t)p;

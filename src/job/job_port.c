@@ -11,7 +11,7 @@
 
 #define EP_READ_TRIES 64
 
-int kr_pool_port_call(struct kr_ctx *ctx, uint16_t type, struct kr_msg_bind *req,
+int kr_job_port_call(struct kr_ctx *ctx, uint16_t type, struct kr_msg_bind *req,
 		      struct kr_msg_reply *rep)
 {
 	int rc;
@@ -24,7 +24,7 @@ int kr_pool_port_call(struct kr_ctx *ctx, uint16_t type, struct kr_msg_bind *req
 	return rc;
 }
 
-int kr_pool_ep_read(const struct kr_ctx *ctx, uint32_t index, struct kr_zone_ep *out)
+int kr_job_ep_read(const struct kr_ctx *ctx, uint32_t index, struct kr_zone_ep *out)
 {
 	const struct kr_zone_ep *d;
 
@@ -42,11 +42,11 @@ int kr_pool_ep_read(const struct kr_ctx *ctx, uint32_t index, struct kr_zone_ep 
 	return -EAGAIN;
 }
 
-int kr_pool_port_find(const struct kr_ctx *ctx, uint32_t port, struct kr_zone_ep *out,
+int kr_job_port_find(const struct kr_ctx *ctx, uint32_t port, struct kr_zone_ep *out,
 		      uint32_t *index)
 {
 	for (uint32_t i = 0; ctx->zone && i < ctx->zone->nep; i++)
-		if (!kr_pool_ep_read(ctx, i, out) && out->port == port) {
+		if (!kr_job_ep_read(ctx, i, out) && out->port == port) {
 			*index = i;
 			return 0;
 		}

@@ -269,7 +269,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 {
 	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key};
 	struct kr_devx_sge sge = {.length = m->stride * (uint32_t)sizeof(*g_look.buf),
-				  .lkey = kr_pool_heap_lkey(ctx)};
+				  .lkey = kr_job_heap_lkey(ctx)};
 	struct kr_devx_wr wr = {.opcode = KR_WR_RDMA_READ,
 				.flags = KR_WR_SIGNALED,
 				.sge = &sge,
@@ -289,7 +289,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 	rc = look_prepare(ctx);
 	if (rc)
 		return rc;
-	rc = kr_pool_dci_qp(ctx, &g_look.lease, &qp, &cq);
+	rc = kr_job_dci_qp(ctx, &g_look.lease, &qp, &cq);
 	if (rc) {
 		g_look.leased = false;
 		return rc;
@@ -374,7 +374,7 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 
 		/* the keeper alone writes the cache: report, do not wait */
 		if (!kr_dct_rec_encode(rec, 0, 0, &w))
-			kr_pool_cache_report(ctx, KR_CACHE_PUT, 0, &w, sizeof(w));
+			kr_job_cache_report(ctx, KR_CACHE_PUT, 0, &w, sizeof(w));
 		fresh_put(node_id, rec);
 	} else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN && rc != -ECONNREFUSED)
 		rc = -EHOSTUNREACH;
@@ -449,5 +449,5 @@ void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id)
 	    kr_dct_cache_is_static(ctx->zone, dz, node_id))
 		return; /* a static entry has nothing to be refreshed from: it stays */
 	fresh_forget(node_id);
-	kr_pool_cache_report(ctx, KR_CACHE_FORGET, node_id, NULL, 0);
+	kr_job_cache_report(ctx, KR_CACHE_FORGET, node_id, NULL, 0);
 }

@@ -53,7 +53,7 @@
 
 /* ---- keeper configuration (keeper_config.c) ---- */
 
-struct kr_pool_cfg {
+struct kr_keeper_cfg {
 	char device[64];       /* "sim:<name>" or "mlx5_<n>"; "" = first mlx5, else the sim */
 	char socket[108];      /* sun_path */
 	int64_t group;	       /* --group: who may connect (socket mode 0660); -1 = ours */
@@ -100,14 +100,14 @@ struct kr_pool_cfg {
  * most the pool may grow to, so growth never needs new memory: cfg->dcis and
  * cfg->rc_spares are built at start, the rest on demand (keeper_grow.c).
  */
-static inline uint32_t kr_pool_cfg_dci_slots(const struct kr_pool_cfg *cfg)
+static inline uint32_t kr_keeper_cfg_dci_slots(const struct kr_keeper_cfg *cfg)
 {
 	uint32_t n = cfg->dcis_max ? cfg->dcis_max : cfg->dcis;
 
 	n = n > KR_POOL_MAX_DCIS ? KR_POOL_MAX_DCIS : n;
 	return n < cfg->dcis ? cfg->dcis : n;
 }
-static inline uint32_t kr_pool_cfg_rc_slots(const struct kr_pool_cfg *cfg)
+static inline uint32_t kr_keeper_cfg_rc_slots(const struct kr_keeper_cfg *cfg)
 {
 	uint32_t n = cfg->rc_max ? cfg->rc_max : cfg->rc_spares;
 
@@ -116,69 +116,69 @@ static inline uint32_t kr_pool_cfg_rc_slots(const struct kr_pool_cfg *cfg)
 }
 
 /*
- * kr_pool_cfg_default() - the defaults (2 tenants, 8 DCIs, 2 RC spares, 8 jobs,
+ * kr_keeper_cfg_default() - the defaults (2 tenants, 8 DCIs, 2 RC spares, 8 jobs,
  * 64 vQPs, 4 MB heaps, 256 MB budget, socket from KR_KEEPER_SOCKET or the
  * default).
  */
-void kr_pool_cfg_default(struct kr_pool_cfg *cfg);
+void kr_keeper_cfg_default(struct kr_keeper_cfg *cfg);
 /*
- * kr_pool_cfg_load() - read "key = value" lines (keys as the long flags without
+ * kr_keeper_cfg_load() - read "key = value" lines (keys as the long flags without
  * dashes, '#' comments, "tenant.<n>.uid = <uid>"). Returns 0, -ENOENT, -EINVAL
  * (with the line in err).
  */
-int kr_pool_cfg_load(struct kr_pool_cfg *cfg, const char *path, char *err, size_t errlen);
-/* The lines of f as kr_pool_cfg_load() applies them (path names f in err). */
-int kr_pool_cfg_read(struct kr_pool_cfg *cfg, FILE *f, const char *path, char *err, size_t errlen);
-/* kr_pool_cfg_set() - one key/value, as from the file or a flag. 0 or -EINVAL (err says why). */
-int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
+int kr_keeper_cfg_load(struct kr_keeper_cfg *cfg, const char *path, char *err, size_t errlen);
+/* The lines of f as kr_keeper_cfg_load() applies them (path names f in err). */
+int kr_keeper_cfg_read(struct kr_keeper_cfg *cfg, FILE *f, const char *path, char *err, size_t errlen);
+/* kr_keeper_cfg_set() - one key/value, as from the file or a flag. 0 or -EINVAL (err says why). */
+int kr_keeper_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *val, char *err,
 		    size_t errlen);
-/* kr_pool_cfg_check() - ranges and the hugepage budget. 0 or -EINVAL (err says why). */
-int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen);
+/* kr_keeper_cfg_check() - ranges and the hugepage budget. 0 or -EINVAL (err says why). */
+int kr_keeper_cfg_check(const struct kr_keeper_cfg *cfg, char *err, size_t errlen);
 /* Hugepage bytes the layout needs (zones, heaps), without EAL's own heap. */
-uint64_t kr_pool_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
+uint64_t kr_keeper_cfg_hugepage_bytes(const struct kr_keeper_cfg *cfg);
 
 /* ---- layouts that depend on the configuration (keeper_segment.c) ---- */
 
 /* Layout of the pool segment for cfg: fills the *_off fields and size. */
-void kr_pool_seg_layout(const struct kr_pool_cfg *cfg, struct kr_pool_seg *s);
+void kr_keeper_seg_layout(const struct kr_keeper_cfg *cfg, struct kr_pool_seg *s);
 /*
  * Bytes of a tenant zone: its head (header, descriptors, node cache; jobs
  * map it read-only), then the DCI rings and CQs (jobs write them).
  */
-uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg);
-uint64_t kr_pool_zone_head_len(void);
+uint64_t kr_keeper_zone_size(const struct kr_keeper_cfg *cfg);
+uint64_t kr_keeper_zone_head_len(void);
 /* Bytes of a tenant's keeper-only zone; where its control DCI's QP and CQ buffers are in it. */
-uint64_t kr_pool_kzone_size(const struct kr_pool_cfg *cfg);
-uint64_t kr_pool_kzone_ctl_off(void);
-uint64_t kr_pool_kzone_ctl_cq_off(void);
+uint64_t kr_keeper_kzone_size(const struct kr_keeper_cfg *cfg);
+uint64_t kr_keeper_kzone_ctl_off(void);
+uint64_t kr_keeper_kzone_ctl_cq_off(void);
 /* Offset in the tenant zone of DCI i's QP buffer and CQ buffer. */
-uint64_t kr_pool_zone_dci_qp_off(uint32_t i);
-uint64_t kr_pool_zone_dci_cq_off(uint32_t i);
+uint64_t kr_keeper_zone_dci_qp_off(uint32_t i);
+uint64_t kr_keeper_zone_dci_cq_off(uint32_t i);
 /* The RC slots' descriptors (in the head), and RC slot i's QP and CQ buffers. */
-uint64_t kr_pool_zone_rc_desc_off(void);
-uint64_t kr_pool_zone_rc_qp_off(const struct kr_pool_cfg *cfg, uint32_t i);
-uint64_t kr_pool_zone_rc_cq_off(const struct kr_pool_cfg *cfg, uint32_t i);
+uint64_t kr_keeper_zone_rc_desc_off(void);
+uint64_t kr_keeper_zone_rc_qp_off(const struct kr_keeper_cfg *cfg, uint32_t i);
+uint64_t kr_keeper_zone_rc_cq_off(const struct kr_keeper_cfg *cfg, uint32_t i);
 /*
  * Receive endpoints (keeper_port.c): their descriptors in the head
  * (struct kr_zone_ep[KR_POOL_MAX_PORTS]), endpoint e's CQ and SRQ after the
  * DCI rings, and the SRQ's shape.
  */
-uint64_t kr_pool_zone_ep_off(void);
-uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e);
-uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e);
+uint64_t kr_keeper_zone_ep_off(void);
+uint64_t kr_keeper_zone_ep_cq_off(const struct kr_keeper_cfg *cfg, uint32_t e);
+uint64_t kr_keeper_zone_ep_srq_off(const struct kr_keeper_cfg *cfg, uint32_t e);
 /* Bytes of one endpoint's block (CQ then SRQ, whole pages). */
-uint64_t kr_pool_zone_ep_block(void);
-void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a);
+uint64_t kr_keeper_zone_ep_block(void);
+void kr_keeper_ep_srq_attr(struct kr_devx_srq_attr *a);
 /* Offset in the tenant zone of the node cache block (in the head, after the descriptors). */
-uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg);
+uint64_t kr_keeper_zone_dct_off(const struct kr_keeper_cfg *cfg);
 /* Number of free entries in a ring of the segment (read-only view). */
-uint32_t kr_pool_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off);
+uint32_t kr_keeper_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off);
 /*
- * kr_pool_seg_check() - a job's checks of a mapped segment: magic, version,
+ * kr_job_seg_check() - a job's checks of a mapped segment: magic, version,
  * size, and every table inside it. 0 or -EPROTO.
  */
-int kr_pool_seg_check(const struct kr_pool_seg *s, uint64_t mapped_len);
-int kr_pool_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_t tenant);
+int kr_job_seg_check(const struct kr_pool_seg *s, uint64_t mapped_len);
+int kr_job_zone_check(const struct kr_zone_hdr *z, uint64_t mapped_len, uint32_t tenant);
 
 /* ================= keeper (process-local) ================= */
 
@@ -315,7 +315,7 @@ struct kr_keeper_tenant {
 	 *            job takes any free one (a warm one when there is one)
 	 */
 	const struct rte_memzone *mz; /* the kzone */
-	struct kr_shm zhead_shm;      /* the zone head: jobs read it (kr_pool_zone_head_len) */
+	struct kr_shm zhead_shm;      /* the zone head: jobs read it (kr_keeper_zone_head_len) */
 	struct kr_shm zone_shm;	      /* the rest: DCI rings and CQs, jobs write them */
 	uint8_t *zone;		      /* zhead_shm.addr; zone_shm follows at once */
 	uint64_t zone_len;
@@ -360,7 +360,7 @@ enum kr_renew {
 /*
  * DCI i's descriptor as the keeper writes it: at the place its own layout
  * puts it, never at z->dci_off (a job must not steer the keeper's writes).
- * i < kr_pool_cfg_dci_slots(cfg).
+ * i < kr_keeper_cfg_dci_slots(cfg).
  */
 static inline struct kr_zone_dci *kr_keeper_zone_dci(const struct kr_keeper_tenant *t, uint32_t i)
 {
@@ -369,7 +369,7 @@ static inline struct kr_zone_dci *kr_keeper_zone_dci(const struct kr_keeper_tena
 /* RC slot i's descriptor, likewise. */
 static inline struct kr_zone_dci *kr_keeper_zone_rc(const struct kr_keeper_tenant *t, uint32_t i)
 {
-	return (struct kr_zone_dci *)(t->zone + kr_pool_zone_rc_desc_off()) + i;
+	return (struct kr_zone_dci *)(t->zone + kr_keeper_zone_rc_desc_off()) + i;
 }
 
 /* One MR a job asked for (keeper_mr.c): in its heap, or over a file it shared (map). */
@@ -395,7 +395,7 @@ struct kr_keeper_conn {
 };
 
 struct kr_keeper {
-	struct kr_pool_cfg cfg;
+	struct kr_keeper_cfg cfg;
 	struct kr_devx_ctx *ctx;
 	const struct rte_memzone *seg_mz;
 	struct kr_pool_seg *seg;
@@ -509,7 +509,7 @@ int kr_keeper_ro_regions(const void *addr, uint64_t len, uint8_t role,
  * keeper_quota.c: the per-uid limits cfg gives (its 0s resolved to the
  * defaults: half the unpinned slots, at least 1; that many slots' ports).
  */
-void kr_keeper_quota_limits(const struct kr_pool_cfg *cfg, uint32_t *launches, uint32_t *ports);
+void kr_keeper_quota_limits(const struct kr_keeper_cfg *cfg, uint32_t *launches, uint32_t *ports);
 /* keeper_quota.c: may uid bind one more unpinned tenant slot? 0 or -EDQUOT (logged). */
 int kr_keeper_quota_launch(const struct kr_keeper *k, uid_t uid);
 /* keeper_quota.c: may uid bind one more port in tenant? 0 or -EDQUOT (logged). */
@@ -533,7 +533,7 @@ uint64_t kr_keeper_shm_holes(void);
 int kr_keeper_shm_regions(struct kr_shm *shm, uint8_t role, bool writable,
 			  struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds);
 /* Round up to whole hugepages. */
-static inline uint64_t kr_pool_pages_len(uint64_t len)
+static inline uint64_t kr_keeper_pages_len(uint64_t len)
 {
 	return (len + KR_POOL_PAGE - 1) & ~(uint64_t)(KR_POOL_PAGE - 1);
 }
@@ -758,7 +758,7 @@ int kr_keeper_scrub_jobs(struct kr_keeper *k, uint32_t budget);
 
 /* src/keeper/keeper_dct.c: options, and the tenant zone's dct block (node id, static peers). */
 /* One --node-id/--peers key: 0, -EINVAL (err set), -ENOENT (not a dct key). */
-int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
+int kr_keeper_dct_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *val, char *err,
 		   size_t errlen);
 /*
  * Write tenant t's dct block (zone header dct_off set by the caller); the
@@ -778,7 +778,7 @@ void kr_keeper_dct_bind(struct kr_keeper *k, struct kr_keeper_tenant *t);
  */
 int kr_keeper_cache_report(struct kr_keeper *k, uint32_t t, const struct kr_msg_cache *m);
 /* keeper_meta.c: hugepage bytes the MetaServer table needs (0 without --metaserver). */
-uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg);
+uint64_t kr_keeper_meta_hugepage_bytes(const struct kr_keeper_cfg *cfg);
 /*
  * kr_keeper_meta_start() - after every tenant is built, before the socket
  * listens: the MetaServer table and its registration thread (--metaserver),
@@ -847,6 +847,6 @@ bool kr_keeper_guard_busy(struct kr_keeper *k, uint32_t j);
  * Returns 0 after a clean stop, -EADDRINUSE (another keeper serves the
  * socket), -ENOMEM (hugepages), -ENODEV, or the error that stopped start-up.
  */
-int kr_keeper_run(const struct kr_pool_cfg *cfg);
+int kr_keeper_run(const struct kr_keeper_cfg *cfg);
 
 #endif /* KR_KEEPER_H */

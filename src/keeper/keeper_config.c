@@ -14,10 +14,10 @@
 
 #include "keeper/keeper.h"
 
-void kr_pool_cfg_default(struct kr_pool_cfg *cfg)
+void kr_keeper_cfg_default(struct kr_keeper_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->socket, sizeof(cfg->socket), "%s", kr_pool_socket_default());
+	snprintf(cfg->socket, sizeof(cfg->socket), "%s", kr_msg_socket_default());
 	cfg->tenants = 2;
 	cfg->dcis = 8;
 	cfg->rc_spares = 2;
@@ -75,11 +75,11 @@ static bool cfg_bool(const char *val, bool *out)
 }
 
 /*
- * kr_pool_cfg_set() - apply one key. Keys: device, socket, tenants, dcis,
+ * kr_keeper_cfg_set() - apply one key. Keys: device, socket, tenants, dcis,
  * rc-spares, jobs, vqps, ports, heap-mb, hugepages, low-water, base-virtaddr,
  * foreground, verbose, tenant.<n>.uid. Returns 0 or -EINVAL with err set.
  */
-int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
+int kr_keeper_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *val, char *err,
 		    size_t errlen)
 {
 	uint32_t n = 0, uid = 0;
@@ -87,7 +87,7 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 
 	if (!key || !val)
 		return cfg_err(err, errlen, "missing key or value");
-	rc = kr_dct_cfg_set(cfg, key, val, err, errlen); /* keeper_dct.c keys */
+	rc = kr_keeper_dct_cfg_set(cfg, key, val, err, errlen); /* keeper_dct.c keys */
 	if (rc != -ENOENT)
 		return rc;
 	if (!strcmp(key, "device")) {
@@ -188,20 +188,20 @@ int kr_pool_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, c
 		const char *key;
 		size_t off;
 	} nums[] = {
-	    {"tenants", offsetof(struct kr_pool_cfg, tenants)},
-	    {"dcis", offsetof(struct kr_pool_cfg, dcis)},
-	    {"rc-spares", offsetof(struct kr_pool_cfg, rc_spares)},
-	    {"jobs", offsetof(struct kr_pool_cfg, jobs)},
-	    {"vqps", offsetof(struct kr_pool_cfg, vqps)},
-	    {"ports", offsetof(struct kr_pool_cfg, ports)},
-	    {"heap-mb", offsetof(struct kr_pool_cfg, heap_mb)},
-	    {"warm-heaps", offsetof(struct kr_pool_cfg, warm_heaps)},
-	    {"hugepages", offsetof(struct kr_pool_cfg, hugepages_mb)},
-	    {"low-water", offsetof(struct kr_pool_cfg, low_water)},
-	    {"dcis-max", offsetof(struct kr_pool_cfg, dcis_max)},
-	    {"rc-max", offsetof(struct kr_pool_cfg, rc_max)},
-	    {"uid-launches", offsetof(struct kr_pool_cfg, uid_launches)},
-	    {"uid-ports", offsetof(struct kr_pool_cfg, uid_ports)},
+	    {"tenants", offsetof(struct kr_keeper_cfg, tenants)},
+	    {"dcis", offsetof(struct kr_keeper_cfg, dcis)},
+	    {"rc-spares", offsetof(struct kr_keeper_cfg, rc_spares)},
+	    {"jobs", offsetof(struct kr_keeper_cfg, jobs)},
+	    {"vqps", offsetof(struct kr_keeper_cfg, vqps)},
+	    {"ports", offsetof(struct kr_keeper_cfg, ports)},
+	    {"heap-mb", offsetof(struct kr_keeper_cfg, heap_mb)},
+	    {"warm-heaps", offsetof(struct kr_keeper_cfg, warm_heaps)},
+	    {"hugepages", offsetof(struct kr_keeper_cfg, hugepages_mb)},
+	    {"low-water", offsetof(struct kr_keeper_cfg, low_water)},
+	    {"dcis-max", offsetof(struct kr_keeper_cfg, dcis_max)},
+	    {"rc-max", offsetof(struct kr_keeper_cfg, rc_max)},
+	    {"uid-launches", offsetof(struct kr_keeper_cfg, uid_launches)},
+	    {"uid-ports", offsetof(struct kr_keeper_cfg, uid_ports)},
 	};
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		if (strcmp(key, nums[i].key))
@@ -228,10 +228,10 @@ static char *cfg_trim(char *s)
 }
 
 /*
- * kr_pool_cfg_load() - apply every "key = value" line of path. Returns 0,
+ * kr_keeper_cfg_load() - apply every "key = value" line of path. Returns 0,
  * -ENOENT/-EACCES (cannot open), -EINVAL (err names the file, line and key).
  */
-int kr_pool_cfg_load(struct kr_pool_cfg *cfg, const char *path, char *err, size_t errlen)
+int kr_keeper_cfg_load(struct kr_keeper_cfg *cfg, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "re");
 	int rc;
@@ -241,13 +241,13 @@ int kr_pool_cfg_load(struct kr_pool_cfg *cfg, const char *path, char *err, size_
 		cfg_err(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	rc = kr_pool_cfg_read(cfg, f, path, err, errlen);
+	rc = kr_keeper_cfg_read(cfg, f, path, err, errlen);
 	fclose(f);
 	return rc;
 }
 
-/* kr_pool_cfg_read() - see keeper.h. */
-int kr_pool_cfg_read(struct kr_pool_cfg *cfg, FILE *f, const char *path, char *err, size_t errlen)
+/* kr_keeper_cfg_read() - see keeper.h. */
+int kr_keeper_cfg_read(struct kr_keeper_cfg *cfg, FILE *f, const char *path, char *err, size_t errlen)
 {
 	char line[512], msg[256];
 	unsigned int lineno = 0;
@@ -275,7 +275,7 @@ int kr_pool_cfg_read(struct kr_pool_cfg *cfg, FILE *f, const char *path, char *e
 		*eq = '\0';
 		val = cfg_trim(eq + 1);
 		key = cfg_trim(key);
-		rc = kr_pool_cfg_set(cfg, key, val, msg, sizeof(msg));
+		rc = kr_keeper_cfg_set(cfg, key, val, msg, sizeof(msg));
 		if (rc) {
 			cfg_err(err, errlen, "%s:%u: %s", path, lineno, msg);
 			break;
@@ -296,26 +296,26 @@ static uint64_t cfg_pages(uint64_t bytes)
  * heaps (hugetlb memfds), and the MetaServer table. Job heaps past the warm
  * ones come from the node's free hugepages as jobs attach and allocate.
  */
-uint64_t kr_pool_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
+uint64_t kr_keeper_cfg_hugepage_bytes(const struct kr_keeper_cfg *cfg)
 {
 	struct kr_pool_seg s;
 	uint64_t pages;
 
-	kr_pool_seg_layout(cfg, &s);
+	kr_keeper_seg_layout(cfg, &s);
 	pages = cfg_pages(s.size) + 1;
-	pages += cfg_pages((uint64_t)cfg->tenants * kr_pool_kzone_size(cfg)) + 1;
-	pages += (uint64_t)cfg->tenants * (cfg_pages(kr_pool_zone_size(cfg)) +
+	pages += cfg_pages((uint64_t)cfg->tenants * kr_keeper_kzone_size(cfg)) + 1;
+	pages += (uint64_t)cfg->tenants * (cfg_pages(kr_keeper_zone_size(cfg)) +
 					   (cfg->warm_heaps ? 1 : 0) * cfg_pages(KR_HEAP_FIRST));
-	pages += cfg_pages(kr_dct_cfg_hugepage_bytes(cfg)); /* the DC metadata: MetaServer table */
+	pages += cfg_pages(kr_keeper_meta_hugepage_bytes(cfg)); /* the DC metadata: MetaServer table */
 	return pages * KR_POOL_PAGE;
 }
 
 /*
- * kr_pool_cfg_check() - every number in range, the socket set, the heap a
+ * kr_keeper_cfg_check() - every number in range, the socket set, the heap a
  * whole number of hugepages, and the layout inside the hugepage budget.
  * Returns 0 or -EINVAL with err naming the key.
  */
-int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
+int kr_keeper_cfg_check(const struct kr_keeper_cfg *cfg, char *err, size_t errlen)
 {
 	uint64_t need, heap_pages;
 
@@ -376,14 +376,14 @@ int kr_pool_cfg_check(const struct kr_pool_cfg *cfg, char *err, size_t errlen)
 	{
 		struct kr_pool_seg s;
 
-		kr_pool_seg_layout(cfg, &s);
-		if (cfg_pages(s.size) + cfg_pages(kr_pool_zone_size(cfg)) + heap_pages >
+		kr_keeper_seg_layout(cfg, &s);
+		if (cfg_pages(s.size) + cfg_pages(kr_keeper_zone_size(cfg)) + heap_pages >
 		    KR_ATTACH_MAX_REGIONS)
 			return cfg_err(err, errlen,
 				       "heap-mb/dcis/vqps: a job would map more than %u hugepages",
 				       KR_ATTACH_MAX_REGIONS);
 	}
-	need = kr_pool_cfg_hugepage_bytes(cfg) + KR_POOL_EAL_RESERVE;
+	need = kr_keeper_cfg_hugepage_bytes(cfg) + KR_POOL_EAL_RESERVE;
 	if (need > (uint64_t)cfg->hugepages_mb << 20)
 		return cfg_err(err, errlen,
 			       "hugepages: the pool needs %" PRIu64 " MB of hugepages (plus the "

@@ -191,9 +191,9 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 	struct kr_keeper_qp *q = &t->dci[i];
 	struct kr_pool_slot *s = kr_seg_dci(k->seg, t->idx, i);
 	/* its block of the zone: QP buffer, CQ buffer, up to the next DCI's */
-	uint8_t *qbuf = t->zone + kr_pool_zone_dci_qp_off(i);
-	uint8_t *cqbuf = t->zone + kr_pool_zone_dci_cq_off(i);
-	uint8_t *end = t->zone + kr_pool_zone_dci_qp_off(i + 1);
+	uint8_t *qbuf = t->zone + kr_keeper_zone_dci_qp_off(i);
+	uint8_t *cqbuf = t->zone + kr_keeper_zone_dci_cq_off(i);
+	uint8_t *end = t->zone + kr_keeper_zone_dci_qp_off(i + 1);
 	struct kr_devx_qp_conn c;
 	int rc;
 
@@ -232,9 +232,9 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 {
 	struct kr_keeper_qp *q = &t->rc[i];
 	struct kr_pool_slot *s = kr_seg_rc(k->seg, t->idx, i);
-	uint8_t *qbuf = t->zone + kr_pool_zone_rc_qp_off(&k->cfg, i);
-	uint8_t *cqbuf = t->zone + kr_pool_zone_rc_cq_off(&k->cfg, i);
-	uint8_t *end = t->zone + kr_pool_zone_rc_qp_off(&k->cfg, i + 1);
+	uint8_t *qbuf = t->zone + kr_keeper_zone_rc_qp_off(&k->cfg, i);
+	uint8_t *cqbuf = t->zone + kr_keeper_zone_rc_cq_off(&k->cfg, i);
+	uint8_t *end = t->zone + kr_keeper_zone_rc_qp_off(&k->cfg, i + 1);
 	int rc;
 
 	rc = slot_qp_create(k, t, q, KR_SLOT_RC, i, qbuf, cqbuf);
@@ -288,8 +288,8 @@ int kr_keeper_ctl_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	int rc;
 
 	q->index = UINT32_MAX;
-	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, t->kzone + kr_pool_kzone_ctl_off(),
-			      t->kzone + kr_pool_kzone_ctl_cq_off());
+	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, t->kzone + kr_keeper_kzone_ctl_off(),
+			      t->kzone + kr_keeper_kzone_ctl_cq_off());
 	if (rc)
 		return rc;
 	dci_conn(k, &c);
@@ -325,6 +325,27 @@ static int keeper_cq_take_back(struct kr_devx_cq *cq, uint32_t *seen)
 }
 
 /*
+ * Quiesce a QP a job held: one query (its state: did a request of its
+ * holder fail? The loop counts that against the holder. psn not NULL: also
+ * the PSN its next life starts at), 2RST, its CQ taken back. The QP is then
+ * empty in RST; *info its state before, *seen the CQEs of the lease. 0 or
+ * the command's error.
+ */
+static int keeper_qp_quiesce(struct kr_keeper_qp *q, uint32_t *psn, struct kr_devx_qp_info *info,
+			     uint32_t *seen)
+{
+	int rc = psn ? kr_devx_qp_renew_psn(&q->qp, psn, info) : kr_devx_qp_query(&q->qp, info);
+
+	if (rc)
+		return rc;
+	q->came_back_err = info->state == KR_QPC_STATE_ERR || info->state == KR_QPC_STATE_SQER;
+	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
+	if (rc)
+		return rc;
+	return keeper_cq_take_back(&q->cq, seen);
+}
+
+/*
  * kr_keeper_dci_reset() - bring a DCI the keeper took back to RTS, empty.
  * Returns 0, or the command error (the caller marks the slot BROKEN).
  */
@@ -336,16 +357,7 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	uint32_t seen, psn;
 	int rc;
 
-	/* one query: the PSN its next life starts at, and whether a request of
-	 * its holder failed (the loop counts that against the holder) */
-	rc = kr_devx_qp_renew_psn(&q->qp, &psn, &info);
-	if (rc)
-		return rc;
-	q->came_back_err = info.state == KR_QPC_STATE_ERR || info.state == KR_QPC_STATE_SQER;
-	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
-	if (rc)
-		return rc;
-	rc = keeper_cq_take_back(&q->cq, &seen);
+	rc = keeper_qp_quiesce(q, &psn, &info, &seen);
 	if (rc)
 		return rc;
 	dci_conn(k, &c);
@@ -373,15 +385,7 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	uint32_t seen;
 	int rc;
 
-	/* whether a request of its holder failed (the loop counts that) */
-	rc = kr_devx_qp_query(&q->qp, &info);
-	if (rc)
-		return rc;
-	q->came_back_err = info.state == KR_QPC_STATE_ERR || info.state == KR_QPC_STATE_SQER;
-	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
-	if (rc)
-		return rc;
-	rc = keeper_cq_take_back(&q->cq, &seen);
+	rc = keeper_qp_quiesce(q, NULL, &info, &seen);
 	if (rc)
 		return rc;
 	rc = rc_park(k, q);

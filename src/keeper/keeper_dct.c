@@ -42,7 +42,7 @@ static int cfg_path(const char *key, const char *val, char *dst, size_t cap, cha
 	return 0;
 }
 
-int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, char *err,
+int kr_keeper_dct_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *val, char *err,
 		   size_t errlen)
 {
 	if (!strcmp(key, "node-id")) {
@@ -99,7 +99,7 @@ int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, ch
 			snprintf(err, errlen, "%s: empty or longer than %zu bytes", key, cap - 1);
 			return -EINVAL;
 		}
-		if (key[5] == 'l' && kr_dct_parse_inet(val, &sa)) {
+		if (key[5] == 'l' && kr_meta_parse_inet(val, &sa)) {
 			snprintf(err, errlen, "%s: '%s' is not IPv4:port", key, val);
 			return -EINVAL;
 		}
@@ -110,7 +110,7 @@ int kr_dct_cfg_set(struct kr_pool_cfg *cfg, const char *key, const char *val, ch
 			snprintf(list, sizeof(list), "%s", val);
 			for (char *a = strtok_r(list, ",", &save); a;
 			     a = strtok_r(NULL, ",", &save), n++) {
-				if (kr_dct_parse_inet(a, &sa) || n >= KR_DCT_MAX_META) {
+				if (kr_meta_parse_inet(a, &sa) || n >= KR_DCT_MAX_META) {
 					snprintf(err, errlen,
 						 "%s: '%s' is not a list of at most %u IPv4:port",
 						 key, val, KR_DCT_MAX_META);
@@ -289,7 +289,7 @@ int kr_keeper_dct_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 void kr_keeper_dct_bind(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	uint8_t *zone = t->zone;
-	struct kr_dct_zone *dz = (struct kr_dct_zone *)(zone + kr_pool_zone_dct_off(&k->cfg));
+	struct kr_dct_zone *dz = (struct kr_dct_zone *)(zone + kr_keeper_zone_dct_off(&k->cfg));
 
 	kr_dct_cache_clear(zone, dz);
 	__atomic_store_n(&dz->launch_tag, t->bound ? t->launch_tag : 0, __ATOMIC_RELEASE);
@@ -308,7 +308,7 @@ int kr_keeper_cache_report(struct kr_keeper *k, uint32_t t, const struct kr_msg_
 {
 	/* the keeper's own layout, not the zone header's dct_off */
 	uint8_t *zone = k->tenant[t].zone;
-	struct kr_dct_zone *dz = (struct kr_dct_zone *)(zone + kr_pool_zone_dct_off(&k->cfg));
+	struct kr_dct_zone *dz = (struct kr_dct_zone *)(zone + kr_keeper_zone_dct_off(&k->cfg));
 	struct kr_dct_wire w;
 	struct kr_dct_rec rec;
 

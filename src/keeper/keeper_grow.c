@@ -44,7 +44,7 @@ int kr_keeper_grow_one(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 		if (empty == UINT32_MAX && s->state == KR_SLOT_EMPTY && !qs[i].built)
 			empty = i;
 	}
-	avail += kr_pool_seg_ring_count(k->seg, dci ? tr->dci_ring_off : tr->rc_ring_off);
+	avail += kr_keeper_seg_ring_count(k->seg, dci ? tr->dci_ring_off : tr->rc_ring_off);
 	if (avail >= grow_low_water(k, kind) || empty == UINT32_MAX)
 		return 0;
 

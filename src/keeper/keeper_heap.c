@@ -39,7 +39,7 @@ int kr_keeper_heap_place(struct kr_keeper *k, struct kr_keeper_heap *h)
 	memset(h, 0, sizeof(*h));
 	for (uint32_t i = 0; i < KR_HEAP_MAX_CHUNKS; i++)
 		h->chunk[i].fd = h->chunk[i].ro_fd = -1;
-	h->max = kr_pool_pages_len((uint64_t)k->cfg.heap_mb << 20);
+	h->max = kr_keeper_pages_len((uint64_t)k->cfg.heap_mb << 20);
 	h->addr = kr_keeper_shm_reserve(k, h->max);
 	return h->addr ? 0 : -errno;
 }
@@ -50,7 +50,7 @@ static uint64_t heap_next_len(const struct kr_keeper_heap *h, uint64_t want)
 	uint64_t n = h->len ? 2 * h->len : KR_HEAP_FIRST;
 
 	if (n < want)
-		n = kr_pool_pages_len(want);
+		n = kr_keeper_pages_len(want);
 	return n > h->max ? h->max : n;
 }
 

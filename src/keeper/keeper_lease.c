@@ -96,7 +96,7 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 			return -ENOSPC;
 		}
 	}
-	if (kind != KR_SLOT_VQP && kr_pool_seg_ring_count(k->seg, lk.ring_off) < k->cfg.low_water)
+	if (kind != KR_SLOT_VQP && kr_keeper_seg_ring_count(k->seg, lk.ring_off) < k->cfg.low_water)
 		kr_keeper_worker_wake(k); /* below low-water: it may grow the pool */
 	s = lease_slot(k, job->tenant, kind, idx);
 	s->gen++;

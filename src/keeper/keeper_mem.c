@@ -124,7 +124,7 @@ const struct rte_memzone *kr_keeper_zone_reserve(const char *name, uint64_t len)
 {
 	const struct rte_memzone *mz;
 
-	len = kr_pool_pages_len(len);
+	len = kr_keeper_pages_len(len);
 	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, RTE_MEMZONE_2MB, KR_POOL_PAGE);
 	if (!mz) {
 		errno = rte_errno == ENOSPC ? ENOMEM : rte_errno;

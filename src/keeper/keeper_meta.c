@@ -41,25 +41,25 @@ struct kr_keeper_meta {
 	uint32_t ticks;
 };
 
-static uint32_t meta_nodes(const struct kr_pool_cfg *cfg)
+static uint32_t meta_nodes(const struct kr_keeper_cfg *cfg)
 {
 	return cfg->max_nodes ? cfg->max_nodes : KR_META_DEFAULT_NODES;
 }
 
 /* Port slots per row: as many as this keeper has endpoints per tenant. */
-static uint32_t meta_row_ports(const struct kr_pool_cfg *cfg)
+static uint32_t meta_row_ports(const struct kr_keeper_cfg *cfg)
 {
 	return cfg->ports < KR_META_MSG_PORTS ? cfg->ports : KR_META_MSG_PORTS;
 }
 
-uint64_t kr_dct_cfg_hugepage_bytes(const struct kr_pool_cfg *cfg)
+uint64_t kr_keeper_meta_hugepage_bytes(const struct kr_keeper_cfg *cfg)
 {
 	if (!cfg->metaserver)
 		return 0;
 	/* the table, and one page for the memzone's header in front of it */
-	return kr_pool_pages_len(kr_meta_table_bytes(meta_nodes(cfg),
+	return kr_keeper_pages_len(kr_meta_table_bytes(meta_nodes(cfg),
 						     cfg->tenants + meta_row_ports(cfg))) +
-	       KR_POOL_PAGE + kr_pool_pages_len(kr_pool_kzone_size(cfg));
+	       KR_POOL_PAGE + kr_keeper_pages_len(kr_keeper_kzone_size(cfg));
 }
 
 /* kr_keeper_meta_own() - see keeper.h. */
@@ -92,7 +92,7 @@ static bool meta_list_write(struct kr_keeper *k, const struct kr_keeper_meta *d)
 		return false;
 	for (uint32_t t = 0; t < k->cfg.tenants; t++) {
 		struct kr_dct_zone *dz =
-		    (struct kr_dct_zone *)(k->tenant[t].zone + kr_pool_zone_dct_off(&k->cfg));
+		    (struct kr_dct_zone *)(k->tenant[t].zone + kr_keeper_zone_dct_off(&k->cfg));
 
 		__atomic_store_n(&dz->meta_seq, dz->meta_seq + 1, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_RELEASE);

@@ -63,7 +63,7 @@ struct kr_pair_box *kr_keeper_pair_box_new(void)
 static uint32_t pair_node(const struct kr_keeper *k, const struct kr_keeper_tenant *t)
 {
 	const struct kr_dct_zone *dz =
-	    (const struct kr_dct_zone *)(t->zone + kr_pool_zone_dct_off(&k->cfg));
+	    (const struct kr_dct_zone *)(t->zone + kr_keeper_zone_dct_off(&k->cfg));
 
 	return dz->node_id;
 }
@@ -337,7 +337,7 @@ static void pair_on_req(struct kr_keeper *k, struct kr_keeper_tenant *t,
 		pair_outbox(k, t, &nak, m->src_dctn, &m->src_addr);
 		return;
 	}
-	if (kr_pool_seg_ring_count(k->seg, tr->rc_ring_off) < k->cfg.low_water)
+	if (kr_keeper_seg_ring_count(k->seg, tr->rc_ring_off) < k->cfg.low_water)
 		kr_keeper_worker_wake(k); /* it may grow the pool */
 	q = &t->rc[idx];
 	s = kr_seg_rc(k->seg, t->idx, idx);

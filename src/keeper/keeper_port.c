@@ -52,7 +52,7 @@
 
 static struct kr_zone_ep *ep_desc(const struct kr_keeper_tenant *t, uint32_t e)
 {
-	return (struct kr_zone_ep *)(t->zone + kr_pool_zone_ep_off()) + e;
+	return (struct kr_zone_ep *)(t->zone + kr_keeper_zone_ep_off()) + e;
 }
 
 /* A reader seeing an odd seq retries: it never reads a half-written entry. */
@@ -77,11 +77,11 @@ int kr_keeper_ep_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 	uintptr_t base = (uintptr_t)t->zone;
 	int rc;
 
-	kr_pool_ep_srq_attr(&sa);
+	kr_keeper_ep_srq_attr(&sa);
 	sa.pdn = t->pd.pdn;
-	ca.buf = t->zone + kr_pool_zone_ep_cq_off(&k->cfg, e);
-	ca.buf_len = kr_pool_zone_ep_srq_off(&k->cfg, e) - kr_pool_zone_ep_cq_off(&k->cfg, e);
-	sa.buf = t->zone + kr_pool_zone_ep_srq_off(&k->cfg, e);
+	ca.buf = t->zone + kr_keeper_zone_ep_cq_off(&k->cfg, e);
+	ca.buf_len = kr_keeper_zone_ep_srq_off(&k->cfg, e) - kr_keeper_zone_ep_cq_off(&k->cfg, e);
+	sa.buf = t->zone + kr_keeper_zone_ep_srq_off(&k->cfg, e);
 	sa.buf_len = kr_devx_srq_buf_size(&sa);
 	memset(ca.buf, 0, ca.buf_len);
 	memset(sa.buf, 0, sa.buf_len);
@@ -96,7 +96,7 @@ int kr_keeper_ep_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 	ep->built = true;
 	/* fenced: its binder maps the CQ and SRQ pages, nothing else, through kmod-min */
 	rc = kr_keeper_krmin_reg_mem(k, t->idx, ca.buf, ca.buf_len, sa.buf,
-				     kr_pool_zone_ep_block() - ca.buf_len, &ep->krmin_slot_plus1);
+				     kr_keeper_zone_ep_block() - ca.buf_len, &ep->krmin_slot_plus1);
 	if (rc) {
 		KR_ERR("pool", "tenant %u endpoint %u: kmod-min slot: %s", t->idx, e,
 		       strerror(-rc));

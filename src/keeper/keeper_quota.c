@@ -17,7 +17,7 @@
 #include "keeper/keeper.h"
 
 /* kr_keeper_quota_limits() - see keeper.h. */
-void kr_keeper_quota_limits(const struct kr_pool_cfg *cfg, uint32_t *launches, uint32_t *ports)
+void kr_keeper_quota_limits(const struct kr_keeper_cfg *cfg, uint32_t *launches, uint32_t *ports)
 {
 	uint32_t unpinned = 0;
 

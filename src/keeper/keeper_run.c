@@ -339,7 +339,7 @@ static void keeper_shutdown(struct kr_keeper *k)
 	kr_keeper_conns_fini(k);
 }
 
-int kr_keeper_run(const struct kr_pool_cfg *cfg)
+int kr_keeper_run(const struct kr_keeper_cfg *cfg)
 {
 	struct kr_keeper *k;
 	uint64_t t0 = kr_now_ns();

@@ -41,23 +41,23 @@ static uint64_t ring_bytes(uint32_t n)
 	return sz < 0 ? 0 : align_up((uint64_t)sz, KR_SEG_ALIGN);
 }
 
-static uint32_t ring_n(const struct kr_pool_cfg *cfg, uint32_t which)
+static uint32_t ring_n(const struct kr_keeper_cfg *cfg, uint32_t which)
 {
-	uint32_t n[KR_RINGS_PER_TENANT] = {kr_pool_cfg_dci_slots(cfg), kr_pool_cfg_rc_slots(cfg),
+	uint32_t n[KR_RINGS_PER_TENANT] = {kr_keeper_cfg_dci_slots(cfg), kr_keeper_cfg_rc_slots(cfg),
 					   cfg->vqps, cfg->jobs};
 
 	return n[which] ? n[which] : 1; /* an empty kind still gets a (never used) ring */
 }
 
-void kr_pool_seg_layout(const struct kr_pool_cfg *cfg, struct kr_pool_seg *s)
+void kr_keeper_seg_layout(const struct kr_keeper_cfg *cfg, struct kr_pool_seg *s)
 {
 	uint64_t off = align_up(sizeof(*s), KR_SEG_ALIGN);
 	uint32_t T = cfg->tenants;
 
 	memset(s, 0, sizeof(*s));
 	s->ntenants = T;
-	s->dcis = kr_pool_cfg_dci_slots(cfg);	  /* slots, built or not */
-	s->rc_spares = kr_pool_cfg_rc_slots(cfg); /* slots, built or not */
+	s->dcis = kr_keeper_cfg_dci_slots(cfg);	  /* slots, built or not */
+	s->rc_spares = kr_keeper_cfg_rc_slots(cfg); /* slots, built or not */
 	s->vqps = cfg->vqps;
 	s->jobs = cfg->jobs;
 	s->heap_len = (uint64_t)cfg->heap_mb << 20;
@@ -96,25 +96,25 @@ static uint64_t qp_slot_bytes(void)
 }
 
 /* Descriptors of the DCIs, then of the RC slots, after the zone header. */
-uint64_t kr_pool_zone_rc_desc_off(void)
+uint64_t kr_keeper_zone_rc_desc_off(void)
 {
 	return sizeof(struct kr_zone_hdr) + (uint64_t)KR_POOL_MAX_DCIS * sizeof(struct kr_zone_dci);
 }
 
 /* the DC metadata: the node cache and node identity follow the descriptors. */
-uint64_t kr_pool_zone_dct_off(const struct kr_pool_cfg *cfg)
+uint64_t kr_keeper_zone_dct_off(const struct kr_keeper_cfg *cfg)
 {
 	(void)cfg;
 	/* header and descriptors for the most DCIs and RC QPs a tenant may have */
-	return align_up(kr_pool_zone_rc_desc_off() +
+	return align_up(kr_keeper_zone_rc_desc_off() +
 			    (uint64_t)KR_POOL_MAX_RC * sizeof(struct kr_zone_dci),
 			KR_ZONE_ALIGN);
 }
 
 /* The receive endpoints' descriptors follow the node cache. */
-uint64_t kr_pool_zone_ep_off(void)
+uint64_t kr_keeper_zone_ep_off(void)
 {
-	return align_up(kr_pool_zone_dct_off(NULL) + kr_dct_zone_bytes(), KR_SEG_ALIGN);
+	return align_up(kr_keeper_zone_dct_off(NULL) + kr_dct_zone_bytes(), KR_SEG_ALIGN);
 }
 
 /*
@@ -122,28 +122,28 @@ uint64_t kr_pool_zone_ep_off(void)
  * endpoint descriptors. Whole hugepages, so the rings after it are a mapping
  * of their own.
  */
-uint64_t kr_pool_zone_head_len(void)
+uint64_t kr_keeper_zone_head_len(void)
 {
-	return kr_pool_pages_len(kr_pool_zone_ep_off() +
+	return kr_keeper_pages_len(kr_keeper_zone_ep_off() +
 				 (uint64_t)KR_POOL_MAX_PORTS * sizeof(struct kr_zone_ep));
 }
 
 static uint64_t zone_first_off(void)
 {
-	return kr_pool_zone_head_len();
+	return kr_keeper_zone_head_len();
 }
 
-uint64_t kr_pool_zone_dci_qp_off(uint32_t i)
+uint64_t kr_keeper_zone_dci_qp_off(uint32_t i)
 {
 	return zone_first_off() + (uint64_t)i * qp_slot_bytes();
 }
 
-uint64_t kr_pool_zone_dci_cq_off(uint32_t i)
+uint64_t kr_keeper_zone_dci_cq_off(uint32_t i)
 {
 	struct kr_devx_qp_attr a;
 
 	dci_attr(&a);
-	return kr_pool_zone_dci_qp_off(i) + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
+	return kr_keeper_zone_dci_qp_off(i) + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
 }
 
 /* An RC slot's QP: the DCIs' send queue and a small receive queue. */
@@ -166,28 +166,28 @@ static uint64_t rc_slot_bytes(void)
 }
 
 /* RC slots follow the DCIs: a holder posts on them as on a DCI (promotion, keeper_pair.c). */
-uint64_t kr_pool_zone_rc_qp_off(const struct kr_pool_cfg *cfg, uint32_t i)
+uint64_t kr_keeper_zone_rc_qp_off(const struct kr_keeper_cfg *cfg, uint32_t i)
 {
-	return kr_pool_zone_dci_qp_off(kr_pool_cfg_dci_slots(cfg)) + (uint64_t)i * rc_slot_bytes();
+	return kr_keeper_zone_dci_qp_off(kr_keeper_cfg_dci_slots(cfg)) + (uint64_t)i * rc_slot_bytes();
 }
 
-uint64_t kr_pool_zone_rc_cq_off(const struct kr_pool_cfg *cfg, uint32_t i)
+uint64_t kr_keeper_zone_rc_cq_off(const struct kr_keeper_cfg *cfg, uint32_t i)
 {
 	struct kr_devx_qp_attr a;
 
 	rc_attr(&a);
-	return kr_pool_zone_rc_qp_off(cfg, i) + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
+	return kr_keeper_zone_rc_qp_off(cfg, i) + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
 }
 
 /* Keeper zone: DCT CQ and SRQ, receive buffers, the control DCI (rings + CQ). */
-uint64_t kr_pool_kzone_size(const struct kr_pool_cfg *cfg)
+uint64_t kr_keeper_kzone_size(const struct kr_keeper_cfg *cfg)
 {
 	(void)cfg;
-	return kr_pool_kzone_ctl_off() + qp_slot_bytes();
+	return kr_keeper_kzone_ctl_off() + qp_slot_bytes();
 }
 
 /* The keeper's control DCI (keeper_pair.c) after the receive buffers. */
-uint64_t kr_pool_kzone_ctl_off(void)
+uint64_t kr_keeper_kzone_ctl_off(void)
 {
 	struct kr_devx_srq_attr sa = {.nwqe = KR_POOL_DCT_SRQ_WQE, .max_sge = 1};
 
@@ -197,16 +197,16 @@ uint64_t kr_pool_kzone_ctl_off(void)
 }
 
 /* The control DCI's CQ, after its QP buffer. */
-uint64_t kr_pool_kzone_ctl_cq_off(void)
+uint64_t kr_keeper_kzone_ctl_cq_off(void)
 {
 	struct kr_devx_qp_attr a;
 
 	dci_attr(&a);
-	return kr_pool_kzone_ctl_off() + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
+	return kr_keeper_kzone_ctl_off() + align_up(kr_devx_qp_buf_size(&a), KR_ZONE_ALIGN);
 }
 
 /* A receive endpoint's SRQ as the keeper builds it (sizes only). */
-void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a)
+void kr_keeper_ep_srq_attr(struct kr_devx_srq_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->nwqe = KR_POOL_PORT_WQE;
@@ -214,34 +214,34 @@ void kr_pool_ep_srq_attr(struct kr_devx_srq_attr *a)
 }
 
 /* One receive endpoint's block: its CQ (one CQE per receive buffer), then its SRQ. */
-uint64_t kr_pool_zone_ep_block(void)
+uint64_t kr_keeper_zone_ep_block(void)
 {
 	struct kr_devx_srq_attr a;
 
-	kr_pool_ep_srq_attr(&a);
+	kr_keeper_ep_srq_attr(&a);
 	return align_up(kr_devx_cq_buf_size(KR_POOL_PORT_WQE), KR_ZONE_ALIGN) +
 	       align_up(kr_devx_srq_buf_size(&a), KR_ZONE_ALIGN);
 }
 
-uint64_t kr_pool_zone_ep_cq_off(const struct kr_pool_cfg *cfg, uint32_t e)
+uint64_t kr_keeper_zone_ep_cq_off(const struct kr_keeper_cfg *cfg, uint32_t e)
 {
-	return kr_pool_zone_rc_qp_off(cfg, kr_pool_cfg_rc_slots(cfg)) +
-	       (uint64_t)e * kr_pool_zone_ep_block();
+	return kr_keeper_zone_rc_qp_off(cfg, kr_keeper_cfg_rc_slots(cfg)) +
+	       (uint64_t)e * kr_keeper_zone_ep_block();
 }
 
-uint64_t kr_pool_zone_ep_srq_off(const struct kr_pool_cfg *cfg, uint32_t e)
+uint64_t kr_keeper_zone_ep_srq_off(const struct kr_keeper_cfg *cfg, uint32_t e)
 {
-	return kr_pool_zone_ep_cq_off(cfg, e) +
+	return kr_keeper_zone_ep_cq_off(cfg, e) +
 	       align_up(kr_devx_cq_buf_size(KR_POOL_PORT_WQE), KR_ZONE_ALIGN);
 }
 
 /* The zone holds the DCIs, the RC slots and the receive endpoints. */
-uint64_t kr_pool_zone_size(const struct kr_pool_cfg *cfg)
+uint64_t kr_keeper_zone_size(const struct kr_keeper_cfg *cfg)
 {
-	return kr_pool_zone_ep_cq_off(cfg, cfg->ports);
+	return kr_keeper_zone_ep_cq_off(cfg, cfg->ports);
 }
 
-uint32_t kr_pool_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off)
+uint32_t kr_keeper_seg_ring_count(const struct kr_pool_seg *s, uint64_t ring_off)
 {
 	if (!ring_off || ring_off >= s->size)
 		return 0;
@@ -269,12 +269,12 @@ static int seg_ring_init(struct kr_pool_seg *s, uint64_t off, const char *what, 
  */
 int kr_keeper_seg_init(struct kr_keeper *k)
 {
-	const struct kr_pool_cfg *cfg = &k->cfg;
+	const struct kr_keeper_cfg *cfg = &k->cfg;
 	struct kr_pool_seg layout, *s;
 	uint64_t off;
 	int rc;
 
-	kr_pool_seg_layout(cfg, &layout);
+	kr_keeper_seg_layout(cfg, &layout);
 	k->seg_mz = kr_keeper_zone_reserve("kr_pool", layout.size);
 	if (!k->seg_mz)
 		return -ENOMEM;

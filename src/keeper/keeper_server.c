@@ -320,7 +320,7 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 		rep->uar_ref = t->uar_ref;
 	}
 	rep->seg_va = (uintptr_t)s;
-	rep->seg_len = kr_pool_pages_len(s->size);
+	rep->seg_len = kr_keeper_pages_len(s->size);
 	rc = kr_keeper_ro_regions(s, rep->seg_len, KR_REGION_SEG, rep, fds, nfds);
 	if (rc)
 		return rc;
@@ -340,12 +340,12 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	rep->fenced = k->krmin_fd >= 0;
 	if (rep->fenced) {
 		rep->dci_block =
-		    (uint32_t)(kr_pool_zone_dci_qp_off(1) - kr_pool_zone_dci_qp_off(0));
+		    (uint32_t)(kr_keeper_zone_dci_qp_off(1) - kr_keeper_zone_dci_qp_off(0));
 		rep->uar_ref.reg_off = k->dci_reg_off;
 		rep->dci_bf_size = k->dci_bf_size;
-		rep->rc_block = kr_pool_cfg_rc_slots(&k->cfg)
-				    ? (uint32_t)(kr_pool_zone_rc_qp_off(&k->cfg, 1) -
-						 kr_pool_zone_rc_qp_off(&k->cfg, 0))
+		rep->rc_block = kr_keeper_cfg_rc_slots(&k->cfg)
+				    ? (uint32_t)(kr_keeper_zone_rc_qp_off(&k->cfg, 1) -
+						 kr_keeper_zone_rc_qp_off(&k->cfg, 0))
 				    : 0;
 	}
 	if (!rc && !rep->fenced)

@@ -168,7 +168,7 @@ int kr_keeper_shm_map(struct kr_keeper *k, const char *name, uint64_t len, bool 
 
 	shm->fd = -1;
 	shm->addr = NULL;
-	len = kr_pool_pages_len(len);
+	len = kr_keeper_pages_len(len);
 	rc = shm_create_at(name, (void *)(lo + k->shm_used), len, huge, false, shm);
 	if (rc)
 		return rc;
@@ -205,7 +205,7 @@ uint8_t *kr_keeper_shm_reserve(struct kr_keeper *k, uint64_t len)
 	uint8_t *at = (uint8_t *)(lo + k->shm_used);
 	int rc;
 
-	len = kr_pool_pages_len(len);
+	len = kr_keeper_pages_len(len);
 	rc = shm_hold(at, len, false);
 	if (rc) {
 		KR_ERR("pool", "reserving %llu MB at %p: %s", (unsigned long long)(len >> 20),
@@ -226,7 +226,7 @@ uint8_t *kr_keeper_shm_reserve(struct kr_keeper *k, uint64_t len)
  */
 uint8_t *kr_keeper_shm_place(struct kr_keeper *k, uint64_t len)
 {
-	len = kr_pool_pages_len(len);
+	len = kr_keeper_pages_len(len);
 	for (uint32_t i = 0; i < k->nshm_free; i++) {
 		uint8_t *at = k->shm_free[i].at;
 
@@ -247,7 +247,7 @@ uint8_t *kr_keeper_shm_place(struct kr_keeper *k, uint64_t len)
  */
 void kr_keeper_shm_unplace(struct kr_keeper *k, uint8_t *at, uint64_t len)
 {
-	len = kr_pool_pages_len(len);
+	len = kr_keeper_pages_len(len);
 	if (shm_hold(at, len, true)) {
 		munmap(at, len); /* no hold: something else may land there, never reuse it */
 		return;
@@ -277,7 +277,7 @@ int kr_keeper_shm_map_at(const char *name, void *at, uint64_t len, struct kr_shm
 {
 	shm->fd = -1;
 	shm->addr = NULL;
-	return shm_create_at(name, at, kr_pool_pages_len(len), true, true, shm);
+	return shm_create_at(name, at, kr_keeper_pages_len(len), true, true, shm);
 }
 
 /* kr_keeper_shm_unmap_held() - unmap shm, its place held again (reserved, no pages). */

@@ -128,14 +128,14 @@ static int tenant_zone_init(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	z->magic = KR_POOL_ZONE_MAGIC;
 	z->tenant = t->idx;
 	z->size = t->zone_len;
-	z->ndci = kr_pool_cfg_dci_slots(&k->cfg); /* descriptors of DCIs built later too */
+	z->ndci = kr_keeper_cfg_dci_slots(&k->cfg); /* descriptors of DCIs built later too */
 	z->dci_off = sizeof(*z);
 	z->port = k->ctx->port;
-	z->dct_off = kr_pool_zone_dct_off(&k->cfg);
-	z->ep_off = kr_pool_zone_ep_off();
+	z->dct_off = kr_keeper_zone_dct_off(&k->cfg);
+	z->ep_off = kr_keeper_zone_ep_off();
 	z->nep = k->cfg.ports;
-	z->rc_off = kr_pool_zone_rc_desc_off();
-	z->nrc = kr_pool_cfg_rc_slots(&k->cfg);
+	z->rc_off = kr_keeper_zone_rc_desc_off();
+	z->nrc = kr_keeper_cfg_rc_slots(&k->cfg);
 	rc = kr_keeper_dct_init(k, t); /* the DC metadata: node id, node cache, static peers */
 	if (rc)
 		return rc;
@@ -192,7 +192,7 @@ int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, cons
 {
 	int rc;
 
-	t->mz = kr_keeper_kmem_reserve(name, kr_pool_kzone_size(&k->cfg));
+	t->mz = kr_keeper_kmem_reserve(name, kr_keeper_kzone_size(&k->cfg));
 	if (!t->mz)
 		return -ENOMEM;
 	t->kzone = t->mz->addr;
@@ -212,7 +212,7 @@ int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, cons
  */
 static int tenant_dev_build(struct kr_keeper *k, struct kr_keeper_tenant *t, pthread_mutex_t *lock)
 {
-	const struct kr_pool_cfg *cfg = &k->cfg;
+	const struct kr_keeper_cfg *cfg = &k->cfg;
 	int rc;
 
 	kr_step_lock(lock);
@@ -264,9 +264,9 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		t->heap[j].job_plus1 = 0;
 		t->heap[j].state = KR_HEAP_COLD;
 	}
-	for (uint32_t i = 0; t->rc && i < kr_pool_cfg_rc_slots(&k->cfg); i++)
+	for (uint32_t i = 0; t->rc && i < kr_keeper_cfg_rc_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(k, &t->rc[i]);
-	for (uint32_t i = 0; t->dci && i < kr_pool_cfg_dci_slots(&k->cfg); i++)
+	for (uint32_t i = 0; t->dci && i < kr_keeper_cfg_dci_slots(&k->cfg); i++)
 		kr_keeper_qp_destroy(k, &t->dci[i]);
 	kr_keeper_qp_destroy(k, &t->ctl);
 	if (t->srq_ok) {
@@ -289,7 +289,7 @@ static void tenant_dev_destroy(struct kr_keeper *k, struct kr_keeper_tenant *t)
 /* kr_keeper_tenant_rings_fill() - see keeper.h. */
 int kr_keeper_tenant_rings_fill(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
-	const struct kr_pool_cfg *cfg = &k->cfg;
+	const struct kr_keeper_cfg *cfg = &k->cfg;
 	struct kr_pool_tenant *tr = kr_seg_tenant(k->seg, t->idx);
 	int rc = 0;
 
@@ -315,30 +315,30 @@ int kr_keeper_tenant_rings_fill(struct kr_keeper *k, struct kr_keeper_tenant *t)
  */
 int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
-	const struct kr_pool_cfg *cfg = &k->cfg;
+	const struct kr_keeper_cfg *cfg = &k->cfg;
 	char name[32];
 	int rc;
 
-	t->zone_len = kr_pool_pages_len(kr_pool_zone_size(cfg));
+	t->zone_len = kr_keeper_pages_len(kr_keeper_zone_size(cfg));
 	snprintf(name, sizeof(name), "kr_t%u", t->idx);
-	t->mz = kr_keeper_kmem_reserve(name, kr_pool_kzone_size(cfg));
+	t->mz = kr_keeper_kmem_reserve(name, kr_keeper_kzone_size(cfg));
 	if (!t->mz)
 		return -ENOMEM;
 	t->kzone = t->mz->addr;
 	t->kzone_len = t->mz->len;
 	/* head then rings, back to back in the window: one zone for the jobs */
 	snprintf(name, sizeof(name), "kr_t%u_zone_head", t->idx);
-	rc = kr_keeper_shm_map(k, name, kr_pool_zone_head_len(), false, &t->zhead_shm);
+	rc = kr_keeper_shm_map(k, name, kr_keeper_zone_head_len(), false, &t->zhead_shm);
 	if (rc)
 		return rc;
 	snprintf(name, sizeof(name), "kr_t%u_zone", t->idx);
-	rc = kr_keeper_shm_map(k, name, t->zone_len - kr_pool_zone_head_len(), true, &t->zone_shm);
+	rc = kr_keeper_shm_map(k, name, t->zone_len - kr_keeper_zone_head_len(), true, &t->zone_shm);
 	if (rc)
 		return rc;
 	t->zone = t->zhead_shm.addr;
 
-	t->dci = calloc(kr_pool_cfg_dci_slots(cfg), sizeof(*t->dci));
-	t->rc = calloc(kr_pool_cfg_rc_slots(cfg) ? kr_pool_cfg_rc_slots(cfg) : 1, sizeof(*t->rc));
+	t->dci = calloc(kr_keeper_cfg_dci_slots(cfg), sizeof(*t->dci));
+	t->rc = calloc(kr_keeper_cfg_rc_slots(cfg) ? kr_keeper_cfg_rc_slots(cfg) : 1, sizeof(*t->rc));
 	t->heap = calloc(cfg->jobs, sizeof(*t->heap));
 	t->job_heap = calloc(cfg->jobs, sizeof(*t->job_heap));
 	t->ep = calloc(cfg->ports ? cfg->ports : 1, sizeof(*t->ep));
@@ -366,19 +366,19 @@ int kr_keeper_tenant_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 /* kr_keeper_tenant_renew() - see keeper.h. */
 int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
-	struct kr_dct_zone *dz = (struct kr_dct_zone *)(t->zone + kr_pool_zone_dct_off(&k->cfg));
+	struct kr_dct_zone *dz = (struct kr_dct_zone *)(t->zone + kr_keeper_zone_dct_off(&k->cfg));
 	struct kr_dct_meta_addr meta[KR_DCT_MAX_META];
 	uint32_t nmeta = 0;
 	char name[32];
 	int rc;
 
 	/* the loop adopts nothing of a slot being renewed: these were never handed out */
-	for (uint32_t i = 0; i < kr_pool_cfg_dci_slots(&k->cfg); i++) {
+	for (uint32_t i = 0; i < kr_keeper_cfg_dci_slots(&k->cfg); i++) {
 		t->dci[i].ready = false;
 		t->dci[i].came_back_err = false;
 		t->dci[i].from_job_plus1 = 0;
 	}
-	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++) {
+	for (uint32_t i = 0; i < kr_keeper_cfg_rc_slots(&k->cfg); i++) {
 		t->rc[i].ready = false;
 		t->rc[i].came_back_err = false;
 		t->rc[i].from_job_plus1 = 0;
@@ -390,9 +390,9 @@ int kr_keeper_tenant_renew(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	pthread_mutex_lock(&k->cmd_lock);
 	tenant_dev_destroy(k, t);
 	pthread_mutex_unlock(&k->cmd_lock);
-	for (uint32_t i = 0; i < kr_pool_cfg_dci_slots(&k->cfg); i++)
+	for (uint32_t i = 0; i < kr_keeper_cfg_dci_slots(&k->cfg); i++)
 		kr_seg_dci(k->seg, t->idx, i)->state = KR_SLOT_EMPTY;
-	for (uint32_t i = 0; i < kr_pool_cfg_rc_slots(&k->cfg); i++)
+	for (uint32_t i = 0; i < kr_keeper_cfg_rc_slots(&k->cfg); i++)
 		kr_seg_rc(k->seg, t->idx, i)->state = KR_SLOT_EMPTY;
 
 	/*

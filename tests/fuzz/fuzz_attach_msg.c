@@ -48,7 +48,7 @@
 #define DEADLINE_NS (DEADLINE_MS * 1000000ull)
 #define PROBE_KEY   0x6b72667a7a746167ull /* the probe launch's DC key; its tag the hash */
 
-static struct kr_pool_cfg cfg;
+static struct kr_keeper_cfg cfg;
 static pthread_t keeper;
 static char dir[64];
 static int memfd = -1;
@@ -85,7 +85,7 @@ static void setup(void)
 	setenv("KR_LOG", "error", 0);
 	snprintf(dir, sizeof(dir), "/tmp/krpool.XXXXXX");
 	require(mkdtemp(dir) != NULL);
-	kr_pool_cfg_default(&cfg);
+	kr_keeper_cfg_default(&cfg);
 	snprintf(cfg.device, sizeof(cfg.device), "sim:fzat%d", (int)getpid());
 	snprintf(cfg.socket, sizeof(cfg.socket), "%s/krpoold.sock", dir);
 	cfg.dcis = 4;

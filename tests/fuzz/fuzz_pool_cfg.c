@@ -2,8 +2,8 @@
 /*
  * libFuzzer harness: the keeper's configuration file (krpoold --config),
  * which an operator writes but a mistake in it must not crash the keeper:
- * its bytes as a file (kr_pool_cfg_read), then the checks krpoold runs
- * before it starts (kr_pool_cfg_check). What must hold: no crash, no
+ * its bytes as a file (kr_keeper_cfg_read), then the checks krpoold runs
+ * before it starts (kr_keeper_cfg_check). What must hold: no crash, no
  * sanitizer report; a refused file says why (a message); a file taken and
  * checked leaves a configuration within the keeper's limits.
  */
@@ -27,7 +27,7 @@ void fuzz_summary(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct kr_pool_cfg cfg;
+	struct kr_keeper_cfg cfg;
 	char err[256] = "";
 	FILE *f;
 	int rc;
@@ -38,20 +38,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fmemopen((void *)(uintptr_t)data, size, "r");
 	if (!f)
 		return 0;
-	kr_pool_cfg_default(&cfg);
-	rc = kr_pool_cfg_read(&cfg, f, "fuzz.conf", err, sizeof(err));
+	kr_keeper_cfg_default(&cfg);
+	rc = kr_keeper_cfg_read(&cfg, f, "fuzz.conf", err, sizeof(err));
 	fclose(f);
 	require(!rc || (rc == -EINVAL && err[0]));
 	if (rc)
 		return 0;
 	read_ok++;
-	if (kr_pool_cfg_check(&cfg, err, sizeof(err))) {
+	if (kr_keeper_cfg_check(&cfg, err, sizeof(err))) {
 		require(err[0] != 0);
 		return 0;
 	}
 	checked_ok++;
 	require(cfg.tenants >= 1 && cfg.tenants <= KR_POOL_MAX_TENANTS);
-	require(cfg.rc_spares <= KR_POOL_MAX_RC && kr_pool_cfg_dci_slots(&cfg) <= KR_POOL_MAX_DCIS);
+	require(cfg.rc_spares <= KR_POOL_MAX_RC && kr_keeper_cfg_dci_slots(&cfg) <= KR_POOL_MAX_DCIS);
 	require(memchr(cfg.socket, 0, sizeof(cfg.socket)) &&
 		memchr(cfg.device, 0, sizeof(cfg.device)));
 	return 0;

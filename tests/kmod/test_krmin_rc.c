@@ -79,28 +79,28 @@ static int job_pair(struct kr_ctx *ctx, int in, int out)
 	if (!src || !dst || !chk || kt_put(out, "a", 1) || kt_get(in, &c, 1))
 		return 10;
 	mr = kr_reg_mr(ctx, dst, LEN, KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_WRITE);
-	if (!mr || kr_mr_key(mr, &key) || kr_pool_tenant_av(ctx, &av))
+	if (!mr || kr_mr_key(mr, &key) || kr_job_tenant_av(ctx, &av))
 		return 11;
-	rc = kr_pool_rc_pair(ctx, kr_dct_self_node(ctx), &av, &l);
+	rc = kr_job_rc_pair(ctx, kr_dct_self_node(ctx), &av, &l);
 	if (rc) {
-		fprintf(stderr, "pair: kr_pool_rc_pair: %s\n", strerror(-rc));
+		fprintf(stderr, "pair: kr_job_rc_pair: %s\n", strerror(-rc));
 		return 12;
 	}
 	for (double t0 = kp_now_ms(); link == KR_LINK_PAIRING && kp_now_ms() - t0 < 20000;
 	     usleep(1000))
-		link = kr_pool_rc_link(ctx, &l);
+		link = kr_job_rc_link(ctx, &l);
 	if (link != KR_LINK_UP) {
 		fprintf(stderr, "pair: link %d\n", link);
 		return 13;
 	}
-	if (kr_pool_dci_qp(ctx, &l, &qp, &cq) || qp->type != KR_DEVX_QP_RC)
+	if (kr_job_dci_qp(ctx, &l, &qp, &cq) || qp->type != KR_DEVX_QP_RC)
 		return 14;
 	for (int i = 0; i < LEN; i++)
 		src[i] = (uint8_t)(i * 7 + 3);
-	rc = rc_op(qp, cq, KR_WR_RDMA_WRITE, src, kr_pool_heap_lkey(ctx), key.addr, key.rkey);
+	rc = rc_op(qp, cq, KR_WR_RDMA_WRITE, src, kr_job_heap_lkey(ctx), key.addr, key.rkey);
 	if (!rc)
 		rc =
-		    rc_op(qp, cq, KR_WR_RDMA_READ, chk, kr_pool_heap_lkey(ctx), key.addr, key.rkey);
+		    rc_op(qp, cq, KR_WR_RDMA_READ, chk, kr_job_heap_lkey(ctx), key.addr, key.rkey);
 	if (rc || memcmp(src, dst, LEN) || memcmp(src, chk, LEN)) {
 		fprintf(stderr, "pair: WRITE/READ over the RC QP: %s\n",
 			rc ? strerror(-rc) : "other bytes");

@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../virtqp/vq_fixture.h"
+#include "../job/virtqp/vq_fixture.h"
 #include "kr_test.h"
 #include "sec_fixture.h"
 

@@ -29,7 +29,7 @@ static uint64_t g_tag; /* L's tag, public */
 /* Is a tenant slot of K bound to tag (through an observer's copy)? */
 static bool launch_bound(uint64_t tag)
 {
-	struct kr_ctx *obs = kr_pool_observe(K.sock);
+	struct kr_ctx *obs = kr_job_observe(K.sock);
 	bool bound = false;
 
 	CHECK(obs != NULL);

@@ -88,7 +88,7 @@ static int attacker(void *arg)
 
 	SEC_EXPECT(ctx != NULL);
 	SEC_EXPECT(ctx->tenant == 1);
-	SEC_EXPECT(kr_pool_tenant_av(ctx, &own) == 0);
+	SEC_EXPECT(kr_job_tenant_av(ctx, &own) == 0);
 	at_a = own;
 	at_a.dctn = a->dctn; /* A's target, the attacker's own key */
 	kr_devx_dc_av_path(&at_a, &ctx->zone->port, &ctx->zone->port.addr, ctx->zone->dctn,
@@ -138,10 +138,10 @@ static int attacker(void *arg)
 	       n + 2);
 
 	/* the keeper still pairs: the attacker's own slot with its node, up, then back */
-	SEC_EXPECT(kr_pool_rc_pair(ctx, kr_dct_self_node(ctx), &own, &rc) == 0);
+	SEC_EXPECT(kr_job_rc_pair(ctx, kr_dct_self_node(ctx), &own, &rc) == 0);
 	for (double t0 = kp_now_ms(); link == KR_LINK_PAIRING && kp_now_ms() - t0 < 20000;
 	     usleep(1000))
-		link = kr_pool_rc_link(ctx, &rc);
+		link = kr_job_rc_link(ctx, &rc);
 	SEC_EXPECT(link == KR_LINK_UP);
 	SEC_EXPECT(kr_lease_free(ctx, &rc) == 0);
 	for (double t0 = kp_now_ms(); !rc_all_parked(ctx, 1) && kp_now_ms() - t0 < 10000;)

@@ -154,11 +154,11 @@ int main(void)
 	/* 2. the port bound again (the other launch still holds its own: the
 	 * device's only free DCT number is the old binding's, and the sim gives
 	 * it again): the old binding's sender is refused */
-	CHECK_OK(kr_pool_port_find(ctx, PORT, &old, &idx));
+	CHECK_OK(kr_job_port_find(ctx, PORT, &old, &idx));
 	CHECK_OK(kr_unbind(p));
 	p2 = kr_bind(ctx, PORT, NULL);
 	CHECK(p2 != NULL);
-	CHECK_OK(kr_pool_port_find(ctx, PORT, &now, &idx));
+	CHECK_OK(kr_job_port_find(ctx, PORT, &now, &idx));
 	CHECK_EQ(now.dctn, old.dctn); /* the case that matters: the number came back */
 	CHECK(now.gen != old.gen);
 	post_bufs(p2, bufs);

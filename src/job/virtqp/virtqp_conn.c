@@ -30,7 +30,7 @@ int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av)
 	int rc;
 
 	if (peer == KR_NODE_SELF) /* no lookup: the tenant zone names this keeper's DCT */
-		return kr_pool_tenant_av(ctx, av);
+		return kr_job_tenant_av(ctx, av);
 	rc = kr_dct_resolve(ctx, peer, &rec);
 	if (rc)
 		return rc;

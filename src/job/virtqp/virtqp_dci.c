@@ -30,7 +30,7 @@
 
 static int vq_dci_view(struct kr_vq_dci *d)
 {
-	int rc = kr_pool_dci_qp(d->ctx, &d->lease, &d->qp, &d->cq);
+	int rc = kr_job_dci_qp(d->ctx, &d->lease, &d->qp, &d->cq);
 
 	if (rc)
 		return rc;
@@ -237,7 +237,7 @@ int kr_vq_dci_wait(struct kr_vq_dci *d, uint64_t end, uint64_t wait_ns)
 		if (++spins % 64)
 			continue;
 		/* a dead keeper took the device with it: nothing writes any more */
-		if (kr_pool_keeper_gone_fast(d->ctx))
+		if (kr_job_keeper_gone_fast(d->ctx))
 			return -ENOTCONN;
 		if (kr_now_ns() - t0 > wait_ns)
 			return -ETIMEDOUT;

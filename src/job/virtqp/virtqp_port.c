@@ -117,7 +117,7 @@ static int port_call(struct kr_port *p, uint16_t type, struct kr_msg_reply *rep)
 		req.index = p->index;
 		req.gen = p->gen;
 	}
-	return kr_pool_port_call(p->ctx, type, &req, rep);
+	return kr_job_port_call(p->ctx, type, &req, rep);
 }
 
 struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_opts *opts)
@@ -162,7 +162,7 @@ struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_
 		goto err_free;
 	p->index = rep.index;
 	p->gen = rep.gen;
-	rc = kr_pool_ep_read(ctx, p->index, &d);
+	rc = kr_job_ep_read(ctx, p->index, &d);
 	if (!rc &&
 	    (d.port != port || d.gen != p->gen || d.dctn != rep.qpn || d.owner_job != ctx->job + 1))
 		rc = -EPROTO;
@@ -202,7 +202,7 @@ static int port_post(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 {
 	uint32_t i = p->srq.pi & (p->srq.nwqe - 1);
 	struct kr_devx_sge sge = {
-	    .addr = (uintptr_t)buf, .length = len, .lkey = kr_pool_heap_lkey(p->ctx)};
+	    .addr = (uintptr_t)buf, .length = len, .lkey = kr_job_heap_lkey(p->ctx)};
 	int rc;
 
 	p->rx[i] = (struct port_rx){.wr_id = wr_id, .buf = buf, .len = len};
@@ -216,7 +216,7 @@ static int port_post(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 
 int kr_post_recv(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 {
-	if (!p || !buf || !len || len > KR_POST_MAX_LEN || !kr_pool_in_heap(p->ctx, buf, len))
+	if (!p || !buf || !len || len > KR_POST_MAX_LEN || !kr_job_in_heap(p->ctx, buf, len))
 		return -EINVAL;
 	if (p->ctx->dead)
 		return -ENOTCONN;
@@ -401,7 +401,7 @@ int kr_poll_recv(struct kr_port *p, struct kr_wc *wc, int n)
 		port_reap_gone(p);
 	if (p->grant_due)
 		port_grant(p);
-	if (!got && kr_pool_keeper_gone_fast(p->ctx))
+	if (!got && kr_job_keeper_gone_fast(p->ctx))
 		return -ENOTCONN;
 	return got;
 }

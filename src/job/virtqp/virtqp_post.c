@@ -29,11 +29,11 @@ static inline bool vq_local_ok(const struct kr_ctx *ctx, const void *p, uint32_t
 {
 	int64_t k;
 
-	if (__builtin_expect(kr_pool_in_heap(ctx, p, len), 1)) {
-		*lkey = kr_pool_heap_lkey(ctx);
+	if (__builtin_expect(kr_job_in_heap(ctx, p, len), 1)) {
+		*lkey = kr_job_heap_lkey(ctx);
 		return true;
 	}
-	k = kr_pool_file_lkey(ctx, p, len); /* out of line: *lkey never goes to memory */
+	k = kr_job_file_lkey(ctx, p, len); /* out of line: *lkey never goes to memory */
 	*lkey = (uint32_t)k;
 	return k >= 0;
 }
@@ -59,7 +59,7 @@ static inline void vq_ent_data(const struct kr_ctx *ctx, struct kr_vq_ent *e,
 	    (struct kr_devx_sge){.addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
 	if (tl)
 		e->sge[e->wr.num_sge++] = (struct kr_devx_sge){
-		    .addr = (uintptr_t)r->tail, .length = tl, .lkey = kr_pool_heap_lkey(ctx)};
+		    .addr = (uintptr_t)r->tail, .length = tl, .lkey = kr_job_heap_lkey(ctx)};
 }
 
 static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
@@ -132,7 +132,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 		e->sge[0] = (struct kr_devx_sge){
 		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
 	} else {
-		vq_ent_data(ctx, e, r, inl, inl ? kr_pool_heap_lkey(ctx) : lkey);
+		vq_ent_data(ctx, e, r, inl, inl ? kr_job_heap_lkey(ctx) : lkey);
 	}
 	v->used += cost;
 	rc = kr_vq_dci_post(d, e, !(r->flags & KR_POST_MORE));

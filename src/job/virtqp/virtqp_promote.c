@@ -73,7 +73,7 @@ static struct kr_vq_dci *promo_rc_new(struct kr_vqp *v)
 		return NULL;
 	q->ctx = ctx;
 	q->rc = true;
-	rc = kr_pool_rc_pair(ctx, v->node, &v->av, &q->lease);
+	rc = kr_job_rc_pair(ctx, v->node, &v->av, &q->lease);
 	if (rc) {
 		KR_DBG("virtqp", "vqp %u: no RC pair with node %u: %s", v->id, v->node,
 		       strerror(-rc));
@@ -81,7 +81,7 @@ static struct kr_vq_dci *promo_rc_new(struct kr_vqp *v)
 		return NULL;
 	}
 	q->leased = true;
-	rc = kr_pool_dci_qp(ctx, &q->lease, &q->qp, &q->cq);
+	rc = kr_job_dci_qp(ctx, &q->lease, &q->qp, &q->cq);
 	if (!rc) {
 		q->qpn = q->lease.qpn;
 		q->cnt = q->qp->sq_wqebb_cnt;
@@ -181,7 +181,7 @@ int kr_vq_promote_step(struct kr_vqp *v)
 
 	switch (v->promo) {
 	case KR_PROMO_PAIRING:
-		link = kr_pool_rc_link(v->dci->ctx, &v->rcq->lease);
+		link = kr_job_rc_link(v->dci->ctx, &v->rcq->lease);
 		if (link == KR_LINK_PAIRING)
 			return 0;
 		if (link != KR_LINK_UP || v->state != KR_VQP_RTS) {

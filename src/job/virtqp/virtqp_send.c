@@ -74,7 +74,7 @@ static int send_wait(struct kr_vqp *v)
 		if (!s->pending)
 			break;
 		if (++spins % 64 == 0) {
-			if (kr_pool_keeper_gone_fast(v->dci->ctx))
+			if (kr_job_keeper_gone_fast(v->dci->ctx))
 				return -ENOTCONN;
 			if (kr_now_ns() > end)
 				return -ETIMEDOUT;
@@ -243,11 +243,11 @@ static int send_port_av(struct kr_ctx *ctx, uint32_t node, uint32_t self, uint32
 	int rc;
 
 	if (node == self) {
-		rc = kr_pool_port_find(ctx, port, ep, &index);
+		rc = kr_job_port_find(ctx, port, ep, &index);
 		if (!rc && (!ep->nslots || ep->nslots > 1024 || (ep->table_va & 7u)))
 			rc = -EPROTO;
 		if (!rc)
-			rc = kr_pool_tenant_av(ctx, av);
+			rc = kr_job_tenant_av(ctx, av);
 		if (rc)
 			return rc;
 		av->dctn = ep->dctn;

@@ -142,13 +142,13 @@ struct kr_meta_peer {
 #define KR_META_DOWN_MISSES 2u /* a replica that missed this many rounds goes last */
 
 /*
- * kr_dct_meta_order() - order[0..n) from prev[0..n) (the order published
+ * kr_meta_order() - order[0..n) from prev[0..n) (the order published
  * before, a permutation of 0..n): this keeper's own table first, then the
  * replicas that answer, nearest first, then those down or never heard. A
  * replica passes one ahead of it only when 1.5 times nearer, so that jitter
  * does not reorder the list every round.
  */
-void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t *prev,
+void kr_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t *prev,
 		       uint32_t *order);
 
 /*
@@ -220,6 +220,6 @@ bool kr_meta_reg_list(struct kr_meta_reg *r, uint32_t *gen, struct kr_dct_meta_a
 
 /* Parse "a.b.c.d:port". 0 or -EINVAL. */
 struct sockaddr_in;
-int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa);
+int kr_meta_parse_inet(const char *s, struct sockaddr_in *sa);
 
 #endif /* KR_META_H */

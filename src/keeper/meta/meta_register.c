@@ -76,7 +76,7 @@ static bool meta_beats(const struct kr_meta_peer *a, const struct kr_meta_peer *
 	return ca == 1 && a->rtt_ns * 3 < b->rtt_ns * 2;
 }
 
-void kr_dct_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t *prev,
+void kr_meta_order(const struct kr_meta_peer *p, uint32_t n, const uint32_t *prev,
 		       uint32_t *order)
 {
 	uint32_t len = 0;
@@ -222,7 +222,7 @@ static bool meta_round(struct kr_meta_reg *r, const struct kr_meta_msg *own, uin
 	for (uint32_t i = r->self; i < r->n; i++)
 		if (!got[i] && r->peer[i].misses++ == KR_META_DOWN_MISSES - 1)
 			changed = true; /* just went down: to the end of the list */
-	kr_dct_meta_order(r->peer, r->n, r->order, order);
+	kr_meta_order(r->peer, r->n, r->order, order);
 	changed |= memcmp(order, r->order, r->n * sizeof(*order)) != 0;
 	memcpy(r->order, order, r->n * sizeof(*order));
 	return changed;
@@ -300,7 +300,7 @@ int kr_meta_reg_start(const struct kr_meta_cfg *cfg, const struct kr_meta_msg *s
 				KR_DCT_MAX_META, a);
 			continue;
 		}
-		if (kr_dct_parse_inet(a, &r->addr[r->n])) {
+		if (kr_meta_parse_inet(a, &r->addr[r->n])) {
 			KR_ERR("dct", "metaserver-addr: '%s' is not IPv4:port", a);
 			free(list);
 			kr_meta_reg_stop(r);

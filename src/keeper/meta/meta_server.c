@@ -60,7 +60,7 @@ struct kr_meta {
 	uint64_t *drops;	       /* the pool segment's meta_drops[] */
 };
 
-int kr_dct_parse_inet(const char *s, struct sockaddr_in *sa)
+int kr_meta_parse_inet(const char *s, struct sockaddr_in *sa)
 {
 	char host[64];
 	const char *colon = strrchr(s, ':');
@@ -283,7 +283,7 @@ static int meta_serve_start(struct kr_meta *d, const struct kr_meta_cfg *cfg,
 		return rc;
 	if (!cfg->listen[0])
 		return 0; /* a MetaServer for this node's jobs only */
-	if (kr_dct_parse_inet(cfg->listen, &sa)) {
+	if (kr_meta_parse_inet(cfg->listen, &sa)) {
 		KR_ERR("dct", "meta-listen: '%s' is not IPv4:port", cfg->listen);
 		return -EINVAL;
 	}

@@ -36,7 +36,7 @@ static uint32_t dci_state(struct kr_ctx *obs, uint32_t i, uint32_t *resets)
 {
 	const struct kr_pool_slot *s;
 
-	CHECK_OK(kr_pool_observe_refresh(obs));
+	CHECK_OK(kr_job_observe_refresh(obs));
 	s = kr_seg_dci(obs->seg, 0, i);
 	if (resets)
 		*resets = s->resets;
@@ -56,7 +56,7 @@ int main(void)
 	kp_require_hugepages(8);
 	kp_keeper_init(&k);
 	CHECK_OK(kp_keeper_start(&k, args));
-	obs = kr_pool_observe(k.sock);
+	obs = kr_job_observe(k.sock);
 	CHECK(obs != NULL);
 	ctx = kp_attach(&k, 5000);
 	CHECK(ctx != NULL);

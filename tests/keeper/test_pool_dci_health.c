@@ -38,7 +38,7 @@ static void job_a(int out, int in, void *arg)
 	if (read(in, &(char){0}, 1) != 1 || !ctx)
 		_exit(3);
 	buf = kr_malloc(ctx, 64);
-	if (!buf || kr_pool_tenant_av(ctx, &av))
+	if (!buf || kr_job_tenant_av(ctx, &av))
 		_exit(4);
 	for (int i = 0; i < NDCI; i++) {
 		int rc;

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/sim_mp.h"
+#include "sim_mp.h"
 #include "job/job.h"
 #include "keeper/meta/meta.h"
 #include "job/virtqp/virtqp.h"

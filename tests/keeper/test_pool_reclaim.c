@@ -80,7 +80,7 @@ static bool a_leases_back(const struct kr_pool_seg *s, pid_t a, uint32_t ndci)
 			return false;
 		leased += sl->state == KR_SLOT_LEASED;
 	}
-	return kr_pool_seg_ring_count(s, t->dci_ring_off) + leased == ndci;
+	return kr_keeper_seg_ring_count(s, t->dci_ring_off) + leased == ndci;
 }
 
 int main(void)
@@ -111,7 +111,7 @@ int main(void)
 	CHECK_EQ(read(ready[0], &c, 1), 1);
 	CHECK_EQ(read(ready[0], &c, 1), 1);
 
-	obs = kr_pool_observe(k.sock);
+	obs = kr_job_observe(k.sock);
 	CHECK(obs != NULL);
 	CHECK(!a_leases_back(obs->seg, a, 4));
 	CHECK_OK(kill(a, SIGKILL));
@@ -120,7 +120,7 @@ int main(void)
 	CHECK_EQ(waitpid(a, &status, 0), a);
 	CHECK(WIFSIGNALED(status));
 	while (kp_now_ms() - t_kill < 5000) {
-		CHECK_OK(kr_pool_observe_refresh(obs));
+		CHECK_OK(kr_job_observe_refresh(obs));
 		if (a_leases_back(obs->seg, a, 4)) {
 			t_back = kp_now_ms() - t_kill;
 			break;
@@ -131,7 +131,7 @@ int main(void)
 	CHECK_EQ(waitpid(b, &status, 0), b);
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WEXITSTATUS(status), 0);
-	CHECK_OK(kr_pool_observe_refresh(obs));
+	CHECK_OK(kr_job_observe_refresh(obs));
 	CHECK_EQ(obs->seg->deaths, 1);
 	CHECK(obs->seg->reclaims >= 2);
 	printf("reclaim after SIGKILL: %.2f ms seen by a watcher (keeper: EOF -> free ring %.1f "

@@ -125,7 +125,7 @@ static struct kr_ctx *obs;
 /* A fresh copy of the pool segment (an observer holds a copy, not a mapping). */
 static void look(void)
 {
-	CHECK_OK(kr_pool_observe_refresh(obs));
+	CHECK_OK(kr_job_observe_refresh(obs));
 }
 
 /* Wait (bounded) until cond(s) holds, looking again each time. */
@@ -160,7 +160,7 @@ int main(void)
 	kp_require_hugepages(16);
 	kp_keeper_init(&k);
 	CHECK_OK(kp_keeper_start(&k, args));
-	obs = kr_pool_observe(k.sock);
+	obs = kr_job_observe(k.sock);
 	CHECK(obs != NULL);
 	s = obs->seg;
 	CHECK_EQ(s->dcis, 5); /* slots laid out for the max */
@@ -194,7 +194,7 @@ int main(void)
 
 	WAIT_UNTIL(built(s, KR_SLOT_DCI) == 4 && built(s, KR_SLOT_RC) == 2 && !growing(s), 15000,
 		   "the pool grows to 4 DCIs and 2 RC QPs");
-	WAIT_UNTIL(kr_pool_seg_ring_count(s, kr_seg_tenant(s, 0)->dci_ring_off) == 2, 5000,
+	WAIT_UNTIL(kr_keeper_seg_ring_count(s, kr_seg_tenant(s, 0)->dci_ring_off) == 2, 5000,
 		   "grown DCIs in the free ring");
 	{
 		const char *argj[] = {kp_tool("KRCTL"), "--socket", k.sock, "--json", "pool", NULL};

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/sim_mp.h"
+#include "sim_mp.h"
 #include "vq_fixture.h"
 
 /* What node 2's job lends: its tenant's DC target, and a region of its memory. */
@@ -37,7 +37,7 @@ static inline struct kr_mr *vq_lend(struct kr_ctx *ctx, void *buf, uint32_t len,
 
 	CHECK(mr != NULL);
 	CHECK_OK(kr_mr_key(mr, &key));
-	CHECK_OK(kr_pool_tenant_av(ctx, &info.av));
+	CHECK_OK(kr_job_tenant_av(ctx, &info.av));
 	info.addr = key.addr;
 	info.rkey = key.rkey;
 	CHECK_EQ(write(out, &info, sizeof(info)), (ssize_t)sizeof(info));

@@ -50,7 +50,7 @@ static long proc_kb(pid_t pid, const char *name)
 /* What the keeper reports holding (pool segment), MiB; -1 if it cannot be asked. */
 static double keeper_mib(const struct kp_keeper *k)
 {
-	struct kr_ctx *obs = kr_pool_observe(k->sock);
+	struct kr_ctx *obs = kr_job_observe(k->sock);
 	double mib;
 
 	if (!obs)

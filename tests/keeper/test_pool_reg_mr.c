@@ -52,7 +52,7 @@ static int read_at(struct kr_ctx *ctx, const struct kr_lease *l, void *dst, uint
 {
 	struct kr_devx_dc_av av;
 
-	CHECK_OK(kr_pool_tenant_av(ctx, &av));
+	CHECK_OK(kr_job_tenant_av(ctx, &av));
 	return kp_dci_read(ctx, l, &av, dst, len, (uintptr_t)addr, rkey);
 }
 

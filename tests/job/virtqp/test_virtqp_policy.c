@@ -49,7 +49,7 @@ static struct kr_vqp *connect_peer(struct kr_ctx *ctx, uint32_t peer, uint32_t c
 	struct kr_connect_opts o = {.credits = credits};
 	struct kr_devx_dc_av av;
 
-	if (kr_pool_tenant_av(ctx, &av))
+	if (kr_job_tenant_av(ctx, &av))
 		return NULL;
 	return kr_vq_connect_av(ctx, peer, &av, &o);
 }
@@ -232,16 +232,16 @@ static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t 
 		CHECK_OK(kr_lease_free(ctx, &hold[--nhold]));
 	/* the worker resets them before they are leasable */
 	for (t0 = kp_now_ms();
-	     kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off) < left && kp_now_ms() - t0 < 5000;)
+	     kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off) < left && kp_now_ms() - t0 < 5000;)
 		usleep(1000);
-	CHECK_EQ(kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off), left);
+	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off), left);
 	for (uint32_t i = 0; i < 4; i++) {
 		v[i] = connect_peer(ctx, i + 1, 0);
 		CHECK(v[i] != NULL);
 		CHECK_OK(read_ok(v[i], back, dst, rkey, 50 + i));
 	}
 	CHECK_EQ(distinct_dcis(v, 4), 2);
-	CHECK_EQ(kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off), 3);
+	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off), 3);
 	/* another thread's first connect finds one */
 	t.main_v = v;
 	CHECK_OK(pthread_create(&th, NULL, first_connect, &t));
@@ -257,13 +257,13 @@ static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t 
 	CHECK(w != NULL);
 	CHECK(w->dci != v[0]->dci && w->dci != v[1]->dci && w->dci != v[2]->dci);
 	CHECK_OK(read_ok(w, back, dst, rkey, 60));
-	CHECK_EQ(kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off),
+	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off),
 		 2); /* the spare's lease stayed */
 	w2 = connect_peer(ctx, 6, v[0]->dci->cnt);
 	CHECK(w2 != NULL);
 	CHECK(w2->dci != w->dci && w2->dci != v[0]->dci && w2->dci != v[1]->dci);
 	CHECK_OK(read_ok(w2, back, dst, rkey, 61));
-	CHECK_EQ(kr_pool_seg_ring_count(ctx->seg, pt->dci_ring_off), 1);
+	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off), 1);
 	errno = 0;
 	CHECK(connect_peer(ctx, 7, v[0]->dci->cnt) == NULL);
 	CHECK_EQ(errno, ENOSPC);

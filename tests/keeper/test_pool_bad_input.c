@@ -233,19 +233,19 @@ int main(void)
 	{
 		struct kr_devx_dc_av av, av2;
 
-		CHECK_OK(kr_pool_tenant_av(ctx, &av));
-		CHECK_ERR(kr_pool_rc_pair(NULL, 1, &av, &l[4]), -EINVAL);
-		CHECK_ERR(kr_pool_rc_pair(ctx, 1, NULL, &l[4]), -EINVAL);
-		CHECK_ERR(kr_pool_rc_pair(ctx, 0, &av, &l[4]), -EINVAL); /* node 0 */
+		CHECK_OK(kr_job_tenant_av(ctx, &av));
+		CHECK_ERR(kr_job_rc_pair(NULL, 1, &av, &l[4]), -EINVAL);
+		CHECK_ERR(kr_job_rc_pair(ctx, 1, NULL, &l[4]), -EINVAL);
+		CHECK_ERR(kr_job_rc_pair(ctx, 0, &av, &l[4]), -EINVAL); /* node 0 */
 		av2 = av;
 		av2.dctn = 0;
-		CHECK_ERR(kr_pool_rc_pair(ctx, 1, &av2, &l[4]), -EINVAL);
+		CHECK_ERR(kr_job_rc_pair(ctx, 1, &av2, &l[4]), -EINVAL);
 		av2.dctn = 1u << 24; /* past a DCT number */
-		CHECK_ERR(kr_pool_rc_pair(ctx, 1, &av2, &l[4]), -EINVAL);
-		CHECK_ERR(kr_pool_rc_pair(ctx, 1, &av, &l[4]), -EINVAL);
+		CHECK_ERR(kr_job_rc_pair(ctx, 1, &av2, &l[4]), -EINVAL);
+		CHECK_ERR(kr_job_rc_pair(ctx, 1, &av, &l[4]), -EINVAL);
 		l[4] = (struct kr_lease){.kind = KR_LEASE_RC, .index = 0, .gen = 1};
-		CHECK_ERR(kr_pool_rc_link(ctx, &l[4]), -EINVAL); /* no such slot */
-		CHECK_ERR(kr_pool_rc_link(ctx, &l[0]), -EINVAL); /* a DCI lease */
+		CHECK_ERR(kr_job_rc_link(ctx, &l[4]), -EINVAL); /* no such slot */
+		CHECK_ERR(kr_job_rc_link(ctx, &l[0]), -EINVAL); /* a DCI lease */
 	}
 	CHECK_ERR(kr_lease_alloc(NULL, KR_LEASE_DCI, &l[4]), -EINVAL);
 	l[4] = l[0];

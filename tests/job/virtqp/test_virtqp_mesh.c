@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/sim_mp.h"
+#include "sim_mp.h"
 #include "job/job.h"
 #include "keeper/meta/meta.h"
 #include "vq_fixture.h"

@@ -98,7 +98,7 @@ int main(void)
 		CHECK_EQ(WEXITSTATUS(status), 0);
 	}
 
-	obs = kr_pool_observe(k.sock);
+	obs = kr_job_observe(k.sock);
 	CHECK(obs != NULL);
 	CHECK_EQ(obs->seg->attaches, 2);
 	CHECK_EQ(obs->seg->detaches, 2);
@@ -107,12 +107,12 @@ int main(void)
 	for (double t0 = kp_now_ms(); kp_now_ms() - t0 < 5000;) {
 		const struct kr_pool_tenant *t;
 
-		CHECK_OK(kr_pool_observe_refresh(obs));
+		CHECK_OK(kr_job_observe_refresh(obs));
 		t = kr_seg_tenant(obs->seg, 0);
-		if (kr_pool_seg_ring_count(obs->seg, t->dci_ring_off) == 4)
+		if (kr_keeper_seg_ring_count(obs->seg, t->dci_ring_off) == 4)
 			break;
 	}
-	CHECK_EQ(kr_pool_seg_ring_count(obs->seg, kr_seg_tenant(obs->seg, 0)->dci_ring_off), 4);
+	CHECK_EQ(kr_keeper_seg_ring_count(obs->seg, kr_seg_tenant(obs->seg, 0)->dci_ring_off), 4);
 	CHECK(obs->seg->resets >= 4);
 	kr_detach(obs);
 

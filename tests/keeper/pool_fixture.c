@@ -283,7 +283,7 @@ int kp_run(const char *const *argv, char *out, size_t cap, int timeout_s)
 
 void kp_seg_header(const struct kp_keeper *k, struct kr_pool_seg *out)
 {
-	struct kr_ctx *obs = kr_pool_observe(k->sock);
+	struct kr_ctx *obs = kr_job_observe(k->sock);
 
 	CHECK(obs != NULL);
 	*out = *obs->seg;
@@ -352,14 +352,14 @@ int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src
 	struct kr_devx_wc wc;
 	int rc;
 
-	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
+	rc = kr_job_dci_qp(ctx, l, &qp, &cq);
 	if (!rc)
-		rc = kr_pool_tenant_av(ctx, &av);
+		rc = kr_job_tenant_av(ctx, &av);
 	if (rc)
 		return rc;
 	for (int i = 0; i < n; i++) {
 		struct kr_devx_sge s = {
-		    .addr = (uintptr_t)src, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
+		    .addr = (uintptr_t)src, .length = len, .lkey = kr_job_heap_lkey(ctx)};
 		struct kr_devx_wr wr = {.wr_id = wr_base + (uint64_t)i,
 					.opcode = KR_WR_RDMA_WRITE,
 					.flags = KR_WR_SIGNALED,
@@ -385,7 +385,7 @@ int kp_dci_write_read(struct kr_ctx *ctx, const struct kr_lease *l, uint8_t *src
 	}
 	{
 		struct kr_devx_sge s = {
-		    .addr = (uintptr_t)chk, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
+		    .addr = (uintptr_t)chk, .length = len, .lkey = kr_job_heap_lkey(ctx)};
 		struct kr_devx_wr wr = {.wr_id = wr_base + 0x100000u,
 					.opcode = KR_WR_RDMA_READ,
 					.flags = KR_WR_SIGNALED,
@@ -485,7 +485,7 @@ int kp_dci_read(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_de
 		void *dst, uint32_t len, uint64_t addr, uint32_t rkey)
 {
 	struct kr_devx_sge sge = {
-	    .addr = (uintptr_t)dst, .length = len, .lkey = kr_pool_heap_lkey(ctx)};
+	    .addr = (uintptr_t)dst, .length = len, .lkey = kr_job_heap_lkey(ctx)};
 	struct kr_devx_wr wr = {.wr_id = 7,
 				.opcode = KR_WR_RDMA_READ,
 				.flags = KR_WR_SIGNALED,
@@ -505,7 +505,7 @@ int kp_dci_post(struct kr_ctx *ctx, const struct kr_lease *l, const struct kr_de
 	struct kr_devx_wc wc;
 	int rc;
 
-	rc = kr_pool_dci_qp(ctx, l, &qp, &cq);
+	rc = kr_job_dci_qp(ctx, l, &qp, &cq);
 	if (!rc)
 		rc = kr_devx_qp_post_send(qp, wr);
 	if (rc)

@@ -113,7 +113,7 @@ static int job(struct kp_keeper *k, int to_parent, int from_parent)
 
 		CHECK_OK(kr_mr_key(mr, &key)); /* local: still answers */
 		CHECK(is_gone(kr_dereg_mr(mr)));
-		CHECK(is_gone(kr_pool_tenant_av(ctx, &av)));
+		CHECK(is_gone(kr_job_tenant_av(ctx, &av)));
 	}
 	CHECK(kr_malloc(ctx, 64) == NULL && errno == ENOTCONN);
 	CHECK(kr_reg_mr(ctx, src, 64, KR_MR_REMOTE_READ) == NULL);
@@ -123,8 +123,8 @@ static int job(struct kp_keeper *k, int to_parent, int from_parent)
 		struct kr_devx_qp *qp;
 		struct kr_devx_cq *cq;
 
-		CHECK(is_gone(kr_pool_dci_qp(ctx, &l, &qp, &cq)) ||
-		      kr_pool_dci_qp(ctx, &l, &qp, &cq) == -EINVAL);
+		CHECK(is_gone(kr_job_dci_qp(ctx, &l, &qp, &cq)) ||
+		      kr_job_dci_qp(ctx, &l, &qp, &cq) == -EINVAL);
 	}
 	kr_free(ctx, src);
 	kr_free(ctx, dst);

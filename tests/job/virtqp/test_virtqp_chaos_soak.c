@@ -52,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sim/sim_mp.h"
+#include "sim_mp.h"
 #include "vq_fixture.h"
 
 #define MAX_NODES	 8

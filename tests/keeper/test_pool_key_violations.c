@@ -38,7 +38,7 @@ int main(void)
 	CHECK(buf != NULL);
 	memcpy(buf, "krcore:8", 8);
 	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l));
-	CHECK_OK(kr_pool_tenant_av(ctx, &av));
+	CHECK_OK(kr_job_tenant_av(ctx, &av));
 
 	CHECK_EQ(kp_dci_read(ctx, &l, &av, buf + 32, 8, (uintptr_t)buf, ctx->heap_rkey),
 		 KR_WC_SUCCESS);

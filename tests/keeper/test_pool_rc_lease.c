@@ -73,7 +73,7 @@ static bool rc_all_free(const struct kr_pool_seg *s)
 		if (sl->state != KR_SLOT_FREE || sl->owner_pid || sl->owner_job)
 			return false;
 	}
-	return kr_pool_seg_ring_count(s, t->rc_ring_off) == s->rc_spares;
+	return kr_keeper_seg_ring_count(s, t->rc_ring_off) == s->rc_spares;
 }
 
 int main(void)
@@ -90,7 +90,7 @@ int main(void)
 	kp_require_hugepages(16);
 	kp_keeper_init(&k);
 	CHECK_OK(kp_keeper_start(&k, args));
-	obs = kr_pool_observe(k.sock);
+	obs = kr_job_observe(k.sock);
 	CHECK(obs != NULL);
 	CHECK_EQ(obs->seg->rc_spares, 2);
 	CHECK(rc_all_free(obs->seg));
@@ -105,7 +105,7 @@ int main(void)
 	close(up[1]); /* a job that fails gives EOF here, not a hang */
 	close(down[0]);
 	CHECK_EQ(read(up[0], &c, 1), 1);
-	CHECK_OK(kr_pool_observe_refresh(obs));
+	CHECK_OK(kr_job_observe_refresh(obs));
 	CHECK_EQ(rc_held_by(obs->seg, pid), 2);
 	/* the freed one went through a reset before it was leased again */
 	CHECK(kr_seg_rc(obs->seg, 0, 0)->resets + kr_seg_rc(obs->seg, 0, 1)->resets >= resets0 + 1);
@@ -121,7 +121,7 @@ int main(void)
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFSIGNALED(status));
 	t0 = kp_now_ms();
-	while ((kr_pool_observe_refresh(obs), !rc_all_free(obs->seg)) && kp_now_ms() - t0 < 5000)
+	while ((kr_job_observe_refresh(obs), !rc_all_free(obs->seg)) && kp_now_ms() - t0 < 5000)
 		usleep(1000);
 	if (!rc_all_free(obs->seg))
 		KR_FAIL("RC leases of the killed job not back within 5 s");
@@ -142,7 +142,7 @@ int main(void)
 	CHECK_OK(kr_lease_free(ctx, &l[0]));
 	CHECK_OK(kr_detach(ctx)); /* l[1] comes back with the detach */
 	t0 = kp_now_ms();
-	while ((kr_pool_observe_refresh(obs), !rc_all_free(obs->seg)) && kp_now_ms() - t0 < 5000)
+	while ((kr_job_observe_refresh(obs), !rc_all_free(obs->seg)) && kp_now_ms() - t0 < 5000)
 		usleep(1000);
 	CHECK(rc_all_free(obs->seg));
 	kr_detach(obs);

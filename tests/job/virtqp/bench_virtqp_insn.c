@@ -224,10 +224,10 @@ int main(int argc, char **argv)
 	v = kr_connect(ctx, KR_NODE_SELF, NULL);
 	CHECK(v != NULL);
 	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l));
-	CHECK_OK(kr_pool_dci_qp(ctx, &l, &qp, &cq));
-	CHECK_OK(kr_pool_tenant_av(ctx, &av));
+	CHECK_OK(kr_job_dci_qp(ctx, &l, &qp, &cq));
+	CHECK_OK(kr_job_tenant_av(ctx, &av));
 	sge = (struct kr_devx_sge){
-	    .addr = (uintptr_t)local, .length = 8, .lkey = kr_pool_heap_lkey(ctx)};
+	    .addr = (uintptr_t)local, .length = 8, .lkey = kr_job_heap_lkey(ctx)};
 	for (uint32_t i = 0; i < OPS / per_op(); i++) {
 		CHECK_OK(vq_post_poll(v, local, key.addr, key.rkey));
 		CHECK_OK(raw_post_poll(qp, cq, &sge, &av, key.addr, key.rkey));

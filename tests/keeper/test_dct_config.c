@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit: the keeper's DC metadata options (node-id, peers, metaserver, max-nodes,
- * meta-listen, metaserver-addr) through kr_pool_cfg_set, as flags and config
+ * meta-listen, metaserver-addr) through kr_keeper_cfg_set, as flags and config
  * file keys, and the MetaServer table in the hugepage budget.
  */
 #include <errno.h>
@@ -14,10 +14,10 @@
 #include "job/job.h"
 #include "keeper/keeper.h"
 
-static int set(struct kr_pool_cfg *c, const char *k, const char *v)
+static int set(struct kr_keeper_cfg *c, const char *k, const char *v)
 {
 	char err[256] = "";
-	int rc = kr_pool_cfg_set(c, k, v, err, sizeof(err));
+	int rc = kr_keeper_cfg_set(c, k, v, err, sizeof(err));
 
 	if (rc)
 		CHECK(strstr(err, k) != NULL); /* the message names the key */
@@ -36,7 +36,7 @@ static void meta_order(void)
 	};
 	uint32_t prev[5] = {0, 1, 2, 3, 4}, order[5];
 
-	kr_dct_meta_order(p, 5, prev, order);
+	kr_meta_order(p, 5, prev, order);
 	CHECK_EQ(order[0], 1);
 	CHECK_EQ(order[1], 0); /* kept ahead of 2: jitter does not reorder */
 	CHECK_EQ(order[2], 2);
@@ -44,17 +44,17 @@ static void meta_order(void)
 	CHECK_EQ(order[4], 4);
 	p[2].rtt_ns = 150000; /* now 2x nearer */
 	memcpy(prev, order, sizeof(prev));
-	kr_dct_meta_order(p, 5, prev, order);
+	kr_meta_order(p, 5, prev, order);
 	CHECK_EQ(order[0], 1);
 	CHECK_EQ(order[1], 2);
 	CHECK_EQ(order[2], 0);
 	p[3].misses = 0; /* back, and the nearest */
 	memcpy(prev, order, sizeof(prev));
-	kr_dct_meta_order(p, 5, prev, order);
+	kr_meta_order(p, 5, prev, order);
 	CHECK_EQ(order[1], 3);
 	p[2].misses = KR_META_DOWN_MISSES; /* goes down: behind every live one */
 	memcpy(prev, order, sizeof(prev));
-	kr_dct_meta_order(p, 5, prev, order);
+	kr_meta_order(p, 5, prev, order);
 	CHECK_EQ(order[0], 1);
 	CHECK_EQ(order[1], 3);
 	CHECK_EQ(order[2], 0);
@@ -63,11 +63,11 @@ static void meta_order(void)
 
 int main(void)
 {
-	struct kr_pool_cfg c;
+	struct kr_keeper_cfg c;
 	uint64_t plain, ms;
 	char err[256];
 
-	kr_pool_cfg_default(&c);
+	kr_keeper_cfg_default(&c);
 	CHECK_EQ(c.node_id, 0);
 	CHECK(!c.metaserver);
 	CHECK_OK(set(&c, "node-id", "42"));
@@ -100,11 +100,11 @@ int main(void)
 	CHECK_OK(set(&c, "insecure-metaserver", "false"));
 
 	/* the table counts in the hugepage budget, one slot per node and tenant */
-	plain = kr_pool_cfg_hugepage_bytes(&c);
+	plain = kr_keeper_cfg_hugepage_bytes(&c);
 	CHECK_OK(set(&c, "metaserver", "true"));
-	ms = kr_pool_cfg_hugepage_bytes(&c);
+	ms = kr_keeper_cfg_hugepage_bytes(&c);
 	CHECK(ms >= plain + (uint64_t)c.tenants * 10001 * sizeof(struct kr_dct_slot));
-	CHECK_OK(kr_pool_cfg_check(&c, err, sizeof(err)));
+	CHECK_OK(kr_keeper_cfg_check(&c, err, sizeof(err)));
 	meta_order();
 	KR_PASS("dct_config");
 }

@@ -40,11 +40,11 @@ static int breaker(const struct kp_keeper *k, uint32_t *qpn)
 	CHECK(buf != NULL);
 	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l));
 	*qpn = l.qpn;
-	CHECK_OK(kr_pool_dci_qp(ctx, &l, &qp, &cq));
-	CHECK_OK(kr_pool_tenant_av(ctx, &av));
+	CHECK_OK(kr_job_dci_qp(ctx, &l, &qp, &cq));
+	CHECK_OK(kr_job_tenant_av(ctx, &av));
 	for (int i = 0; i < 2; i++) {
 		struct kr_devx_sge s = {
-		    .addr = (uintptr_t)buf, .length = 256, .lkey = kr_pool_heap_lkey(ctx)};
+		    .addr = (uintptr_t)buf, .length = 256, .lkey = kr_job_heap_lkey(ctx)};
 		struct kr_devx_wr wr = {.wr_id = 0xbad0u + (uint64_t)i,
 					.opcode = KR_WR_RDMA_WRITE,
 					.flags = KR_WR_SIGNALED,
@@ -91,7 +91,7 @@ static int healthy(const struct kp_keeper *k, uint32_t qpn)
 	}
 	CHECK_EQ(l.qpn, qpn);
 	CHECK(l.gen >= 2);
-	CHECK_OK(kr_pool_dci_qp(ctx, &l, &qp, &cq));
+	CHECK_OK(kr_job_dci_qp(ctx, &l, &qp, &cq));
 	CHECK_EQ(qp->sq_pi, 0);
 	CHECK_EQ(kr_devx_cq_poll(cq, &wc, 1), 0); /* nothing of the old holder */
 	CHECK_OK(kp_dci_write_read(ctx, &l, src, dst, chk, 4096, 20, 77));
@@ -136,12 +136,12 @@ int main(void)
 	kp_require_hugepages(16);
 	kp_keeper_init(&k);
 	CHECK_OK(kp_keeper_start(&k, args));
-	obs = kr_pool_observe(k.sock);
+	obs = kr_job_observe(k.sock);
 	CHECK(obs != NULL);
 	the_qpn = kr_seg_dci(obs->seg, 0, 0)->qpn;
 	run(run_breaker, &k);
 	run(run_healthy, &k);
-	CHECK_OK(kr_pool_observe_refresh(obs));
+	CHECK_OK(kr_job_observe_refresh(obs));
 	CHECK(kr_seg_dci(obs->seg, 0, 0)->resets >= 2);
 	kr_detach(obs);
 	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);

@@ -194,7 +194,7 @@ static int pair_until(struct kr_ctx *ctx, const struct vq_lent *b, int want)
 
 	for (double t0 = kp_now_ms(); link != want && kp_now_ms() - t0 < 20000;) {
 		struct kr_lease l;
-		int rc = kr_pool_rc_pair(ctx, 2, &b->av, &l);
+		int rc = kr_job_rc_pair(ctx, 2, &b->av, &l);
 
 		if (rc == -ENOSPC) { /* ours: still being reset */
 			usleep(10000);
@@ -205,7 +205,7 @@ static int pair_until(struct kr_ctx *ctx, const struct vq_lent *b, int want)
 		link = KR_LINK_PAIRING;
 		while (link == KR_LINK_PAIRING && kp_now_ms() - t0 < 20000) {
 			usleep(1000);
-			link = kr_pool_rc_link(ctx, &l);
+			link = kr_job_rc_link(ctx, &l);
 		}
 		CHECK_OK(kr_lease_free(ctx, &l));
 	}
@@ -313,11 +313,11 @@ static void peer_killed(const struct kp_keeper *ka, struct kp_keeper *kb, const 
 
 	CHECK(ctx != NULL);
 	CHECK_OK(kill(kb->pid, SIGSTOP));
-	CHECK_OK(kr_pool_rc_pair(ctx, 2, &b->av, &l));
+	CHECK_OK(kr_job_rc_pair(ctx, 2, &b->av, &l));
 	kp_keeper_stop(kb, SIGKILL);
 	for (double t0 = kp_now_ms(); link == KR_LINK_PAIRING && kp_now_ms() - t0 < 20000;
 	     usleep(1000))
-		link = kr_pool_rc_link(ctx, &l);
+		link = kr_job_rc_link(ctx, &l);
 	CHECK_EQ(link, KR_LINK_FAILED);
 	CHECK_OK(kr_lease_free(ctx, &l));
 	s = kr_seg_rc(ctx->seg, ctx->tenant, l.index);

@@ -215,7 +215,7 @@ static void unbinder(int out, int in, void *arg)
 	req.index = ep[0];
 	req.gen = ep[1];
 	if (ctx)
-		rc = kr_pool_port_call(ctx, KR_MSG_UNBIND, &req, &rep);
+		rc = kr_job_port_call(ctx, KR_MSG_UNBIND, &req, &rep);
 	if (ctx)
 		kr_detach(ctx);
 	if (write(out, &rc, sizeof(rc)) != sizeof(rc))
@@ -239,7 +239,7 @@ static int hostile(struct kr_ctx *ctx, struct kp_child *other, struct kp_child *
 	/* no MR of the job's covers the table: the heap's own key is not one */
 	req = (struct kr_msg_bind){
 	    .port = 6000, .nslots = 4, .table_va = (uintptr_t)t, .table_rkey = ctx->heap_rkey};
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
 	mr = kr_reg_mr(ctx, t, 128, KR_MR_LOCAL_WRITE | KR_MR_REMOTE_READ | KR_MR_REMOTE_ATOMIC);
 	CHECK(mr != NULL);
 	CHECK_OK(kr_mr_key(mr, &key));
@@ -247,30 +247,30 @@ static int hostile(struct kr_ctx *ctx, struct kp_child *other, struct kp_child *
 				   .nslots = 100,
 				   .table_va = (uintptr_t)t,
 				   .table_rkey = key.rkey}; /* 64 + 1600 bytes: past the MR */
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
 	req.nslots = 4;
 	req.table_va = (uintptr_t)t + 4; /* misaligned */
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
 	req = (struct kr_msg_bind){
 	    .port = 0, .nslots = 4, .table_va = (uintptr_t)t, .table_rkey = key.rkey};
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
 	req.port = 6000;
 	req.rsvd = 1;
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_BIND, &req, &rep), -EINVAL);
 	req.rsvd = 0;
-	CHECK_OK(kr_pool_port_call(ctx, KR_MSG_BIND, &req, &rep)); /* and now it is right */
+	CHECK_OK(kr_job_port_call(ctx, KR_MSG_BIND, &req, &rep)); /* and now it is right */
 	ep[0] = rep.index;
 	ep[1] = rep.gen;
 	req = (struct kr_msg_bind){.port = 6000, .index = ep[0], .gen = ep[1] + 1};
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_UNBIND, &req, &rep), -EINVAL); /* stale gen */
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_UNBIND, &req, &rep), -EINVAL); /* stale gen */
 	req.gen = ep[1];
 	req.index = 99;
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_UNBIND, &req, &rep), -EINVAL);
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_UNBIND, &req, &rep), -EINVAL);
 	req.index = ep[0];
 	req.port = 6001;
-	CHECK_ERR(kr_pool_port_call(ctx, KR_MSG_UNBIND, &req, &rep), -EINVAL);
+	CHECK_ERR(kr_job_port_call(ctx, KR_MSG_UNBIND, &req, &rep), -EINVAL);
 	req.port = 6000;
-	CHECK_OK(kr_pool_port_call(ctx, KR_MSG_UNBIND, &req, &rep));
+	CHECK_OK(kr_job_port_call(ctx, KR_MSG_UNBIND, &req, &rep));
 	CHECK_OK(kr_dereg_mr(mr));
 	kr_free(ctx, t);
 
@@ -284,7 +284,7 @@ static int hostile(struct kr_ctx *ctx, struct kp_child *other, struct kp_child *
 		struct kr_zone_ep d;
 		uint32_t idx;
 
-		CHECK_OK(kr_pool_port_find(ctx, PORT, &d, &idx));
+		CHECK_OK(kr_job_port_find(ctx, PORT, &d, &idx));
 		ep[0] = idx;
 		ep[1] = d.gen;
 	}

@@ -166,7 +166,7 @@ static void growth(void)
 	CHECK_OK(kr_ctx_query(ctx, &attr));
 	CHECK_EQ(attr.heap_len, 16u << 20); /* what kr_malloc may reach */
 	CHECK_EQ(ctx->heap_len, 2u << 20);  /* backed at attach */
-	lkey0 = kr_pool_heap_lkey(ctx);
+	lkey0 = kr_job_heap_lkey(ctx);
 	for (int i = 0; i < 10000; i++)
 		CHECK(kr_malloc(ctx, 64) != NULL);
 	CHECK_EQ(ctx->heap_grows, 0);
@@ -179,7 +179,7 @@ static void growth(void)
 	CHECK(big != NULL);
 	CHECK_EQ(ctx->heap_grows, 1);
 	CHECK_EQ(ctx->heap_len, 4u << 20);
-	CHECK(kr_pool_heap_lkey(ctx) != lkey0);
+	CHECK(kr_job_heap_lkey(ctx) != lkey0);
 	memset(big, 0x5a, 3u << 20); /* every new page is ours */
 	CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l));
 	/* the new pages, with the new key: the last bytes of the grown heap */
@@ -226,7 +226,7 @@ static void growth(void)
 	CHECK_EQ(nfds, 0);
 	CHECK_EQ(rep.nfds, 0);
 	CHECK_EQ(rep.heap_len, ctx->heap_len);
-	CHECK_EQ(rep.lkey, kr_pool_heap_lkey(ctx));
+	CHECK_EQ(rep.lkey, kr_job_heap_lkey(ctx));
 	observer_grow();
 	/* the job still works after all that */
 	CHECK_OK(kp_dci_write_read(ctx, &l, big, big + 4096, big + 8192, 4096, 5, 4 << 8));
