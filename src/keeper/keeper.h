@@ -335,6 +335,9 @@ struct kr_keeper_tenant {
 	struct kr_keeper_heap *heap; /* [cfg.jobs] */
 	uint32_t *job_heap;	     /* [cfg.jobs]: heap index of job slot j */
 	struct kr_keeper_ep *ep;     /* [cfg.ports] */
+	/* the last port binding's generation (keeper_port.c): one counter for
+	 * all endpoints, so a port bound again elsewhere gets a DC key of its own */
+	uint32_t port_gen;
 	bool pd_ok, srq_ok, dct_ok;
 	/* the launch bound to the slot (keeper_bind.c); keeper-private */
 	bool bound;

@@ -8,7 +8,9 @@
  * creates over them when a job binds a port (one firmware command, as a
  * kr_reg_mr) and destroys when the port is unbound or its job goes. Its DC
  * key is the binding's own (kr_port_dc_key: the launch's key, the port and
- * the binding's generation): a sender still aiming at an earlier binding
+ * the binding's generation, one counter per tenant slot, so that a port
+ * bound again on another endpoint never repeats a generation it had on the
+ * first): a sender still aiming at an earlier binding
  * is dropped by the DC target (a key violation) instead of landing in the
  * next binder's buffers, whether or not the device reused the DCT number
  * (the sim does, and a ConnectX's firmware may).
@@ -235,7 +237,7 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 	da.pdn = t->pd.pdn;
 	da.cq = &ep->cq;
 	da.srq = &ep->srq;
-	da.dc_key = kr_port_dc_key(t->dc_key, req->port, ep->gen + 1); /* this binding's */
+	da.dc_key = kr_port_dc_key(t->dc_key, req->port, t->port_gen + 1); /* this binding's */
 	da.access = EP_DCT_ACCESS;
 	kr_keeper_dct_path(k, &da);
 	pthread_mutex_lock(&k->cmd_lock); /* the worker's commands; the registration reads */
@@ -244,7 +246,7 @@ int kr_keeper_port_bind(struct kr_keeper *k, struct kr_keeper_conn *c,
 		ep->dct_ok = true;
 		ep->port = req->port;
 		ep->owner_job = job + 1;
-		ep->gen++;
+		ep->gen = ++t->port_gen;
 		ep->nslots = req->nslots;
 		ep->table_va = req->table_va;
 		ep->table_rkey = req->table_rkey;

@@ -6,7 +6,12 @@
  *   1. uid 65534 (a launch of its own) binds port 4700 and polls it; root's
  *      launch binds 4700 as well, connects to it and exchanges messages:
  *      each arrives at root's binding, none at the other launch's.
- *   2. A rebound port refuses a sender of its earlier binding: root's
+ *   2. Bindings never share a generation (it is in their DC key): a second
+ *      port bound while the first is, on another endpoint, gets another
+ *      (endpoints used to count on their own, so the port bound again on
+ *      another endpoint than its first came back with the same generation,
+ *      the same DC key, and the old binding's sender reached it).
+ *   3. A rebound port refuses a sender of its earlier binding: root's
  *      sender connected to 4700 stays while the port is unbound and bound
  *      again (the device may give the new binding the old DCT number); its
  *      next SEND fails (the new DC target drops the old binding's key) and
@@ -115,7 +120,7 @@ int main(void)
 	    "--heap-mb", "2", "--hugepages", "48", "--group", "65534", NULL};
 	struct kr_connect_opts co = {.port = PORT};
 	int up[2], down[2], fds[3], fl;
-	struct kr_port *p, *p2;
+	struct kr_port *p, *p2, *q;
 	struct kr_vqp *v, *v2;
 	struct kr_ctx *ctx;
 	uint8_t *bufs, *src;
@@ -151,12 +156,31 @@ int main(void)
 	for (int i = 0; i < 4; i++)
 		send_one(v, p, src, (uint8_t)(0x10 + i));
 
-	/* 2. the port bound again (the other launch still holds its own: the
+	/* 2. another port, on the other endpoint: a generation of its own (q
+	 * stays bound: the rebind below then has only the old endpoint, and the
+	 * device only the old DCT number, to give) */
+	q = kr_bind(ctx, PORT + 1, NULL);
+	CHECK(q != NULL);
+	{
+		struct kr_zone_ep a, b;
+		uint32_t ia, ib;
+
+		CHECK_OK(kr_job_port_find(ctx, PORT, &a, &ia));
+		CHECK_OK(kr_job_port_find(ctx, PORT + 1, &b, &ib));
+		CHECK(ia != ib);
+		if (a.gen == b.gen)
+			KR_FAIL("ports %u and %u (endpoints %u, %u) share generation %u", PORT,
+				PORT + 1, ia, ib, a.gen);
+	}
+
+	/* 3. the port bound again (the other launch still holds its own: the
 	 * device's only free DCT number is the old binding's, and the sim gives
 	 * it again): the old binding's sender is refused */
 	CHECK_OK(kr_job_port_find(ctx, PORT, &old, &idx));
 	CHECK_OK(kr_unbind(p));
-	p2 = kr_bind(ctx, PORT, NULL);
+	/* the endpoint comes back once the keeper's worker rebuilt its queues */
+	for (double t0 = kp_now_ms(); !(p2 = kr_bind(ctx, PORT, NULL)) && errno == ENOSPC;)
+		CHECK(kp_now_ms() - t0 < 10000);
 	CHECK(p2 != NULL);
 	CHECK_OK(kr_job_port_find(ctx, PORT, &now, &idx));
 	CHECK_EQ(now.dctn, old.dctn); /* the case that matters: the number came back */
@@ -183,6 +207,7 @@ int main(void)
 	kr_disconnect(v);
 	CHECK_OK(kr_disconnect(v2));
 	CHECK_OK(kr_unbind(p2));
+	CHECK_OK(kr_unbind(q));
 	CHECK_OK(kr_detach(ctx));
 	CHECK_EQ(kp_keeper_stop(&K, SIGTERM), 0);
 	kp_keeper_fini(&K);
