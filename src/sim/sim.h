@@ -336,10 +336,11 @@ void sim_engine_stop(struct sim_dev *dev);
 void sim_engine_qp_reset(struct sim_dev *dev, uint32_t qp_idx);
 /* sh->lock held: the QP was moved to ERR by a command; flush its queues. */
 void sim_engine_qp_error(struct sim_dev *dev, uint32_t qp_idx);
-/* ops->doorbell (sim_view.c): sim_bell_store, then wake the engine if it
- * sleeps (through the page in a job's view). */
+/* ops->doorbell (sim_view.c): store the doorbell in the register's next
+ * buffer, count the ring, wake the engine if it sleeps (through the page in a
+ * job's view); a write outside a register's buffers rings nothing. */
 void sim_doorbell(struct kr_devx_uar *uar, uint64_t val);
-/* ops->bf_copy: the same with sim_bell_copy. */
+/* ops->bf_copy: the same with the whole WQE copied to the buffer. */
 void sim_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
 /* Bump sh->db_seq and wake the engine if it sleeps (doorbells, the wire; sim_view.c). */
 void sim_engine_kick(struct sim_shared *sh);
@@ -642,13 +643,6 @@ int sim_view_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 
 /* ---- sim_view.c: doorbell stores, a job's doorbell-only view ---- */
 
-/*
- * Store the doorbell in the register's next buffer and count the ring for
- * the engine; false (nothing rung) for a write outside a register's buffers.
- */
-bool sim_bell_store(struct kr_devx_uar *uar, uint64_t val);
-/* The same with the whole WQE (len bytes, a multiple of 64, at most bf_size) copied. */
-bool sim_bell_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
 /* uar over page b of ctx, rung at its first register. */
 void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
 		  struct sim_bell *b);

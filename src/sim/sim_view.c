@@ -75,8 +75,13 @@ static void sim_bell_rung(struct kr_devx_uar *uar, struct sim_bell *b)
 	atomic_fetch_add_explicit(&b->rung, 1, memory_order_release);
 }
 
-/* sim_bell_store() - see sim.h. */
-bool sim_bell_store(struct kr_devx_uar *uar, uint64_t val)
+/*
+ * Store the doorbell in the register's next buffer and count the ring for
+ * the engine; false (nothing rung) for a write outside a register's buffers.
+ * Static, as all of the ring path: the doorbell costs what it cost when it
+ * was one function.
+ */
+static bool sim_bell_store(struct kr_devx_uar *uar, uint64_t val)
 {
 	struct sim_bell *b = uar->priv;
 	uint8_t *at = (uint8_t *)uar->reg_addr + uar->bf_off;
@@ -90,9 +95,9 @@ bool sim_bell_store(struct kr_devx_uar *uar, uint64_t val)
 	return true;
 }
 
-/* sim_bell_copy() - see sim.h: the WQE into the register's next buffer; the
+/* The same with the whole WQE copied into the register's next buffer; the
  * engine takes it from the ring, where the same bytes are. */
-bool sim_bell_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
+static bool sim_bell_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
 {
 	struct sim_bell *b = uar->priv;
 	uint8_t *at = (uint8_t *)uar->reg_addr + uar->bf_off;
