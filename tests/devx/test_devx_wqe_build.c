@@ -2,12 +2,13 @@
 /*
  * Send and receive WQE bytes, checked field by field at their PRM byte
  * offsets, on a hand-built QP over a malloc'd ring (no device): every opcode
- * on RC and DCI, inline padding, ring wrap, queue full, every malformed
- * request, doorbell batching.
+ * on RC and DCI (one table, op_cases), inline padding, ring wrap, queue
+ * full, every malformed request, doorbell batching.
  */
 #include <endian.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,127 +164,149 @@ static void check_posted(struct fake_qp *f, uint32_t pi, uint32_t wqebbs, uint64
 	CHECK(f->qp.sq_last_ctrl == wqebb(f, pi));
 }
 
-/* ---- RC: every opcode ---- */
+/* ---- every opcode, on RC and on a DCI: one table ---- */
+
+static const struct kr_devx_sge sg2[2] = {{0x1000200030004000ull, 100, 0x1111},
+					  {0x5000600070008000ull, 28, 0x2222}};
+static const struct kr_devx_sge sg8 = {0xdead0008ull, 8, 0x3333};
+static const struct kr_devx_sge sg64 = {0x4000, 64, 0x42};
+
+/*
+ * One request and what its WQE holds, in order: ctrl (opcode, ds, fm_ce_se,
+ * immediate), the AV on a DCI, a remote address segment, an atomic segment
+ * (swap then compare, big-endian), then one data segment per SGE. Posted in
+ * table order on one QP of the type: each WQE starts where the last ended.
+ */
+struct op_case {
+	const char *what;
+	enum kr_devx_qp_type type;
+	struct kr_devx_wr wr;
+	uint8_t opcode;
+	uint32_t ds;
+	uint8_t fm;
+	uint32_t imm;
+	uint32_t wqebbs;
+	bool raddr;
+	bool atomic;
+	uint64_t swap, cmp; /* the atomic segment's two words */
+};
+
+#define SIG  KR_WR_SIGNALED
+#define CQU  MLX5_WQE_CTRL_CQ_UPDATE
+#define RC   KR_DEVX_QP_RC
+#define DCI  KR_DEVX_QP_DCI
+#define AV   .av = &test_av
+#define SGES(a, n) .sge = (a), .num_sge = (n)
+
+static const struct op_case op_cases[] = {
+    /* RC: ctrl | raddr | data...: 1 WQEBB each */
+    {"RC WRITE, two SGEs, signaled", RC,
+     {.wr_id = 11, .opcode = KR_WR_RDMA_WRITE, .flags = SIG, SGES(sg2, 2),
+      .remote_addr = 0xfeedface00001000ull, .rkey = 0xabcdef01},
+     MLX5_OPCODE_RDMA_WRITE, 4, CQU, 0, 1, true, false, 0, 0},
+    {"RC WRITE with immediate, unsignaled", RC,
+     {.wr_id = 12, .opcode = KR_WR_RDMA_WRITE_IMM, .imm = 0x12345678, SGES(sg2, 1),
+      .remote_addr = 0xfeedface00001000ull, .rkey = 0xabcdef01},
+     MLX5_OPCODE_RDMA_WRITE_IMM, 3, 0, 0x12345678, 1, true, false, 0, 0},
+    {"RC SEND: the immediate stays 0 even when wr.imm is set", RC,
+     {.wr_id = 13, .opcode = KR_WR_SEND, .flags = SIG, .imm = 0x55, SGES(&sg2[1], 1)},
+     MLX5_OPCODE_SEND, 2, CQU, 0, 1, false, false, 0, 0},
+    {"RC SEND with immediate and no data: ctrl only", RC,
+     {.wr_id = 14, .opcode = KR_WR_SEND_IMM, .imm = 0xcafebabe},
+     MLX5_OPCODE_SEND_IMM, 1, 0, 0xcafebabe, 1, false, false, 0, 0},
+    {"RC WRITE of 0 bytes: ctrl | raddr", RC,
+     {.wr_id = 15, .opcode = KR_WR_RDMA_WRITE, .remote_addr = 0x40, .rkey = 9},
+     MLX5_OPCODE_RDMA_WRITE, 2, 0, 0, 1, true, false, 0, 0},
+    {"RC READ, signaled and fenced", RC,
+     {.wr_id = 16, .opcode = KR_WR_RDMA_READ, .flags = SIG | KR_WR_FENCE, SGES(sg2, 1),
+      .remote_addr = 0x7000, .rkey = 0x77},
+     MLX5_OPCODE_RDMA_READ, 3, CQU | MLX5_WQE_CTRL_FENCE, 0, 1, true, false, 0, 0},
+    {"RC CAS: raddr | atomic (swap, compare) | one 8-byte data segment", RC,
+     {.wr_id = 17, .opcode = KR_WR_ATOMIC_CS, .flags = SIG, SGES(&sg8, 1),
+      .remote_addr = 0x8008, .rkey = 0x88, .compare_add = 0x0102030405060708ull,
+      .swap = 0x1112131415161718ull},
+     MLX5_OPCODE_ATOMIC_CS, 4, CQU, 0, 1, true, true, 0x1112131415161718ull,
+     0x0102030405060708ull},
+    {"RC FAA: the addend in the first word, compare 0", RC,
+     {.wr_id = 18, .opcode = KR_WR_ATOMIC_FA, .flags = SIG, SGES(&sg8, 1),
+      .remote_addr = 0x8008, .rkey = 0x88, .compare_add = 0x99,
+      .swap = 0x1112131415161718ull},
+     MLX5_OPCODE_ATOMIC_FA, 4, CQU, 0, 1, true, true, 0x99, 0},
+    /* DCI: ctrl | av (3 ds) | ...: 2 WQEBBs past 4 ds */
+    {"DCI WRITE", DCI,
+     {.wr_id = 31, .opcode = KR_WR_RDMA_WRITE, .flags = SIG, SGES(&sg64, 1),
+      .remote_addr = 0xabc0, .rkey = 0x99, AV},
+     MLX5_OPCODE_RDMA_WRITE, 6, CQU, 0, 2, true, false, 0, 0},
+    {"DCI SEND", DCI,
+     {.wr_id = 32, .opcode = KR_WR_SEND, SGES(&sg64, 1), AV},
+     MLX5_OPCODE_SEND, 5, 0, 0, 2, false, false, 0, 0},
+    {"DCI SEND with immediate and no data: exactly one WQEBB", DCI,
+     {.wr_id = 33, .opcode = KR_WR_SEND_IMM, .imm = 0xa1b2c3d4, .flags = SIG, AV},
+     MLX5_OPCODE_SEND_IMM, 4, CQU, 0xa1b2c3d4, 1, false, false, 0, 0},
+    {"DCI READ", DCI,
+     {.wr_id = 34, .opcode = KR_WR_RDMA_READ, .flags = SIG, SGES(&sg64, 1),
+      .remote_addr = 0x123400, .rkey = 0x1, AV},
+     MLX5_OPCODE_RDMA_READ, 6, CQU, 0, 2, true, false, 0, 0},
+    {"DCI CAS", DCI,
+     {.wr_id = 35, .opcode = KR_WR_ATOMIC_CS, .flags = SIG, SGES(&sg8, 1),
+      .remote_addr = 0x10, .rkey = 0x2, .compare_add = 5, .swap = 6, AV},
+     MLX5_OPCODE_ATOMIC_CS, 7, CQU, 0, 2, true, true, 6, 5},
+    {"DCI FAA", DCI,
+     {.wr_id = 36, .opcode = KR_WR_ATOMIC_FA, .flags = SIG, SGES(&sg8, 1),
+      .remote_addr = 0x10, .rkey = 0x2, .compare_add = 0x100000000ull, .swap = 6, AV},
+     MLX5_OPCODE_ATOMIC_FA, 7, CQU, 0, 2, true, true, 0x100000000ull, 0},
+};
+
+#undef SIG
+#undef CQU
+#undef RC
+#undef DCI
+#undef AV
+#undef SGES
+
+/* Post every case of type on one QP; returns where the next WQE goes. */
+static uint32_t run_op_cases(struct fake_qp *f, enum kr_devx_qp_type type)
+{
+	uint32_t pi = 0;
+
+	for (size_t i = 0; i < sizeof(op_cases) / sizeof(op_cases[0]); i++) {
+		const struct op_case *k = &op_cases[i];
+		uint32_t off = type == KR_DEVX_QP_DCI ? 64 : 16; /* past ctrl (and AV) */
+		uint8_t *w;
+
+		if (k->type != type)
+			continue;
+		printf("case: %s\n", k->what);
+		CHECK_OK(kr_devx_qp_post_send(&f->qp, &k->wr));
+		w = wqebb(f, pi);
+		check_ctrl(w, pi, k->opcode, k->ds, k->fm, k->imm);
+		CHECK_EQ(w[12], k->imm >> 24); /* the immediate goes out big-endian */
+		if (type == KR_DEVX_QP_DCI)
+			check_av(w + 16, k->wr.av);
+		if (k->raddr) {
+			check_raddr(w + off, k->wr.remote_addr, k->wr.rkey);
+			off += 16;
+		}
+		if (k->atomic) {
+			CHECK_EQ(be64_at(w + off), k->swap);
+			CHECK_EQ(be64_at(w + off + 8), k->cmp);
+			off += 16;
+		}
+		for (uint32_t s = 0; s < k->wr.num_sge; s++)
+			check_data(w + off + 16 * s, &k->wr.sge[s]);
+		check_posted(f, pi, k->wqebbs, k->wr.wr_id);
+		pi += k->wqebbs;
+	}
+	return pi;
+}
 
 static void test_rc_opcodes(void)
 {
 	struct fake_qp f;
-	struct kr_devx_sge sg[2] = {{0x1000200030004000ull, 100, 0x1111},
-				    {0x5000600070008000ull, 28, 0x2222}};
-	struct kr_devx_sge sg8 = {0xdead0008ull, 8, 0x3333};
-	struct kr_devx_wr wr;
-	uint8_t *w;
 
 	fake_qp_init(&f, KR_DEVX_QP_RC, 64);
-
-	/* WRITE, two SGEs, signaled: ctrl | raddr | data | data = 4 ds, 1 WQEBB */
-	wr = (struct kr_devx_wr){.wr_id = 11,
-				 .opcode = KR_WR_RDMA_WRITE,
-				 .flags = KR_WR_SIGNALED,
-				 .sge = sg,
-				 .num_sge = 2,
-				 .remote_addr = 0xfeedface00001000ull,
-				 .rkey = 0xabcdef01};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 0);
-	check_ctrl(w, 0, MLX5_OPCODE_RDMA_WRITE, 4, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	check_raddr(w + 16, wr.remote_addr, wr.rkey);
-	check_data(w + 32, &sg[0]);
-	check_data(w + 48, &sg[1]);
-	check_posted(&f, 0, 1, 11);
-
-	/* WRITE with immediate, unsignaled */
-	wr.wr_id = 12;
-	wr.opcode = KR_WR_RDMA_WRITE_IMM;
-	wr.flags = 0;
-	wr.imm = 0x12345678;
-	wr.num_sge = 1;
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 1);
-	check_ctrl(w, 1, MLX5_OPCODE_RDMA_WRITE_IMM, 3, 0, 0x12345678);
-	CHECK_EQ(w[12], 0x12); /* immediate goes out big-endian */
-	check_raddr(w + 16, wr.remote_addr, wr.rkey);
-	check_data(w + 32, &sg[0]);
-	check_posted(&f, 1, 1, 12);
-
-	/* SEND: ctrl | data; imm field stays 0 even if wr.imm is set */
-	wr = (struct kr_devx_wr){.wr_id = 13,
-				 .opcode = KR_WR_SEND,
-				 .flags = KR_WR_SIGNALED,
-				 .imm = 0x55,
-				 .sge = &sg[1],
-				 .num_sge = 1};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 2);
-	check_ctrl(w, 2, MLX5_OPCODE_SEND, 2, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	check_data(w + 16, &sg[1]);
-	check_posted(&f, 2, 1, 13);
-
-	/* SEND with immediate and no data: legal, ctrl only */
-	wr = (struct kr_devx_wr){.wr_id = 14, .opcode = KR_WR_SEND_IMM, .imm = 0xcafebabe};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	check_ctrl(wqebb(&f, 3), 3, MLX5_OPCODE_SEND_IMM, 1, 0, 0xcafebabe);
-	check_posted(&f, 3, 1, 14);
-
-	/* WRITE of 0 bytes (num_sge 0): ctrl | raddr */
-	wr = (struct kr_devx_wr){
-	    .wr_id = 15, .opcode = KR_WR_RDMA_WRITE, .remote_addr = 0x40, .rkey = 9};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	check_ctrl(wqebb(&f, 4), 4, MLX5_OPCODE_RDMA_WRITE, 2, 0, 0);
-	check_raddr(wqebb(&f, 4) + 16, 0x40, 9);
-	check_posted(&f, 4, 1, 15);
-
-	/* READ, signaled and fenced */
-	wr = (struct kr_devx_wr){.wr_id = 16,
-				 .opcode = KR_WR_RDMA_READ,
-				 .flags = KR_WR_SIGNALED | KR_WR_FENCE,
-				 .sge = sg,
-				 .num_sge = 1,
-				 .remote_addr = 0x7000,
-				 .rkey = 0x77};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 5);
-	check_ctrl(w, 5, MLX5_OPCODE_RDMA_READ, 3, MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_FENCE,
-		   0);
-	CHECK_EQ(w[11], 0x88);
-	check_raddr(w + 16, 0x7000, 0x77);
-	check_data(w + 32, &sg[0]);
-	check_posted(&f, 5, 1, 16);
-
-	/* CAS: ctrl | raddr | atomic (swap, compare) | one 8-byte data seg */
-	wr = (struct kr_devx_wr){.wr_id = 17,
-				 .opcode = KR_WR_ATOMIC_CS,
-				 .flags = KR_WR_SIGNALED,
-				 .sge = &sg8,
-				 .num_sge = 1,
-				 .remote_addr = 0x8008,
-				 .rkey = 0x88,
-				 .compare_add = 0x0102030405060708ull,
-				 .swap = 0x1112131415161718ull};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 6);
-	check_ctrl(w, 6, MLX5_OPCODE_ATOMIC_CS, 4, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	check_raddr(w + 16, 0x8008, 0x88);
-	CHECK_EQ(be64_at(w + 32), 0x1112131415161718ull);
-	CHECK_EQ(be64_at(w + 40), 0x0102030405060708ull);
-	check_data(w + 48, &sg8);
-	check_posted(&f, 6, 1, 17);
-
-	/* FAA: swap_add = addend, compare = 0 */
-	wr.wr_id = 18;
-	wr.opcode = KR_WR_ATOMIC_FA;
-	wr.compare_add = 0x99;
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 7);
-	check_ctrl(w, 7, MLX5_OPCODE_ATOMIC_FA, 4, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	check_raddr(w + 16, 0x8008, 0x88);
-	CHECK_EQ(be64_at(w + 32), 0x99);
-	CHECK_EQ(be64_at(w + 40), 0);
-	check_data(w + 48, &sg8);
-	check_posted(&f, 7, 1, 18);
-
-	/* nothing rung yet */
-	CHECK_EQ(db.count, 0);
+	run_op_cases(&f, KR_DEVX_QP_RC);
+	CHECK_EQ(db.count, 0); /* nothing rung yet */
 	fake_qp_fini(&f);
 }
 
@@ -372,99 +395,12 @@ static void test_inline(void)
 static void test_dci_opcodes(void)
 {
 	struct fake_qp f;
-	struct kr_devx_sge sg = {0x4000, 64, 0x42}, sg8 = {0x5000, 8, 0x43};
 	struct kr_devx_wr wr;
+	uint32_t pi;
 	uint8_t *w;
 
 	fake_qp_init(&f, KR_DEVX_QP_DCI, 64);
-
-	/* WRITE: ctrl | av (3 ds) | raddr | data = 6 ds, 2 WQEBBs */
-	wr = (struct kr_devx_wr){.wr_id = 31,
-				 .opcode = KR_WR_RDMA_WRITE,
-				 .flags = KR_WR_SIGNALED,
-				 .sge = &sg,
-				 .num_sge = 1,
-				 .remote_addr = 0xabc0,
-				 .rkey = 0x99,
-				 .av = &test_av};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 0);
-	check_ctrl(w, 0, MLX5_OPCODE_RDMA_WRITE, 6, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	check_av(w + 16, &test_av);
-	check_raddr(w + 64, 0xabc0, 0x99);
-	check_data(w + 80, &sg);
-	check_posted(&f, 0, 2, 31);
-
-	/* SEND: ctrl | av | data = 5 ds */
-	wr = (struct kr_devx_wr){
-	    .wr_id = 32, .opcode = KR_WR_SEND, .sge = &sg, .num_sge = 1, .av = &test_av};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 2);
-	check_ctrl(w, 2, MLX5_OPCODE_SEND, 5, 0, 0);
-	check_av(w + 16, &test_av);
-	check_data(w + 64, &sg);
-	check_posted(&f, 2, 2, 32);
-
-	/* SEND with immediate and no data: ctrl | av = 4 ds, exactly one WQEBB */
-	wr = (struct kr_devx_wr){.wr_id = 33,
-				 .opcode = KR_WR_SEND_IMM,
-				 .imm = 0xa1b2c3d4,
-				 .flags = KR_WR_SIGNALED,
-				 .av = &test_av};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 4);
-	check_ctrl(w, 4, MLX5_OPCODE_SEND_IMM, 4, MLX5_WQE_CTRL_CQ_UPDATE, 0xa1b2c3d4);
-	check_av(w + 16, &test_av);
-	check_posted(&f, 4, 1, 33);
-
-	/* READ */
-	wr = (struct kr_devx_wr){.wr_id = 34,
-				 .opcode = KR_WR_RDMA_READ,
-				 .flags = KR_WR_SIGNALED,
-				 .sge = &sg,
-				 .num_sge = 1,
-				 .remote_addr = 0x123400,
-				 .rkey = 0x1,
-				 .av = &test_av};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 5);
-	check_ctrl(w, 5, MLX5_OPCODE_RDMA_READ, 6, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	check_av(w + 16, &test_av);
-	check_raddr(w + 64, 0x123400, 0x1);
-	check_data(w + 80, &sg);
-	check_posted(&f, 5, 2, 34);
-
-	/* CAS: ctrl | av | raddr | atomic | data = 7 ds */
-	wr = (struct kr_devx_wr){.wr_id = 35,
-				 .opcode = KR_WR_ATOMIC_CS,
-				 .flags = KR_WR_SIGNALED,
-				 .sge = &sg8,
-				 .num_sge = 1,
-				 .remote_addr = 0x10,
-				 .rkey = 0x2,
-				 .compare_add = 5,
-				 .swap = 6,
-				 .av = &test_av};
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 7);
-	check_ctrl(w, 7, MLX5_OPCODE_ATOMIC_CS, 7, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	check_av(w + 16, &test_av);
-	check_raddr(w + 64, 0x10, 0x2);
-	CHECK_EQ(be64_at(w + 80), 6);
-	CHECK_EQ(be64_at(w + 88), 5);
-	check_data(w + 96, &sg8);
-	check_posted(&f, 7, 2, 35);
-
-	/* FAA */
-	wr.wr_id = 36;
-	wr.opcode = KR_WR_ATOMIC_FA;
-	wr.compare_add = 0x100000000ull;
-	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-	w = wqebb(&f, 9);
-	check_ctrl(w, 9, MLX5_OPCODE_ATOMIC_FA, 7, MLX5_WQE_CTRL_CQ_UPDATE, 0);
-	CHECK_EQ(be64_at(w + 80), 0x100000000ull);
-	CHECK_EQ(be64_at(w + 88), 0);
-	check_posted(&f, 9, 2, 36);
+	pi = run_op_cases(&f, KR_DEVX_QP_DCI);
 
 	/* inline WRITE on a DCI */
 	{
@@ -481,14 +417,14 @@ static void test_dci_opcodes(void)
 					 .rkey = 3,
 					 .av = &test_av};
 		CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
-		w = wqebb(&f, 11);
+		w = wqebb(&f, pi);
 		/* 1 + 3 + 1 + (4 + 40 + 15) / 16 = 8 ds */
-		check_ctrl(w, 11, MLX5_OPCODE_RDMA_WRITE, 8, 0, 0);
+		check_ctrl(w, pi, MLX5_OPCODE_RDMA_WRITE, 8, 0, 0);
 		check_av(w + 16, &test_av);
 		check_raddr(w + 64, 0x20, 3);
 		CHECK_EQ(be32_at(w + 80), 40u | 0x80000000u);
 		CHECK(memcmp(w + 84, pay, 40) == 0);
-		check_posted(&f, 11, 2, 37);
+		check_posted(&f, pi, 2, 37);
 	}
 	fake_qp_fini(&f);
 }
