@@ -6,6 +6,7 @@
  *
  * Files, one role each:
  *   keeper_config.c   configuration: defaults, file, flags, validation
+ *   keeper_config_keys.c  every key once: option, argument, help (--help, tests)
  *   keeper_mem.c      EAL start, hugepage memzones, read-only page fds
  *   keeper_shm.c      job-writable (and job-read) memory, sealed memfds
  *   keeper_segment.c  the pool segment and tenant zones: layout, init, rings
@@ -121,6 +122,24 @@ static inline uint32_t kr_keeper_cfg_rc_slots(const struct kr_keeper_cfg *cfg)
  * default).
  */
 void kr_keeper_cfg_default(struct kr_keeper_cfg *cfg);
+
+/*
+ * keeper_config_keys.c: every key of the configuration once, in --help
+ * order. A switch (no arg) is "true" when given on the command line.
+ */
+struct kr_keeper_cfg_key {
+	const char *name;    /* the key, and the long option --name */
+	char letter;	     /* its short option, 0: none */
+	const char *arg;     /* what its value is ("N", "FILE"), NULL: a switch */
+	const char *example; /* a value the parser takes (tests, sample config) */
+	const char *help;    /* lines joined by '\n' */
+	bool cli_only;	     /* not a configuration key (config, help) */
+	bool file_only;	     /* not an option (tenant.N.uid) */
+};
+extern const struct kr_keeper_cfg_key kr_keeper_cfg_keys[];
+extern const size_t kr_keeper_cfg_nkeys;
+/* krpoold --help, from the table. */
+void kr_keeper_cfg_usage(FILE *f);
 /*
  * kr_keeper_cfg_load() - read "key = value" lines (keys as the long flags without
  * dashes, '#' comments, "tenant.<n>.uid = <uid>"). Returns 0, -ENOENT, -EINVAL

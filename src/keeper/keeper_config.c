@@ -75,9 +75,9 @@ static bool cfg_bool(const char *val, bool *out)
 }
 
 /*
- * kr_keeper_cfg_set() - apply one key. Keys: device, socket, tenants, dcis,
- * rc-spares, jobs, vqps, ports, heap-mb, hugepages, low-water, base-virtaddr,
- * foreground, verbose, tenant.<n>.uid. Returns 0 or -EINVAL with err set.
+ * kr_keeper_cfg_set() - apply one key, as keeper_config_keys.c lists them
+ * (test_keeper_cfg_keys: this takes each). Returns 0 or -EINVAL with err set
+ * ("unknown key" for a key the table lacks).
  */
 int kr_keeper_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *val, char *err,
 		    size_t errlen)

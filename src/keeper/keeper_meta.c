@@ -57,8 +57,8 @@ uint64_t kr_keeper_meta_hugepage_bytes(const struct kr_keeper_cfg *cfg)
 	if (!cfg->metaserver)
 		return 0;
 	/* the table, and one page for the memzone's header in front of it */
-	return kr_keeper_pages_len(kr_meta_table_bytes(meta_nodes(cfg),
-						     cfg->tenants + meta_row_ports(cfg))) +
+	return kr_keeper_pages_len(
+		   kr_meta_table_bytes(meta_nodes(cfg), cfg->tenants + meta_row_ports(cfg))) +
 	       KR_POOL_PAGE + kr_keeper_pages_len(kr_keeper_kzone_size(cfg));
 }
 
@@ -137,8 +137,7 @@ void kr_keeper_meta_changed(struct kr_keeper *k)
 }
 
 /* The table's memory and target, and the MR jobs READ it through. */
-static int meta_table_build(struct kr_keeper *k, struct kr_keeper_meta *d,
-			    struct kr_meta_cfg *mc)
+static int meta_table_build(struct kr_keeper *k, struct kr_keeper_meta *d, struct kr_meta_cfg *mc)
 {
 	uint64_t len;
 	int rc;
@@ -154,8 +153,7 @@ static int meta_table_build(struct kr_keeper *k, struct kr_keeper_meta *d,
 				    KR_ACCESS_REMOTE_READ);
 	if (rc)
 		return rc;
-	rc = kr_devx_mr_reg(k->ctx, &d->target.pd, d->mz->addr, len, KR_ACCESS_REMOTE_READ,
-			    &d->mr);
+	rc = kr_devx_mr_reg(k->ctx, &d->target.pd, d->mz->addr, len, KR_ACCESS_REMOTE_READ, &d->mr);
 	if (rc)
 		return rc;
 	d->mr_ok = true;
@@ -186,12 +184,14 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 		KR_ERR("dct",
 		       "--%s without --cluster-key: any user who can send it a datagram could "
 		       "register a node and redirect connects to itself; give every keeper of the "
-		       "cluster the same key file (64 hex digits, mode 0600), or --insecure-metaserver",
+		       "cluster the same key file (64 hex digits, mode 0600), or "
+		       "--insecure-metaserver",
 		       k->cfg.metaserver ? "metaserver" : "metaserver-addr");
 		return -EPERM;
 	} else {
-		KR_WARN("dct", "--insecure-metaserver: MetaServer datagrams are not authenticated; "
-			       "any user who reaches the socket can redirect this cluster's connects");
+		KR_WARN("dct",
+			"--insecure-metaserver: MetaServer datagrams are not authenticated; "
+			"any user who reaches the socket can redirect this cluster's connects");
 	}
 	mc.node_id = k->cfg.node_id;
 	mc.addr = k->ctx->port.addr;

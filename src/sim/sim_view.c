@@ -23,7 +23,7 @@
 
 /* sim_uar_fill() - see sim.h. */
 void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
-			 struct sim_bell *b)
+		  struct sim_bell *b)
 {
 	uar->ctx = ctx;
 	uar->page_id = page_id;
@@ -163,9 +163,8 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 	free(dev);
 }
 
-static const struct kr_devx_ops sim_job_ops =
-    KR_DEVX_VIEW_OPS(sim_doorbell, sim_bf_copy, sim_job_close, sim_view_no_export,
-		     sim_uar_import, sim_uar_wrap);
+static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(
+    sim_doorbell, sim_bf_copy, sim_job_close, sim_view_no_export, sim_uar_import, sim_uar_wrap);
 
 /*
  * sim_attach_fd() - map the UAR page in fd (taken over on success) as a
