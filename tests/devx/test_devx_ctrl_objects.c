@@ -28,6 +28,39 @@ static void test_open_errors(void)
 	CHECK_ERR(kr_devx_open("sim:x", NULL), -EINVAL);
 }
 
+/* A program that links a backend's doorbells only (a job's view) cannot open its devices. */
+static const struct kr_devx_backend view_only = {
+    .name = "view", .prefix = "viewonly:", .import = sim_view_import};
+static const struct kr_devx_backend extra[3] = {
+    {.name = "x1", .prefix = "x1:", .import = sim_view_import},
+    {.name = "x2", .prefix = "x2:", .import = sim_view_import},
+    {.name = "x3", .prefix = "x3:", .import = sim_view_import},
+};
+
+static void test_backends(void)
+{
+	static const struct kr_devx_backend no_prefix = {.name = "none"};
+	struct kr_devx_ctx *ctx = (void *)1;
+
+	CHECK_ERR(kr_devx_backend_add(NULL), -EINVAL);
+	CHECK_ERR(kr_devx_backend_add(&no_prefix), -EINVAL);
+	CHECK_OK(kr_devx_backend_add(&view_only));
+	CHECK_ERR(kr_devx_open("viewonly:h", &ctx), -ENODEV);
+	CHECK(ctx == NULL);
+	/* the job's sim after the full one: the full one stays, hosts still open */
+	CHECK_OK(kr_devx_backend_add(&kr_sim_view_backend));
+	CHECK_OK(kr_devx_open("sim:ctl_backends", &ctx));
+	CHECK(ctx->backend == &kr_sim_backend);
+	CHECK(kr_devx_has(ctx, KR_DEVX_BE_UAR_FD | KR_DEVX_BE_WAKE_PAGE));
+	CHECK(!kr_devx_has(ctx, KR_DEVX_BE_UAR_MMIO));
+	kr_devx_close(ctx);
+	/* room for 4: sim, viewonly, x1, x2; x3 is one too many */
+	CHECK_OK(kr_devx_backend_add(&extra[0]));
+	CHECK_OK(kr_devx_backend_add(&extra[1]));
+	CHECK_ERR(kr_devx_backend_add(&extra[2]), -ENOSPC);
+	CHECK_OK(kr_devx_backend_add(&extra[0])); /* again: already served */
+}
+
 static void test_caps_and_list(void)
 {
 	struct kr_devx_dev_info info[16];
@@ -316,6 +349,7 @@ int main(void)
 {
 	CHECK_OK(kr_devx_backend_add(&kr_sim_backend));
 	test_open_errors();
+	test_backends();
 	CHECK_OK(kr_fx_host_open(&A, "sim:ctl_a", MEM_LEN));
 	CHECK_OK(kr_fx_host_open(&B, "sim:ctl_b", MEM_LEN));
 	test_caps_and_list();
