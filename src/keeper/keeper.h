@@ -811,7 +811,7 @@ int kr_keeper_meta_start(struct kr_keeper *k);
 void kr_keeper_meta_stop(struct kr_keeper *k);
 /* A launch came or left: this node's row in its own table now, the replicas at once. */
 void kr_keeper_meta_changed(struct kr_keeper *k);
-/* Event loop tick: the MetaServer list into the zones when it changed, this node's row. */
+/* Event loop tick: the MetaServer list into the zones when it changed. */
 void kr_keeper_meta_tick(struct kr_keeper *k);
 struct kr_meta_msg;
 /* This node's REGISTER (node id, GID, every tenant slot's launch, bound ports). */

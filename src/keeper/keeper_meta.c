@@ -5,8 +5,8 @@
  * row, and the MetaServer list written into every tenant zone.
  *
  * The keeper tells the service one way: kr_meta_own_set when a launch binds
- * or leaves or a port is published (kr_keeper_meta_changed), and again on
- * the tick when the row changed otherwise (a rebuilt DCT); it takes the list
+ * or leaves or a port is bound or unbound (kr_keeper_meta_changed: the row
+ * changes nowhere else); it takes the list
  * the service keeps on the tick (kr_keeper_meta_tick) and writes it into the
  * zones under zone_lock, trying again on the next tick while a zone is being
  * renewed, so that the event loop never waits for a renewal.
@@ -24,7 +24,6 @@
 #include "keeper/meta/meta.h"
 
 #define KR_META_DEFAULT_NODES 16384u
-#define KR_META_OWN_TICKS     25u /* this node's row checked every 250 ms (a round) */
 
 struct kr_keeper_meta {
 	const struct rte_memzone *mz;	/* the table */
@@ -33,12 +32,10 @@ struct kr_keeper_meta {
 	bool mr_ok;
 	struct kr_meta_key key; /* --cluster-key, or none */
 	struct kr_meta *svc;
-	struct kr_meta_msg own; /* as last told */
-	uint32_t list_gen;	/* the list as last taken */
+	uint32_t list_gen; /* the list as last taken */
 	struct kr_dct_meta_addr list[KR_DCT_MAX_META];
 	uint32_t nlist;
 	bool list_due; /* taken, not yet in every zone */
-	uint32_t ticks;
 };
 
 static uint32_t meta_nodes(const struct kr_keeper_cfg *cfg)
@@ -108,17 +105,9 @@ static bool meta_list_write(struct kr_keeper *k, const struct kr_keeper_meta *d)
 void kr_keeper_meta_tick(struct kr_keeper *k)
 {
 	struct kr_keeper_meta *d = k->meta;
-	struct kr_meta_msg own;
 
 	if (!d)
 		return;
-	if (++d->ticks % KR_META_OWN_TICKS == 0) {
-		kr_keeper_meta_own(k, &own);
-		if (memcmp(&own, &d->own, sizeof(own))) {
-			d->own = own;
-			kr_meta_own_set(d->svc, &own);
-		}
-	}
 	if (kr_meta_list_take(d->svc, &d->list_gen, d->list, &d->nlist))
 		d->list_due = true;
 	if (d->list_due && meta_list_write(k, d))
@@ -129,11 +118,12 @@ void kr_keeper_meta_tick(struct kr_keeper *k)
 void kr_keeper_meta_changed(struct kr_keeper *k)
 {
 	struct kr_keeper_meta *d = k->meta;
+	struct kr_meta_msg own;
 
 	if (!d)
 		return;
-	kr_keeper_meta_own(k, &d->own);
-	kr_meta_own_set(d->svc, &d->own);
+	kr_keeper_meta_own(k, &own);
+	kr_meta_own_set(d->svc, &own);
 }
 
 /* The table's memory and target, and the MR jobs READ it through. */
@@ -168,6 +158,7 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 {
 	struct kr_keeper_meta *d;
 	struct kr_meta_cfg mc = {0};
+	struct kr_meta_msg own;
 	int rc;
 
 	if (!k->cfg.metaserver && !k->cfg.meta_addr[0])
@@ -204,8 +195,8 @@ int kr_keeper_meta_start(struct kr_keeper *k)
 		if (rc)
 			return rc;
 	}
-	kr_keeper_meta_own(k, &d->own);
-	rc = kr_meta_start(&mc, &d->own, &d->svc);
+	kr_keeper_meta_own(k, &own);
+	rc = kr_meta_start(&mc, &own, &d->svc);
 	if (rc)
 		return rc;
 	/* the first round's list, before any job attaches */

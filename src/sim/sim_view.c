@@ -44,13 +44,16 @@ void sim_bell_release(struct sim_dev *dev)
 	}
 }
 
-/* Dekker with the engine's sleep (sim_engine.c): bump, then look. */
-static void sim_bell_wake(struct sim_bell *w)
+/*
+ * Dekker with the engine's sleep (sim_engine.c): bump the futex word seq,
+ * then look whether the engine said it sleeps on it. Not FUTEX_PRIVATE: the
+ * word is in memory shared with the process that runs the engine.
+ */
+static inline void sim_futex_bump(_Atomic uint32_t *seq, _Atomic uint32_t *sleeping)
 {
-	atomic_fetch_add(&w->seq, 1);
-	if (atomic_load(&w->sleeping))
-		/* not FUTEX_PRIVATE: the page is shared with the keeper's engine */
-		syscall(SYS_futex, (uint32_t *)&w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	atomic_fetch_add(seq, 1);
+	if (atomic_load(sleeping))
+		syscall(SYS_futex, (uint32_t *)seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /*
@@ -112,10 +115,7 @@ static bool sim_bell_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len
 /* sim_engine_kick() - see sim.h. */
 void sim_engine_kick(struct sim_shared *sh)
 {
-	atomic_fetch_add(&sh->db_seq, 1);
-	if (atomic_load(&sh->engine_sleeping))
-		/* not FUTEX_PRIVATE: the word is in a MAP_SHARED segment other processes ring */
-		syscall(SYS_futex, (uint32_t *)&sh->db_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	sim_futex_bump(&sh->db_seq, &sh->engine_sleeping);
 }
 
 /* A ring wakes the engine: through the page in a job's view, the host's word in its opener. */
@@ -123,8 +123,8 @@ static void sim_bell_kick(struct kr_devx_uar *uar)
 {
 	struct sim_dev *dev = sim_dev_of(uar->ctx);
 
-	if (dev->wake)
-		sim_bell_wake(dev->wake);
+	if (dev->wake) /* a job's view: the page the keeper sent it */
+		sim_futex_bump(&dev->wake->seq, &dev->wake->sleeping);
 	else
 		sim_engine_kick(dev->sh);
 }
