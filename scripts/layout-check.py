@@ -20,11 +20,6 @@ ARCHIVE_BANS = {
 }
 
 
-def folder_of(src, root):
-    rel = os.path.relpath(src, root)
-    return os.path.dirname(rel)
-
-
 def nm_symbols(path):
     out = subprocess.run(['nm', '-P', path], check=True, capture_output=True,
                          text=True).stdout
@@ -42,23 +37,21 @@ def nm_symbols(path):
 
 
 def objects(build):
-    """(folder, object path) for every object built from src/ or tools/."""
+    """(folder, object path, source path) for every object built from src/ or tools/."""
     with open(os.path.join(build, 'compile_commands.json')) as f:
         cmds = json.load(f)
+    src_root = source_root(build)
     seen = {}
     for c in cmds:
         src = os.path.normpath(os.path.join(c['directory'], c['file']))
         out = os.path.normpath(os.path.join(c['directory'], c['output']))
-        root = os.path.normpath(os.path.join(c['directory'], '..'))
-        src_root = source_root(build)
         rel = os.path.relpath(src, src_root)
         if not (rel.startswith('src/') or rel.startswith('tools/')):
             continue
         # One object per source: the static library's build of it.
         if src in seen and '.so.p' in out:
             continue
-        seen[src] = (folder_of(src, src_root), out, rel)
-        del root
+        seen[src] = (os.path.dirname(rel), out, rel)
     return sorted(seen.values())
 
 

@@ -17,17 +17,16 @@
 #include "job/job.h"
 #include "keeper/keeper.h"
 
-#define KEYS_MAX 64
+#define KEYS_MAX   64
+#define KEY_OPT(i) (256 + (int)(i)) /* getopt's val of key i: above every letter */
 
-/*
- * getopt's table from the keys' (keeper_config_keys.c): val is the short
- * letter, else 1 for a key with a value, 2 for a switch.
- */
+/* getopt's tables, from the keys' (keeper_config_keys.c). */
 static struct option long_opts[KEYS_MAX + 1];
+static char short_opts[2 * KEYS_MAX + 1];
 
 static void opts_build(void)
 {
-	size_t n = 0;
+	size_t n = 0, s = 0;
 
 	for (size_t i = 0; i < kr_keeper_cfg_nkeys && n < KEYS_MAX; i++) {
 		const struct kr_keeper_cfg_key *k = &kr_keeper_cfg_keys[i];
@@ -37,9 +36,25 @@ static void opts_build(void)
 		long_opts[n++] = (struct option){
 		    .name = k->name,
 		    .has_arg = k->arg ? required_argument : no_argument,
-		    .val = k->letter ? k->letter : k->arg ? 1 : 2,
+		    .val = KEY_OPT(i),
 		};
+		if (k->letter) {
+			short_opts[s++] = k->letter;
+			if (k->arg)
+				short_opts[s++] = ':';
+		}
 	}
+}
+
+/* The key getopt returned (its letter or KEY_OPT), NULL for anything else. */
+static const struct kr_keeper_cfg_key *opt_key(int opt)
+{
+	if (opt >= KEY_OPT(0))
+		return &kr_keeper_cfg_keys[opt - KEY_OPT(0)];
+	for (size_t i = 0; i < kr_keeper_cfg_nkeys; i++)
+		if (opt > 0 && kr_keeper_cfg_keys[i].letter == opt)
+			return &kr_keeper_cfg_keys[i];
+	return NULL;
 }
 
 /* Fork; the parent returns only to exit with the child's start-up verdict. */
@@ -72,51 +87,38 @@ static int daemonise(struct kr_keeper_cfg *cfg)
 int main(int argc, char **argv)
 {
 	struct kr_keeper_cfg cfg;
+	const struct kr_keeper_cfg_key *key;
 	char err[256];
-	int opt, idx, rc;
+	int opt, rc;
 
 	kr_keeper_cfg_default(&cfg);
 	opts_build();
 	/* the file first, so flags override it */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "c:d:s:fvh", long_opts, &idx)) != -1) {
-		if (opt == 'c' && kr_keeper_cfg_load(&cfg, optarg, err, sizeof(err))) {
+	while ((opt = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		key = opt_key(opt);
+		if (key && !strcmp(key->name, "config") &&
+		    kr_keeper_cfg_load(&cfg, optarg, err, sizeof(err))) {
 			fprintf(stderr, "krpoold: %s\n", err);
 			return 2;
 		}
 	}
 	optind = 1;
 	opterr = 1;
-	while ((opt = getopt_long(argc, argv, "c:d:s:fvh", long_opts, &idx)) != -1) {
-		rc = 0;
-		switch (opt) {
-		case 'c':
-			break;
-		case 'd':
-			rc = kr_keeper_cfg_set(&cfg, "device", optarg, err, sizeof(err));
-			break;
-		case 's':
-			rc = kr_keeper_cfg_set(&cfg, "socket", optarg, err, sizeof(err));
-			break;
-		case 'f':
-			cfg.foreground = true;
-			break;
-		case 'v':
-			cfg.verbose = true;
-			break;
-		case 'h':
-			kr_keeper_cfg_usage(stdout);
-			return 0;
-		case 1:
-			rc = kr_keeper_cfg_set(&cfg, long_opts[idx].name, optarg, err, sizeof(err));
-			break;
-		case 2: /* switches: --trusted, --metaserver, ... */
-			rc = kr_keeper_cfg_set(&cfg, long_opts[idx].name, "true", err, sizeof(err));
-			break;
-		default:
+	while ((opt = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		key = opt_key(opt);
+		if (!key) {
 			kr_keeper_cfg_usage(stderr);
 			return 2;
 		}
+		if (!strcmp(key->name, "help")) {
+			kr_keeper_cfg_usage(stdout);
+			return 0;
+		}
+		if (key->cli_only) /* --config: read above */
+			continue;
+		/* a switch given is true */
+		rc = kr_keeper_cfg_set(&cfg, key->name, key->arg ? optarg : "true", err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, "krpoold: --%s\n", err);
 			return 2;
