@@ -10,9 +10,10 @@
  * a pointer return NULL and set errno. Completion statuses are their own enum
  * (enum kr_wc_status) with a string for each.
  *
- * This header grows with the project: the completion status vocabulary
- * shared by every layer, attach to the keeper (heap, MRs, leases), and
- * virtual QPs (kr_connect, kr_post_*, kr_poll; see kr_connect(3)).
+ * This header states each call's contract: arguments, return values and
+ * errors. How and why the library behaves as it does (DCI placement,
+ * promotion, heap growth, credits, recovery, a dying keeper) is told once,
+ * in the man pages: kr_attach(3), kr_connect(3), kr_bind(3), krpoold(8).
  */
 #ifndef KRCORE_H
 #define KRCORE_H
@@ -113,33 +114,27 @@ struct kr_attach_opts {
 #define KR_PROMOTE_OFF		0xffffffffu
 
 /*
- * kr_attach() - attach this process to the local keeper. Connects to its
- * UNIX socket, receives the hugepage segments, the device doorbell mapping
- * and this job's heap, and maps them at the keeper's addresses. No DPDK
- * initialisation and no firmware command happen here.
+ * kr_attach() - attach this process to the local keeper: receive and map its
+ * hugepage segments, the device's doorbells and this job's heap
+ * (kr_attach(3); with kmod-min also "With kmod-min" there).
  * @opts: NULL for the defaults.
  *
  * One attach per process at a time. Returns a context, or NULL with errno:
  * ENOENT or ECONNREFUSED (no keeper at the socket), EACCES (socket not
  * accessible: not in the keeper's group), EUSERS (the uid holds as many
- * connections as it may), EINVAL (bad opts, or a launch key that is not 64 hex
+ * connections as it may), EINVAL (bad opts, a launch key that is not 64 hex
  * digits, dcis_per_thread or $KR_DCIS_PER_THREAD above
- * KR_DCIS_PER_THREAD_MAX or not a number, $KR_KEEPER_UID not a uid), EALREADY (already attached), ENOSPC (no free job slot,
- * no tenant slot free for a new launch, or no warm heap within 2 s: in a burst of attaches the
- * keeper's worker warms heaps one registration at a time, and kr_attach waits for it), EDQUOT (a
- * new launch, and this uid holds as many tenant slots as krpoold --uid-launches allows), EPERM (the
- * launch is bound on this node under another uid or key; or the socket is served by a uid other
- * than root, this process's and keeper_uid: an impostor, sent nothing), EADDRINUSE (the keeper's addresses are
- * taken in this process), EPROTO (the keeper speaks another protocol or sent a malformed reply),
- * ENODEV (the keeper fences its jobs with kmod-min and this process cannot open /dev/krmin),
- * ENOMEM, ENOTCONN or EPIPE (the keeper went away during the attach).
- *
- * With kmod-min (krpoold(8)) the job maps each DCI it leases, rings and its
- * own UAR page, through /dev/krmin, and the library installs a SIGBUS
- * handler for those pages: a
- * keeper that dies takes the mappings with it, and the next post or poll
- * returns -ENOTCONN instead of the process dying. A SIGBUS elsewhere goes to
- * the handler installed before kr_attach(); kr_detach() restores it.
+ * KR_DCIS_PER_THREAD_MAX or not a number, $KR_KEEPER_UID not a uid),
+ * EALREADY (already attached), ENOSPC (no free job slot, no tenant slot free
+ * for a new launch, or no warm heap within 2 s), EDQUOT (a new launch, and
+ * this uid holds as many tenant slots as krpoold --uid-launches allows),
+ * EPERM (the launch is bound on this node under another uid or key; or the
+ * socket is served by a uid other than root, this process's and keeper_uid:
+ * sent nothing), EADDRINUSE (the keeper's addresses are taken in this
+ * process), EPROTO (another protocol or a malformed reply), ENODEV (the
+ * keeper fences its jobs with kmod-min and this process cannot open
+ * /dev/krmin), ENOMEM, ENOTCONN or EPIPE (the keeper went away during the
+ * attach).
  */
 struct kr_ctx *kr_attach(const struct kr_attach_opts *opts);
 
@@ -173,16 +168,10 @@ struct kr_ctx_attr {
 int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr);
 
 /*
- * kr_malloc() - RDMA-ready memory from the job's heap: hugepages the keeper
- * registered as this job's own MR, so no registration call is needed
- * (kr_reg_mr() still gives a key for a sub-range). 16-byte aligned.
- * The heap starts with 2 MB backed; when an allocation runs past what is
- * backed, the library asks the keeper for more (one call that at least
- * doubles it, up to kr_ctx_attr.heap_len), so a job makes a handful of such
- * calls in its life, none per kr_malloc.
- * No syscall while the keeper's heartbeat in the pool segment is fresh; a
- * heartbeat older than 40 ms leads to one non-blocking socket check (at
- * most one per 40 ms), so a dead keeper is reported within 100 ms.
+ * kr_malloc() - RDMA-ready memory from the job's heap, which the keeper
+ * registered as this job's own MR (no registration call needed; kr_reg_mr()
+ * still gives a key for a sub-range). 16-byte aligned. How the heap grows:
+ * kr_attach(3).
  * Returns NULL with errno: EINVAL (NULL ctx or len 0), ENOMEM (heap full:
  * past kr_ctx_attr.heap_len, or the node has no free hugepage), ENOTCONN
  * (the keeper went away).
@@ -311,72 +300,27 @@ struct kr_connect_opts {
 };
 
 /*
- * kr_connect() - a virtual QP to the caller's tenant on node @peer, with RC
- * semantics (reliable, in order per vQP) over one of the DC initiators
- * (DCIs) the calling thread posts through. No firmware command and no
- * handshake run here. The peer's DCT comes from the node's metadata
- * (kr_dct_resolve: cache or MetaServer); KR_NODE_SELF is this node's keeper.
+ * kr_connect() - a virtual QP to the caller's tenant on node @peer
+ * (KR_NODE_SELF: this node's keeper), with RC semantics (reliable, in order
+ * per vQP) over one of the DC initiators the calling thread posts through.
+ * No firmware command and no handshake. Which DCI, promotion to an RC QP
+ * of its own, and errors on a shared DCI: kr_connect(3).
  *
- * Which DCI: a DCI talks to one DC target at a time and switches only when
- * idle (the hardware rule), so vQPs to different peers on one DCI
- * serialise, each switch waiting for the previous target's traffic. A
- * thread therefore holds up to kr_ctx_attr.dcis_per_thread DCIs (default
- * KR_DCIS_PER_THREAD_DEFAULT) and places each new vQP by this policy:
- *   1. on the thread's DCI that already serves the same DC target, if it
- *      has the credits (no switch is added);
- *   2. else on a DCI of its own while the thread holds fewer than its
- *      limit: one an earlier thread of the process let go, or one granted
- *      with kr_attach(), else one leased from the keeper (for a thread's
- *      second and later DCIs only while more than a quarter of the
- *      tenant's DCIs are free, so fan-out never starves a first connect,
- *      or when none of the thread's DCIs has the credits asked for);
- *   3. else (at the limit, or the pool has none free) on the thread's DCI
- *      serving the fewest targets that has the credits.
- * A vQP stays on its DCI (its requests complete in order) unless promoted.
- * With its last vQP a DCI is let go: kept by the process for its next thread
- * when nothing is in flight on it (at most 8), else given back.
- *
- * Promotion: a vQP to another node that posts faster than
- * kr_ctx_attr.promote_rate requests a second (default
- * KR_PROMOTE_RATE_DEFAULT; measured every 64 posts) moves onto an RC QP of
- * its own: the two keepers pair one of their spare RC QPs (krpoold
- * --rc-spares) over DC, on their worker threads, while the vQP keeps
- * posting on DC. Once the pair is up its posts return -EAGAIN until its
- * requests on the DCI completed (one round trip), then go on the RC QP: no
- * DC connect per message, no DCI shared with other peers. A promoted vQP
- * that posts at less than a quarter of that rate, or not at all for as
- * long, goes back to a DCI the same way at its next post or kr_poll(), and
- * the two RC QPs go back to the spares. Completions stay in posting order
- * across both moves. When the keepers cannot pair (no spare on either
- * node, the peer's keeper not answering within 1 s) the vQP stays on DC and
- * asks again a second later; with kmod-min the RC QP's rings and UAR page
- * are mapped through the module as a DCI's are. Port vQPs
- * and vQPs to this node stay on DC. kr_vqp_query() reports the transport.
- *
- * The vQP posts through a DCI of the thread that created it: use it from
- * that thread (or serialise). Disconnect every vQP before kr_detach().
- *
- * With opts->port the vQP targets the receive endpoint of that port on the
- * peer (its DC target: one-sided operations work there too) and takes a
- * sender slot in the port's table (one CAS and one fetch-and-add on the
- * receiver's memory, waited for here: a round trip). Its SENDs are then
- * flow-controlled by the receiver's credits (kr_post_send()).
- *
- * A port of another node resolves with one READ of that node's MetaServer
- * row (the same one that gives its DC target; port records are not cached).
+ * Use the vQP from the thread that created it (or serialise).
+ * Disconnect every vQP before kr_detach(). With opts->port the vQP reaches
+ * the receive endpoint of that port on the peer (kr_bind(3)) and claims a
+ * sender slot there first (a round trip, waited for here).
  *
  * Returns a vQP, or NULL with errno: EINVAL (NULL ctx, bad opts, a port
  * above 65535), ECONNREFUSED (no job of the launch has that port bound on
  * the peer, or it is not published yet: retry), EUSERS (the port's table has
- * no free sender slot),
- * ETIMEDOUT (the receiver did not answer the slot claim), ENOSPC
- * (none of the thread's DCIs has the credits asked for and it may lease no
- * other: disconnect a vQP or connect from another thread; or no DCI free in
- * the pool: retry), ENOENT
- * (no such node), EHOSTUNREACH/EAGAIN (metadata lookup failed, retry),
- * EBUSY (the job is throttled for too many failed requests, see
- * kr_lease_alloc()), EMFILE (the process holds the most DCIs it may), ENOTCONN/EPIPE (keeper
- * gone), ENOMEM.
+ * no free sender slot), ETIMEDOUT (the receiver did not answer the slot
+ * claim), ENOSPC (none of the thread's DCIs has the credits asked for and it
+ * may lease no other: disconnect a vQP or connect from another thread; or no
+ * DCI free in the pool: retry), ENOENT (no such node), EHOSTUNREACH/EAGAIN
+ * (metadata lookup failed, retry), EBUSY (the job is throttled for too many
+ * failed requests, see kr_lease_alloc()), EMFILE (the process holds the most
+ * DCIs it may), ENOTCONN/EPIPE (keeper gone), ENOMEM.
  */
 struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_connect_opts *opts);
 
@@ -501,25 +445,17 @@ struct kr_bind_opts {
 #define KR_PORT_MAX_RECV 256u
 
 /*
- * kr_bind() - receive two-sided messages on port (1..65535) of this node:
- * the keeper hands this job a warm receive endpoint (an SRQ and its CQ in
- * the tenant's memory; with kmod-min, mapped into this process alone) and
- * makes a DC target for it. Messages land in
- * buffers the job posts with kr_post_recv() and complete through
- * kr_poll_recv(): no keeper on the path. Senders connect with
- * kr_connect_opts.port; each takes a slot in a table this call allocates in
- * the job's heap, and may have at most window messages in flight, only
- * against buffers this port has posted (no receiver-not-ready retries).
- * Ports belong to a launch: one binding of a port per launch and node (another
- * launch's port of the same number is another endpoint).
- *
- * Use a port from one thread at a time. kr_unbind() before kr_detach().
+ * kr_bind() - receive two-sided messages on port (1..65535) of this node,
+ * in buffers the job posts with kr_post_recv(), completed by kr_poll_recv()
+ * (endpoint, sender table and credits: kr_bind(3)). One binding of a port
+ * per launch and node. Use a port from one thread at a time; kr_unbind()
+ * before kr_detach().
  * Returns a port, or NULL with errno: EINVAL (NULL ctx, port 0 or above
- * 65535, bad opts), EADDRINUSE (this launch has the port bound on this node), ENOSPC (no
- * free receive endpoint: krpoold --ports), EDQUOT (this uid holds as many ports as krpoold
- * --uid-ports allows), EOPNOTSUPP (the keeper has none:
- * --ports 0), EACCES (kmod-min refused the endpoint's pages), ENOMEM (heap full),
- * ENOTCONN/EPIPE (keeper gone).
+ * 65535, bad opts), EADDRINUSE (this launch has the port bound on this
+ * node), ENOSPC (no free receive endpoint: krpoold --ports), EDQUOT (this
+ * uid holds as many ports as krpoold --uid-ports allows), EOPNOTSUPP (the
+ * keeper has none: --ports 0), EACCES (kmod-min refused the endpoint's
+ * pages), ENOMEM (heap full), ENOTCONN/EPIPE (keeper gone).
  */
 struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_opts *opts);
 
@@ -572,18 +508,13 @@ int kr_port_sender(const struct kr_port *port, uint32_t src, struct kr_port_send
 
 /*
  * kr_post_send() / kr_post_send_imm() - one message to the port vqp was
- * connected to (kr_connect_opts.port), from local (kr_malloc memory or a registered file, or any
- * memory with KR_POST_INLINE up to KR_POST_MAX_INLINE bytes, or
- * KR_SEND_MAX_INLINE with imm); imm reaches the receiver's completion. On
- * the wire a message is exactly its bytes (krcore's framing is the SEND's
- * immediate), plus KR_SEND_HDR_LEN with imm. Reliable and in order per vQP, completed at the
- * sender once the receiver's NIC has placed it.
- *
- * Flow control: the receiver grants this vQP credits for buffers it posted
- * (kr_bind_opts.window at most); a send without a credit returns -EAGAIN and
- * posts nothing: poll (kr_poll) and retry. The vQP pulls new credits with
- * an 8-byte READ of the receiver's table when half its window is used (when
- * none are left, pulls that brought nothing back off from 1 to 64 us).
+ * connected to (kr_connect_opts.port), from local (kr_malloc memory or a
+ * registered file, or any memory with KR_POST_INLINE up to
+ * KR_POST_MAX_INLINE bytes, KR_SEND_MAX_INLINE with imm); imm reaches the
+ * receiver's completion. Reliable and in order per vQP, completed once the
+ * receiver's NIC placed it. A send needs a credit from the receiver
+ * (kr_bind(3), "Credits"): without one it returns -EAGAIN and posts
+ * nothing; poll and retry.
  *
  * Returns 0, or the errors of kr_post_write() (the local range rules, and
  * -EAGAIN for the send queue), plus -EDESTADDRREQ (vqp was connected
@@ -623,24 +554,12 @@ struct kr_wc {
 
 /*
  * kr_poll() - up to n completions of vqp, in the order its requests were
- * posted. Also reaps the shared DCI's CQ: every other vQP's completion met
- * on the way goes to that vQP (so any vQP of a thread may be polled); a poll
- * may stop once it has its n, the rest then waits for the next poll of any.
- * A poll that finds nothing rings the doorbell for requests posted with
- * KR_POST_MORE and none after them.
- *
- * An error completion (e.g. KR_WC_REM_ACCESS_ERR for a bad rkey) moves only
- * this vQP to KR_VQP_ERR: its later requests complete with
- * KR_WC_WR_FLUSH_ERR and new posts return -EIO. The shared DCI is given back
- * to the keeper (which resets it: jobs issue no firmware command) and a fresh
- * one leased; the other vQPs' requests that the hardware flushed behind the
- * failed one had not executed (the responder stops at the failed PSN) and are
- * posted again on the new DCI in their order: they complete normally with
- * KR_WC_F_REPOSTED set. Until then posts return -EAGAIN.
- *
- * A poll that finds nothing checks the keeper's heartbeat (no syscall while
- * it is fresh): a dead keeper, whose device went with it, is reported as
- * -ENOTCONN within ~100 ms instead of an endless empty poll.
+ * posted. Also reaps the shared DCI's CQ for the other vQPs on it, and rings
+ * the doorbell for a batch left open with KR_POST_MORE when it finds
+ * nothing. An error completion moves only this vQP to KR_VQP_ERR; the other
+ * vQPs' flushed requests are posted again and complete with
+ * KR_WC_F_REPOSTED (kr_connect(3), "Errors on a shared DCI"). A poll that
+ * finds nothing reports a dead keeper within ~100 ms (kr_attach(3)).
  *
  * Returns the number of completions (0..n), or -EINVAL (NULL vqp or wc,
  * n < 0), -ENOTCONN (keeper gone, or it detached this job: requests in flight
