@@ -127,6 +127,11 @@ void kr_keeper_cfg_default(struct kr_keeper_cfg *cfg);
  * keeper_config_keys.c: every key of the configuration once, in --help
  * order. A switch (no arg) is "true" when given on the command line.
  */
+enum kr_keeper_cfg_kind {
+	KR_CFG_OWN,  /* parsed by its own code (kr_keeper_cfg_set, keeper_dct.c) */
+	KR_CFG_U32,  /* a number stored at off; kr_keeper_cfg_check() bounds it */
+	KR_CFG_BOOL, /* true/false (1/0, yes/no) stored at off */
+};
 struct kr_keeper_cfg_key {
 	const char *name;    /* the key, and the long option --name */
 	char letter;	     /* its short option, 0: none */
@@ -135,9 +140,13 @@ struct kr_keeper_cfg_key {
 	const char *help;    /* lines joined by '\n' */
 	bool cli_only;	     /* not a configuration key (config, help) */
 	bool file_only;	     /* not an option (tenant.N.uid) */
+	enum kr_keeper_cfg_kind kind;
+	size_t off; /* KR_CFG_U32, KR_CFG_BOOL: where in struct kr_keeper_cfg */
 };
 extern const struct kr_keeper_cfg_key kr_keeper_cfg_keys[];
 extern const size_t kr_keeper_cfg_nkeys;
+/* The table's entry for key (any tenant.<n>.uid finds tenant.N.uid), NULL: none. */
+const struct kr_keeper_cfg_key *kr_keeper_cfg_key_find(const char *key);
 /* krpoold --help, from the table. */
 void kr_keeper_cfg_usage(FILE *f);
 /*

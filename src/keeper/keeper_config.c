@@ -75,18 +75,37 @@ static bool cfg_bool(const char *val, bool *out)
 }
 
 /*
- * kr_keeper_cfg_set() - apply one key, as keeper_config_keys.c lists them
- * (test_keeper_cfg_keys: this takes each). Returns 0 or -EINVAL with err set
- * ("unknown key" for a key the table lacks).
+ * kr_keeper_cfg_set() - apply one key of keeper_config_keys.c's table: a
+ * number or switch where the table says, the others by the code below (and
+ * keeper_dct.c's). Returns 0 or -EINVAL with err set ("unknown key" for a
+ * key the table lacks or one given only on the command line).
  */
 int kr_keeper_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *val, char *err,
 		    size_t errlen)
 {
+	const struct kr_keeper_cfg_key *k;
 	uint32_t n = 0, uid = 0;
+	bool b;
 	int rc;
 
 	if (!key || !val)
 		return cfg_err(err, errlen, "missing key or value");
+	k = kr_keeper_cfg_key_find(key);
+	if (!k || k->cli_only)
+		return cfg_err(err, errlen, "unknown key '%s'", key);
+	if (k->kind == KR_CFG_U32) {
+		rc = cfg_u32(key, val, &n, err, errlen);
+		if (!rc)
+			*(uint32_t *)((char *)cfg + k->off) = n;
+		return rc;
+	}
+	if (k->kind == KR_CFG_BOOL) {
+		if (!cfg_bool(val, &b))
+			return cfg_err(err, errlen, "%s: expected true or false, got '%s'", key,
+				       val);
+		*(bool *)((char *)cfg + k->off) = b;
+		return 0;
+	}
 	rc = kr_keeper_dct_cfg_set(cfg, key, val, err, errlen); /* keeper_dct.c keys */
 	if (rc != -ENOENT)
 		return rc;
@@ -117,23 +136,6 @@ int kr_keeper_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *va
 		if (!*val || errno || *end || v >= UINT32_MAX)
 			return cfg_err(err, errlen, "group: no group named '%s'", val);
 		cfg->group = (int64_t)v;
-		return 0;
-	}
-	if (!strcmp(key, "foreground") || !strcmp(key, "verbose") || !strcmp(key, "trusted") ||
-	    !strcmp(key, "require-kmod")) {
-		bool b;
-
-		if (!cfg_bool(val, &b))
-			return cfg_err(err, errlen, "%s: expected true or false, got '%s'", key,
-				       val);
-		if (key[0] == 'f')
-			cfg->foreground = b;
-		else if (key[0] == 'v')
-			cfg->verbose = b;
-		else if (key[0] == 't')
-			cfg->trusted = b;
-		else
-			cfg->require_kmod = b;
 		return 0;
 	}
 	if (!strcmp(key, "base-virtaddr")) {
@@ -184,35 +186,8 @@ int kr_keeper_cfg_set(struct kr_keeper_cfg *cfg, const char *key, const char *va
 		return 0;
 	}
 
-	static const struct {
-		const char *key;
-		size_t off;
-	} nums[] = {
-	    {"tenants", offsetof(struct kr_keeper_cfg, tenants)},
-	    {"dcis", offsetof(struct kr_keeper_cfg, dcis)},
-	    {"rc-spares", offsetof(struct kr_keeper_cfg, rc_spares)},
-	    {"jobs", offsetof(struct kr_keeper_cfg, jobs)},
-	    {"vqps", offsetof(struct kr_keeper_cfg, vqps)},
-	    {"ports", offsetof(struct kr_keeper_cfg, ports)},
-	    {"heap-mb", offsetof(struct kr_keeper_cfg, heap_mb)},
-	    {"warm-heaps", offsetof(struct kr_keeper_cfg, warm_heaps)},
-	    {"hugepages", offsetof(struct kr_keeper_cfg, hugepages_mb)},
-	    {"low-water", offsetof(struct kr_keeper_cfg, low_water)},
-	    {"dcis-max", offsetof(struct kr_keeper_cfg, dcis_max)},
-	    {"rc-max", offsetof(struct kr_keeper_cfg, rc_max)},
-	    {"uid-launches", offsetof(struct kr_keeper_cfg, uid_launches)},
-	    {"uid-ports", offsetof(struct kr_keeper_cfg, uid_ports)},
-	};
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		if (strcmp(key, nums[i].key))
-			continue;
-		rc = cfg_u32(key, val, &n, err, errlen);
-		if (rc)
-			return rc;
-		*(uint32_t *)((char *)cfg + nums[i].off) = n;
-		return 0;
-	}
-	return cfg_err(err, errlen, "unknown key '%s'", key);
+	/* a KR_CFG_OWN key of the table that no code above parses */
+	return cfg_err(err, errlen, "%s: no parser for this key", key);
 }
 
 static char *cfg_trim(char *s)

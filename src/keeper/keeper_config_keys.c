@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every key of the keeper's configuration, once: its option letter, its
- * argument, an example value and its help. krpoold builds its options and
- * --help from this table; test_keeper_cfg_keys checks that the parser takes
+ * argument, an example value, its help and, for plain numbers and switches,
+ * where it is stored. krpoold builds its options and --help from this table,
+ * and kr_keeper_cfg_set() takes only the keys it lists; test_keeper_cfg_keys checks that the parser takes
  * every key and that krpoold(8) and the sample configuration
  * (tools/systemd/krpoold.conf) name every one, and no other.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,9 +17,19 @@
 	{                                                                                          \
 		.name = (n), .arg = (a), .example = (ex), .help = (h)                              \
 	}
+#define KEY_U32(n, field, ex, h)                                                                   \
+	{                                                                                          \
+		.name = (n), .arg = "N", .example = (ex), .help = (h), .kind = KR_CFG_U32,         \
+		.off = offsetof(struct kr_keeper_cfg, field)                                       \
+	}
 #define KEY_FLAG(n, h)                                                                             \
 	{                                                                                          \
 		.name = (n), .example = "true", .help = (h)                                        \
+	}
+#define KEY_BOOL(n, field, h)                                                                      \
+	{                                                                                          \
+		.name = (n), .example = "true", .help = (h), .kind = KR_CFG_BOOL,                  \
+		.off = offsetof(struct kr_keeper_cfg, field)                                       \
 	}
 
 const struct kr_keeper_cfg_key kr_keeper_cfg_keys[] = {
@@ -40,33 +52,38 @@ const struct kr_keeper_cfg_key kr_keeper_cfg_keys[] = {
     KEY_ARG("priority", "N", "0",
 	    "Ethernet priority 0..7 (PFC class) or InfiniBand SL\n"
 	    "0..15 of every path (default 0)"),
-    KEY_FLAG("trusted", "mlx5: hand jobs the device's command fd so they can ring\n"
+    KEY_BOOL("trusted", trusted, "mlx5: hand jobs the device's command fd so they can ring\n"
 			"doorbells (they could issue firmware commands; required on\n"
 			"hardware until kmod-min maps one UAR page per tenant)"),
-    KEY_FLAG("require-kmod", "refuse to start without kmod-min (/dev/krmin), which\n"
+    KEY_BOOL("require-kmod", require_kmod, "refuse to start without kmod-min (/dev/krmin), which\n"
 			     "lets each job map only the DCIs it leases"),
-    KEY_ARG("tenants", "N", "2", "tenant slots: a PD, a DCT and pools each (default 2)"),
-    KEY_ARG("dcis", "N", "8", "DCIs per tenant (default 8)"),
-    KEY_ARG("rc-spares", "N", "2", "spare RC QPs per tenant (default 2)"),
-    KEY_ARG("jobs", "N", "8", "attached jobs per tenant, each with a heap (default 8)"),
-    KEY_ARG("vqps", "N", "64", "vQP slots per tenant (default 64)"),
-    KEY_ARG("ports", "N", "4", "receive endpoints (ports bound) per tenant (default 4)"),
-    KEY_ARG("heap-mb", "N", "4",
+    KEY_U32("tenants", tenants, "2", "tenant slots: a PD, a DCT and pools each (default 2)"),
+    KEY_U32("dcis", dcis, "8", "DCIs per tenant (default 8)"),
+    KEY_U32("rc-spares", rc_spares, "2", "spare RC QPs per tenant (default 2)"),
+    KEY_U32("jobs", jobs, "8", "attached jobs per tenant, each with a heap (default 8)"),
+    KEY_U32("vqps", vqps, "64", "vQP slots per tenant (default 64)"),
+    KEY_U32("ports", ports, "4", "receive endpoints (ports bound) per tenant (default 4)"),
+    KEY_U32("heap-mb", heap_mb, "4",
 	    "most a job's heap grows to, MB, even (default 4);\n"
 	    "backed 2 MB at attach, doubling as the job allocates"),
-    KEY_ARG("warm-heaps", "N", "4",
+    KEY_U32("warm-heaps", warm_heaps, "4",
 	    "free heaps kept backed and registered in a launch's\n"
 	    "tenant (a free tenant keeps 1), so an attach issues no\n"
 	    "firmware command (default 4)"),
-    KEY_ARG("hugepages", "MB", "256", "hugepage budget (default 256)"),
-    KEY_ARG("low-water", "N", "2", "grow the pool when fewer DCIs are free (default 2)"),
-    KEY_ARG("dcis-max", "N", "8", "DCIs per tenant the pool may grow to (default: dcis)"),
-    KEY_ARG("rc-max", "N", "2", "RC QPs per tenant it may grow to (default: rc-spares)"),
-    KEY_ARG("uid-launches", "N", "1",
+    {.name = "hugepages",
+     .arg = "MB",
+     .example = "256",
+     .help = "hugepage budget (default 256)",
+     .kind = KR_CFG_U32,
+     .off = offsetof(struct kr_keeper_cfg, hugepages_mb)},
+    KEY_U32("low-water", low_water, "2", "grow the pool when fewer DCIs are free (default 2)"),
+    KEY_U32("dcis-max", dcis_max, "8", "DCIs per tenant the pool may grow to (default: dcis)"),
+    KEY_U32("rc-max", rc_max, "2", "RC QPs per tenant it may grow to (default: rc-spares)"),
+    KEY_U32("uid-launches", uid_launches, "1",
 	    "tenant slots (launches) one uid may hold, besides slots\n"
 	    "pinned to it (default: half the unpinned ones, at least\n"
 	    "1; root is not limited); more: EDQUOT"),
-    KEY_ARG("uid-ports", "N", "4", "ports one uid may bind on them (default: all of theirs)"),
+    KEY_U32("uid-ports", uid_ports, "4", "ports one uid may bind on them (default: all of theirs)"),
     {.name = "socket",
      .letter = 's',
      .arg = "PATH",
@@ -94,8 +111,15 @@ const struct kr_keeper_cfg_key kr_keeper_cfg_keys[] = {
     {.name = "foreground",
      .letter = 'f',
      .example = "true",
-     .help = "do not daemonise (systemd Type=notify uses this)"},
-    {.name = "verbose", .letter = 'v', .example = "true", .help = "log at info level"},
+     .help = "do not daemonise (systemd Type=notify uses this)",
+     .kind = KR_CFG_BOOL,
+     .off = offsetof(struct kr_keeper_cfg, foreground)},
+    {.name = "verbose",
+     .letter = 'v',
+     .example = "true",
+     .help = "log at info level",
+     .kind = KR_CFG_BOOL,
+     .off = offsetof(struct kr_keeper_cfg, verbose)},
     {.name = "tenant.N.uid",
      .arg = "UID",
      .example = "1000",
@@ -105,6 +129,17 @@ const struct kr_keeper_cfg_key kr_keeper_cfg_keys[] = {
 };
 
 const size_t kr_keeper_cfg_nkeys = sizeof(kr_keeper_cfg_keys) / sizeof(kr_keeper_cfg_keys[0]);
+
+/* kr_keeper_cfg_key_find() - see keeper.h. */
+const struct kr_keeper_cfg_key *kr_keeper_cfg_key_find(const char *key)
+{
+	if (!strncmp(key, "tenant.", 7))
+		key = "tenant.N.uid"; /* kr_keeper_cfg_set() checks N and the suffix */
+	for (size_t i = 0; i < kr_keeper_cfg_nkeys; i++)
+		if (!strcmp(kr_keeper_cfg_keys[i].name, key))
+			return &kr_keeper_cfg_keys[i];
+	return NULL;
+}
 
 /* kr_keeper_cfg_usage() - see keeper.h. */
 void kr_keeper_cfg_usage(FILE *f)
