@@ -7,12 +7,12 @@
  * equals the pass bit of the consumer index ((ci >> log_ncqe) & 1). The device
  * writes op_own last; the rest of the CQE is read after it.
  *
- * devx_cq_next.h has the readers this file shares with the one-at-a-time
+ * devx.h (kr_devx_cqe_at and friends) has the readers this file shares with the one-at-a-time
  * send path.
  *
  * Ownership of the indices:
- *   cq->cons_index, cq->dbrec[0]  this file (and devx_cq_next.h)
- *   qp->sq_ci                     this file (and devx_cq_next.h), from a
+ *   cq->cons_index, cq->dbrec[0]  this file (and devx.h's inline readers)
+ *   qp->sq_ci                     this file (and devx.h's inline readers), from a
  *                                 requester CQE's wqe_counter
  *   qp->rq_ci, srq->ci            this file, one per receive completion
  */
@@ -20,7 +20,6 @@
 #include <errno.h>
 
 #include "devx/devx.h"
-#include "devx/devx_cq_next.h"
 #include "common/kr_barrier.h"
 #include "common/kr_log.h"
 #include "krcore/krcore.h"

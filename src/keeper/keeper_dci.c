@@ -19,7 +19,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "devx/devx_cq_next.h"
+#include "devx/devx.h"
 #include "common/kr_log.h"
 #include "keeper/keeper.h"
 

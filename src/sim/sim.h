@@ -24,14 +24,221 @@
 #ifndef KR_SIM_H
 #define KR_SIM_H
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "devx/devx.h"
-#include "sim/sim_config.h"
-#include "sim/sim_fault.h"
+
+/*
+ * Fault injection on the packets a simulated host sends (sim_fault.c), and
+ * the seam the wire calls it through (sim_udp.c, sim_wire.c).
+ *
+ * The wire calls sim_fault_on_send() once per packet, before the packet is
+ * serialised. The verdict:
+ *   PASS     send it now
+ *   DROP     do not send it (the wire frees it)
+ *   DUP      send it twice
+ *   DELAY    send it after *delay_ns (also how reorder is done: a delayed
+ *            packet is overtaken by the ones sent after it)
+ *   CORRUPT  serialise it, compute the ICRC, then flip one bit: the
+ *            receiver's ICRC check must drop it
+ * *delay_ns is also meaningful with PASS/DUP: the wire latency and
+ * bandwidth of the cost model (0 = none).
+ */
+
+struct sim_engine;
+struct sim_pkt;
+
+enum sim_fault_action {
+	SIM_FAULT_PASS,
+	SIM_FAULT_DROP,
+	SIM_FAULT_DUP,
+	SIM_FAULT_DELAY,
+	SIM_FAULT_CORRUPT,
+};
+
+/* Called by the engine thread of eng with sh->lock held; must not block. */
+enum sim_fault_action sim_fault_on_send(struct sim_engine *eng, struct sim_pkt *pkt,
+					uint64_t *delay_ns);
+
+/* ---- runtime faults and statistics (sim_fault.c; tests call these) ---- */
+
+struct kr_devx_ctx;
+
+/*
+ * Statistics of one simulated host, kept in its shared segment (so they
+ * survive a killed engine and any process mapping it may read them). Every
+ * counter only grows; SIM_STAT_INC adds one (relaxed atomic: the engine, the
+ * wire and a UDP receiver may count concurrently).
+ */
+struct sim_stats {
+	uint64_t pkts_tx;	 /* packets this host put on the wire (before faults) */
+	uint64_t pkts_rx;	 /* packets its engine took off the wire */
+	uint64_t retransmits;	 /* request packets sent again (go-back-N) */
+	uint64_t timeouts;	 /* retransmission timer expiries */
+	uint64_t retry_exc;	 /* WQEs failed with transport retry counter exceeded */
+	uint64_t dup_requests;	 /* responder: request packets with an old PSN */
+	uint64_t seq_naks;	 /* responder: PSN sequence error NAKs sent */
+	uint64_t rnr_naks;	 /* responder: RNR NAKs sent */
+	uint64_t icrc_drops;	 /* received packets dropped by the ICRC check */
+	uint64_t rx_malformed;	 /* received datagrams sim_roce_parse refused, dropped */
+	uint64_t dc_stale_drops; /* DCT: packets of an earlier DC connection dropped */
+	uint64_t sq_rewrites;	 /* WQEs whose ring bytes changed before their completion */
+	uint64_t l2_drops;	 /* sent to a MAC not the peer's, or from a GID IP cannot carry */
+	uint64_t fault_drops;	 /* fault injection on this host's packets: */
+	uint64_t fault_dups;
+	uint64_t fault_reorders;
+	uint64_t fault_delays;
+	uint64_t fault_corrupts;
+};
+
+#define SIM_STAT_INC(sh, field) __atomic_fetch_add(&(sh)->stats.field, 1, __ATOMIC_RELAXED)
+
+/*
+ * sim_stats_query() - copy the statistics of the sim host ctx into *st.
+ * Returns 0, or -EINVAL (ctx is not a sim device, st NULL).
+ */
+int sim_stats_query(struct kr_devx_ctx *ctx, struct sim_stats *st);
+
+/*
+ * sim_fault_kill_engine() - stop the engine of sim host ctx abruptly, as if
+ * its NIC hung: it leaves the wire (packets to it vanish, packets it held
+ * are lost), doorbells are no longer served, nothing completes. Firmware
+ * commands still run and ctx must still be closed with kr_devx_close. No
+ * other thread may issue commands on ctx during the call.
+ * Returns 0, -EINVAL (not a sim device), -ESRCH (no engine runs: already
+ * killed, or ctx was opened by another process).
+ */
+int sim_fault_kill_engine(struct kr_devx_ctx *ctx);
+
+/*
+ * sim_fault_qp_error() - move QP qpn of sim host ctx to ERR as an internal
+ * error would: every outstanding and posted WQE completes with a flush error
+ * CQE, receives too; the QP stays in ERR until 2RST. Returns 0 (also when it
+ * already was in ERR), -EINVAL (not a sim device, or the QP is in RST),
+ * -ENOENT (no such QP).
+ */
+int sim_fault_qp_error(struct kr_devx_ctx *ctx, uint32_t qpn);
+
+/* ---- capture and replay of one packet (sim_capture.c; tests call these) ---- */
+
+/* BTH opcodes a capture can match (IBTA RC numbering; DC packets use the same). */
+enum sim_capture_op {
+	SIM_CAP_WRITE_ONLY = 0x0a,
+	SIM_CAP_READ_REQUEST = 0x0c,
+	SIM_CAP_READ_RESPONSE_ONLY = 0x10,
+	SIM_CAP_ACKNOWLEDGE = 0x11,
+	SIM_CAP_ATOMIC_ACKNOWLEDGE = 0x12,
+	SIM_CAP_COMPARE_SWAP = 0x13,
+	SIM_CAP_FETCH_ADD = 0x14,
+};
+
+enum sim_capture_mode {
+	SIM_CAPTURE_COPY, /* keep a copy, the packet goes out as usual */
+	SIM_CAPTURE_TAKE, /* keep it, it does not go out (until replayed) */
+};
+
+/*
+ * sim_fault_capture() - arm a capture of the next packet the sim host ctx
+ * sends with BTH opcode `opcode` (any BTH opcode the sim sends; enum
+ * sim_capture_op names the usual ones), before fault injection. Re-arming
+ * forgets the previous capture. ctx's engine must run in this process.
+ * Returns 0, -EINVAL (not a sim device, bad opcode or mode), -ESRCH (no
+ * engine here), -ENOMEM.
+ */
+int sim_fault_capture(struct kr_devx_ctx *ctx, uint8_t opcode, enum sim_capture_mode how);
+
+/*
+ * sim_fault_captured() - 1 once the armed capture holds its packet (its PSN
+ * in *psn when psn is set), 0 while it waits. -EINVAL, -ESRCH as above,
+ * -ENOENT (never armed).
+ */
+int sim_fault_captured(struct kr_devx_ctx *ctx, uint32_t *psn);
+
+/*
+ * sim_fault_replay() - send the captured packet again, unchanged (same PSN,
+ * DC connection, payload), without fault injection; returns once the engine
+ * has put it on the wire (for in-process hosts: in the receiver's queue), so
+ * what the caller posts next travels behind it. The copy is kept: call again
+ * for another replay. Returns 0, -EINVAL, -ESRCH as above, -ENOENT (nothing
+ * captured), -ETIMEDOUT (the engine did not send it within 2 s).
+ */
+int sim_fault_replay(struct kr_devx_ctx *ctx);
+
+
+/*
+ * Configuration of one simulated host: its address on the wire, the firmware
+ * cost model and fault injection. Configuration, not code: everything here
+ * comes from the device name and the environment (sim_config.c).
+ *
+ *   sim:<name>[@<ipv4>[:<udp port>]][,<key>=<value>...]
+ *
+ * keys: profile=<none|connectx4>, seed=<n>, drop=<rate>, dup=<rate>,
+ * reorder=<rate>, delay=<rate>, delay_us=<n>, corrupt=<rate>,
+ * wire_latency_ns=<n>, wire_gbps=<n>, cmd_<command>_us=<n> (override one
+ * command's latency). Rates are fractions (0.05 = 5%). KR_SIM_OPTIONS in the
+ * environment is appended to every host's options (the device name wins).
+ *
+ * Without @<ipv4> a host lives only in this process (the in-process wire);
+ * with it, it binds a UDP socket on <ipv4>:<udp port> (default 4791) and
+ * exchanges RoCEv2 packets with hosts in other processes.
+ */
+
+/* Firmware commands the cost model prices (index into sim_config.cmd_ns). */
+enum sim_cost_cmd {
+	SIM_COST_OPEN,        /* device open (context creation) */
+	SIM_COST_QUERY_HCA_CAP,
+	SIM_COST_ALLOC_PD,
+	SIM_COST_CREATE_CQ,
+	SIM_COST_CREATE_QP,
+	SIM_COST_RST2INIT,
+	SIM_COST_INIT2RTR,
+	SIM_COST_RTR2RTS,
+	SIM_COST_MODIFY_OTHER, /* 2ERR, 2RST */
+	SIM_COST_QUERY,        /* QUERY_QP, QUERY_DCT, QUERY_RMP */
+	SIM_COST_CREATE_DCT,
+	SIM_COST_CREATE_RMP,
+	SIM_COST_CREATE_MKEY,
+	SIM_COST_UMEM_REG,
+	SIM_COST_DESTROY,      /* any destroy / dealloc */
+	SIM_COST_NCMDS
+};
+
+struct sim_config {
+	char name[64];
+	/* wire */
+	bool has_addr;
+	struct in_addr addr;     /* IPv4; the GID is ::ffff:<addr> */
+	uint16_t udp_port;       /* default 4791 */
+	/* cost model (all zero = off) */
+	char profile[32];        /* "" or "connectx4" */
+	uint64_t cmd_ns[SIM_COST_NCMDS];
+	uint64_t wire_latency_ns; /* one-way, per packet */
+	uint64_t wire_bps;        /* bits per second, 0 = unlimited */
+	/* fault injection, per host, on packets it sends; rates in parts per million */
+	uint64_t seed;
+	uint32_t drop_ppm;
+	uint32_t dup_ppm;
+	uint32_t reorder_ppm;
+	uint32_t delay_ppm;
+	uint64_t delay_ns;       /* how long a delayed packet is held */
+	uint32_t corrupt_ppm;    /* flip a bit after the ICRC: the receiver must drop it */
+	/* the rdma-core release whose mlx5dv_devx_alloc_uar the host models
+	 * (sim_bell.c): 0 is Debian 12's 44; from 45 dedicated NC pages exist */
+	uint32_t libmlx5;
+	bool no_blueflame; /* blueflame=0: cap.bf 0, BlueFlame UARs refused */
+};
+
+/*
+ * Parse "<name>[@ip[:port]][,k=v...]" (the part after "sim:") plus
+ * KR_SIM_OPTIONS into cfg. Returns 0, or -EINVAL with a logged message naming
+ * the bad key or value (unknown key, rate outside [0,1], bad address...).
+ */
+int sim_config_parse(const char *spec, struct sim_config *cfg);
+
 
 #define SIM_MAGIC 0x6b72736du /* "krsm" */
 /* 2: UAR pages left the segment (sim_bell); 3: QP path rmac; 4: 1024 UAR pages */

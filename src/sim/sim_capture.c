@@ -20,7 +20,7 @@
 
 #include "common/kr_log.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 
 #define SIM_CAP_SAME_(a, b) ((int)(a) == (int)(b))
 _Static_assert(SIM_CAP_SAME_(SIM_CAP_WRITE_ONLY, SIM_OP_WRITE_ONLY) &&
@@ -117,7 +117,7 @@ static struct sim_engine *sim_capture_engine(struct kr_devx_ctx *ctx)
 	return dev->eng;
 }
 
-/* sim_fault_capture() - see sim_fault.h. */
+/* sim_fault_capture() - see sim.h. */
 int sim_fault_capture(struct kr_devx_ctx *ctx, uint8_t opcode, enum sim_capture_mode how)
 {
 	struct sim_engine *eng = sim_capture_engine(ctx);
@@ -161,7 +161,7 @@ static int sim_capture_of(struct kr_devx_ctx *ctx, struct sim_capture **out)
 	return *out ? 0 : -ENOENT;
 }
 
-/* sim_fault_captured() - see sim_fault.h. */
+/* sim_fault_captured() - see sim.h. */
 int sim_fault_captured(struct kr_devx_ctx *ctx, uint32_t *psn)
 {
 	struct sim_capture *c;
@@ -179,7 +179,7 @@ int sim_fault_captured(struct kr_devx_ctx *ctx, uint32_t *psn)
 	return rc;
 }
 
-/* sim_fault_replay() - see sim_fault.h. */
+/* sim_fault_replay() - see sim.h. */
 int sim_fault_replay(struct kr_devx_ctx *ctx)
 {
 	struct timespec ts = {.tv_nsec = 100000};

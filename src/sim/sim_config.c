@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Parse a sim device name into struct sim_config (sim_config.h):
+ * Parse a sim device name into struct sim_config (sim.h):
  *
  *   <name>[@<ipv4>[:<udp port>]][,<key>=<value>...]
  *
@@ -300,7 +300,7 @@ static int sim_config_head(struct sim_config *cfg, const char *head, size_t len)
 }
 
 /*
- * sim_config_parse() - see sim_config.h. Returns 0, -EINVAL (bad spec,
+ * sim_config_parse() - see sim.h. Returns 0, -EINVAL (bad spec,
  * logged), -ENOMEM.
  */
 int sim_config_parse(const char *spec, struct sim_config *cfg)

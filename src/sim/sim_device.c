@@ -524,7 +524,7 @@ static int sim_shared_init(struct sim_shared *sh, const char *name, const uint8_
 }
 
 /*
- * sim_open() - create simulated host spec (without "sim:"; see sim_config.h:
+ * sim_open() - create simulated host spec (without "sim:"; see sim.h:
  * "<name>[@<ipv4>[:<port>]][,<key>=<value>...]") in this process and start
  * its engine. A host with an address talks RoCEv2 over a UDP socket bound to
  * it, and its GID is ::ffff:<address>. Returns 0, -EINVAL (empty or too long

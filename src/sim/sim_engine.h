@@ -39,7 +39,6 @@
 #include <sys/types.h>
 
 #include "sim/sim.h"
-#include "sim/sim_config.h"
 
 /* ---- PSN arithmetic (24 bits) ---- */
 

@@ -20,7 +20,7 @@
 
 #include "common/kr_log.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 
 #define SIM_FAULT_REORDER_NS 50000ull /* 50 us: a pass sends many packets in less */
 
@@ -119,7 +119,7 @@ static uint64_t sim_fault_wire_ns(struct sim_engine *eng, const struct sim_pkt *
 	return queued + cfg->wire_latency_ns;
 }
 
-/* sim_fault_on_send() - see sim_fault.h. */
+/* sim_fault_on_send() - see sim.h. */
 enum sim_fault_action sim_fault_on_send(struct sim_engine *eng, struct sim_pkt *pkt,
 					uint64_t *delay_ns)
 {
@@ -158,7 +158,7 @@ enum sim_fault_action sim_fault_on_send(struct sim_engine *eng, struct sim_pkt *
 
 /* ---- runtime faults ---- */
 
-/* sim_fault_kill_engine() - see sim_fault.h. */
+/* sim_fault_kill_engine() - see sim.h. */
 int sim_fault_kill_engine(struct kr_devx_ctx *ctx)
 {
 	struct sim_dev *dev;
@@ -173,7 +173,7 @@ int sim_fault_kill_engine(struct kr_devx_ctx *ctx)
 	return 0;
 }
 
-/* sim_fault_qp_error() - see sim_fault.h. */
+/* sim_fault_qp_error() - see sim.h. */
 int sim_fault_qp_error(struct kr_devx_ctx *ctx, uint32_t qpn)
 {
 	struct sim_dev *dev;
@@ -201,7 +201,7 @@ int sim_fault_qp_error(struct kr_devx_ctx *ctx, uint32_t qpn)
 	return rc;
 }
 
-/* sim_stats_query() - see sim_fault.h. */
+/* sim_stats_query() - see sim.h. */
 int sim_stats_query(struct kr_devx_ctx *ctx, struct sim_stats *st)
 {
 	const struct sim_stats *s;

@@ -26,7 +26,7 @@
 
 #include "common/kr_log.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 
 static pthread_mutex_t sim_wire_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_engine *sim_wire_list;

@@ -40,7 +40,7 @@
 
 #include "devx_fixture.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 #include "sim_mp.h"
 #include "fuzz_record.h"
 #include "fuzz_require.h"

@@ -3,7 +3,7 @@
  * Packet-order tests (test_sim_reorder_*, test_sim_dup_*, test_sim_stale_*):
  * host A requests, host B responds, in this process, over a DCI to a DCT and
  * over an RC pair. Each request is one 8-byte operation on B's memory at a
- * byte offset, waited for and checked; the captures of sim_fault.h put a
+ * byte offset, waited for and checked; the captures of sim.h put a
  * packet back on the wire when a test wants it.
  */
 #ifndef KR_SIM_ORDER_H
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "devx_fixture.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 
 #define ORD_DC_KEY 0x5eedc0ffee123457ull
 

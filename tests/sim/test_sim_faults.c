@@ -19,7 +19,6 @@
 #include "devx_fixture.h"
 #include "kr_test.h"
 #include "sim/sim.h"
-#include "sim/sim_fault.h"
 
 #define MEM_LEN (1u << 20)
 #define TMO_MS	10000

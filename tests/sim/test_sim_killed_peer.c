@@ -26,7 +26,7 @@
 #include <krcore/krcore.h>
 
 #include "kr_test.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 #include "sim_mp.h"
 
 #define MEM_LEN	    (64u << 10)

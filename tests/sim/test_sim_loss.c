@@ -33,7 +33,7 @@
 
 #include "devx_fixture.h"
 #include "kr_test.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 #include "sim_mp.h"
 
 #define MEM_LEN	   (8u << 20)

@@ -22,7 +22,7 @@
 #include <krcore/krcore.h>
 
 #include "kr_test.h"
-#include "sim/sim_fault.h"
+#include "sim/sim.h"
 #include "sim_mp.h"
 
 #define MAXH	8

@@ -3,7 +3,7 @@
  * kr_poll: a vQP's completions, in posting order. The common case takes its
  * own successful completions straight from its DCI's CQ into the caller's
  * array: the next CQE must be a successful send completion of the DCI
- * (devx_cq_next.h) whose ring entry is the oldest outstanding (the dispatch
+ * (devx.h) whose ring entry is the oldest outstanding (the dispatch
  * check) and names this vQP. Anything else (another vQP's completion, an
  * error, the library's own requests, a DCI under recovery, completions
  * already queued) goes through kr_vq_dci_progress, which queues each
@@ -11,7 +11,7 @@
  */
 #include <errno.h>
 
-#include "devx/devx_cq_next.h"
+#include "devx/devx.h"
 #include "job/virtqp/virtqp.h"
 
 /*
