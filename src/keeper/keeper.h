@@ -674,17 +674,9 @@ uint32_t kr_keeper_pair_work(struct kr_keeper *k, struct kr_keeper_tenant *t);
  */
 void kr_keeper_pair_unlink(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q);
 
-/* keeper_dci.c */
+/* keeper_dci.c: the QP slots' books (UAR page, kmod-min, zone descriptor, segment state) */
 int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
 int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t i);
-/*
- * A parked RC slot (INIT) to RTS towards peer_qpn at peer, receiving from
- * rq_psn and sending from sq_psn (keeper_pair.c); cmd_lock held. 0 or the
- * command's error.
- */
-int kr_keeper_rc_connect(struct kr_keeper *k, struct kr_keeper_qp *q,
-			 const struct kr_devx_addr *peer, uint32_t peer_qpn, uint32_t rq_psn,
-			 uint32_t sq_psn);
 /* The tenant's control DCI (keeper_pair.c's sends), RTS, in the keeper zone. 0 or the devx error. */
 int kr_keeper_ctl_build(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /* Reset a DCI to RTS: 2RST, drain its CQ, RST->RTS. 0 or the command's error. */
@@ -692,6 +684,32 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 /* Reset a spare RC QP to INIT: 2RST, drain its CQ, RST->INIT. 0 or the command's error. */
 int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q);
 void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q);
+
+/* keeper_qp_cmd.c: the firmware commands of those QPs, cmd_lock held */
+/* q's CQ (KR_POOL_DCI_CQE) and QP of type over cqbuf and qbuf, ringing uar. 0 or the error. */
+int kr_keeper_qp_create(struct kr_keeper *k, struct kr_keeper_qp *q, enum kr_devx_qp_type type,
+			uint32_t pdn, struct kr_devx_uar *uar, uint8_t *qbuf, uint8_t *cqbuf);
+/* A DCI from RST to RTS, sending from sq_psn. 0 or the command's error. */
+int kr_keeper_dci_up(const struct kr_keeper *k, struct kr_keeper_qp *q, uint32_t sq_psn);
+/* A spare RC QP from RST to INIT with the rights it is parked with. */
+int kr_keeper_rc_park(const struct kr_keeper *k, struct kr_keeper_qp *q);
+/*
+ * A parked RC slot (INIT) to RTS towards peer_qpn at peer, receiving from
+ * rq_psn and sending from sq_psn (keeper_pair.c). 0 or the command's error.
+ */
+int kr_keeper_rc_connect(struct kr_keeper *k, struct kr_keeper_qp *q,
+			 const struct kr_devx_addr *peer, uint32_t peer_qpn, uint32_t rq_psn,
+			 uint32_t sq_psn);
+/*
+ * Quiesce a QP a job held: one query (its state: did a request of its
+ * holder fail? sets q->came_back_err; psn not NULL: also the PSN its next
+ * life starts at), 2RST, its CQ taken back. The QP is then empty in RST;
+ * *info its state before, *seen the CQEs of the lease. 0 or the error.
+ */
+int kr_keeper_qp_quiesce(struct kr_keeper_qp *q, uint32_t *psn, struct kr_devx_qp_info *info,
+			 uint32_t *seen);
+/* Destroy q's QP and CQ (the books are kr_keeper_qp_destroy()'s). */
+void kr_keeper_qp_cmd_destroy(struct kr_keeper_qp *q);
 
 /*
  * What a job is sent of the device at attach: its tenant's UAR page (fenced,

@@ -1,20 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The keeper's QPs: DCIs (each with its own send CQ, rings in the tenant's
- * job-visible zone), spare RC QPs (rings in the zone too, after the DCIs',
- * parked in INIT until a peer is known: keeper_pair.c) and the tenant's
- * control DCI (keeper zone, the keeper's own), their reset to RTS for
- * release, reclaim and recovery.
+ * The keeper's QP slots: DCIs (each with its own send CQ, rings in the
+ * tenant's job-visible zone), spare RC QPs (rings in the zone too, after the
+ * DCIs', parked in INIT until a peer is known: keeper_pair.c) and the
+ * tenant's control DCI (keeper zone, the keeper's own), built and reset for
+ * release, reclaim and recovery. This file keeps the books: the slot's UAR
+ * page, its kmod-min registration, its zone descriptor and segment state;
+ * the firmware commands are keeper_qp_cmd.c's.
  *
- * Reset of a DCI a job held (it may have died mid-post, left CQEs unread or
- * put the QP in error): read where its send PSN stands, 2RST (the device
- * stops; no CQE for this QP is written after the command returns; the
- * software rings and doorbell record are zeroed, so nothing stale runs
- * again), take the CQ back at the device's producer counter, then
- * RST->INIT->RTR->RTS at a send PSN past the old life's (KR_PSN_RENEW_GAP:
- * a late response to the old holder is never taken for one of the new). The
- * next holder starts at sq_pi 0 and at the CQ consumer index recorded in the
- * zone descriptor.
+ * A reset quiesces the QP (keeper_qp_cmd.c) and brings it up at a send PSN
+ * past the old life's; the next holder starts at sq_pi 0 and at the CQ
+ * consumer index recorded anew in the zone descriptor.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,31 +18,6 @@
 #include "devx/devx.h"
 #include "common/kr_log.h"
 #include "keeper/keeper.h"
-
-/*
- * The connection a pooled DCI (and a parked RC QP) is brought up with. A
- * DCI's requester atomics are enabled at INIT2RTR (rae, IB-spec atomic mode),
- * as UCX's DEVX DCIs are, when the device has atomics: without it hardware
- * refuses a CAS or FAA posted on the DCI.
- */
-static void dci_conn(const struct kr_keeper *k, struct kr_devx_qp_conn *c)
-{
-	memset(c, 0, sizeof(*c));
-	if (k->ctx->caps.atomic)
-		c->access = KR_ACCESS_REMOTE_ATOMIC;
-	c->port = 1;
-	c->mtu = KR_MTU_1K;
-	c->hop_limit = 64;
-	c->sgid_index = (uint8_t)k->ctx->port.gid_index;
-	c->tclass = k->ctx->port.tclass; /* --traffic-class, --priority */
-	c->sl = k->ctx->port.sl;
-	c->ack_timeout = 12;
-	c->retry_count = 7;
-	c->rnr_retry = 7;
-	c->min_rnr_nak = 12;
-	c->log_sra_max = 4;
-	c->log_rra_max = 4;
-}
 
 static void keeper_qp_uar_free(struct kr_keeper_qp *q)
 {
@@ -59,44 +30,6 @@ static struct kr_devx_uar *keeper_qp_uar(const struct kr_keeper_tenant *t,
 					 const struct kr_keeper_qp *q)
 {
 	return q->uar ? q->uar : t->uar;
-}
-
-static int keeper_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, struct kr_keeper_qp *q,
-			    enum kr_devx_qp_type type, uint8_t *qbuf, uint8_t *cqbuf)
-{
-	struct kr_devx_uar *uar = keeper_qp_uar(t, q);
-	struct kr_devx_cq_attr ca = {.ncqe = KR_POOL_DCI_CQE, .uar = uar};
-	struct kr_devx_qp_attr qa;
-	int rc;
-
-	ca.buf = cqbuf;
-	ca.buf_len = kr_devx_cq_buf_size(ca.ncqe);
-	rc = kr_devx_cq_create(k->ctx, &ca, &q->cq);
-	if (rc)
-		return rc;
-	memset(&qa, 0, sizeof(qa));
-	qa.type = type;
-	qa.pdn = t->pd.pdn;
-	qa.send_cq = &q->cq;
-	qa.uar = uar;
-	qa.sq_wqebb = KR_POOL_DCI_WQEBB;
-	if (type == KR_DEVX_QP_RC) {
-		qa.recv_cq = &q->cq;
-		qa.rq_wqe = KR_POOL_RC_RQ_WQE;
-		qa.max_recv_sge = 1;
-	}
-	qa.buf = qbuf;
-	qa.buf_len = kr_devx_qp_buf_size(&qa);
-	rc = kr_devx_qp_create(k->ctx, &qa, &q->qp);
-	if (rc)
-		goto err_destroy_cq;
-	q->tenant = t->idx;
-	q->built = true;
-	return 0;
-
-err_destroy_cq:
-	kr_devx_cq_destroy(&q->cq);
-	return rc;
 }
 
 /* Publish q's descriptor d in the tenant zone (offsets from the zone start). */
@@ -174,8 +107,8 @@ static int slot_qp_create(struct kr_keeper *k, struct kr_keeper_tenant *t, struc
 	q->kind = kind;
 	rc = slot_uar_alloc(k, q);
 	if (!rc)
-		rc = keeper_qp_create(k, t, q, kind == KR_SLOT_DCI ? KR_DEVX_QP_DCI : KR_DEVX_QP_RC,
-				      qbuf, cqbuf);
+		rc = kr_keeper_qp_create(k, q, kind == KR_SLOT_DCI ? KR_DEVX_QP_DCI : KR_DEVX_QP_RC,
+					 t->pd.pdn, keeper_qp_uar(t, q), qbuf, cqbuf);
 	if (rc)
 		keeper_qp_uar_free(q);
 	return rc;
@@ -194,7 +127,6 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 	uint8_t *qbuf = t->zone + kr_keeper_zone_dci_qp_off(i);
 	uint8_t *cqbuf = t->zone + kr_keeper_zone_dci_cq_off(i);
 	uint8_t *end = t->zone + kr_keeper_zone_dci_qp_off(i + 1);
-	struct kr_devx_qp_conn c;
 	int rc;
 
 	rc = slot_qp_create(k, t, q, KR_SLOT_DCI, i, qbuf, cqbuf);
@@ -202,10 +134,8 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 		return rc;
 	/* fenced: its rings and UAR page become the kmod-min slot its holders map */
 	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), (uint64_t)(end - qbuf));
-	if (!rc) {
-		dci_conn(k, &c);
-		rc = kr_devx_qp_connect(&q->qp, &c);
-	}
+	if (!rc)
+		rc = kr_keeper_dci_up(k, q, 0);
 	if (rc) {
 		kr_keeper_qp_destroy(k, q);
 		s->state = KR_SLOT_BROKEN;
@@ -215,16 +145,6 @@ int kr_keeper_dci_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_
 	s->qpn = q->qp.qpn;
 	s->state = KR_SLOT_FREE;
 	return 0;
-}
-
-/* RST->INIT with the access a spare RC QP is parked with. */
-static int rc_park(const struct kr_keeper *k, struct kr_keeper_qp *q)
-{
-	struct kr_devx_qp_conn c;
-
-	dci_conn(k, &c);
-	c.access = KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_ATOMIC;
-	return kr_devx_qp_modify(&q->qp, KR_QP_RST2INIT, &c);
 }
 
 /* kr_keeper_rc_build() - spare RC QP i, parked in INIT, described. 0 or the devx error. */
@@ -243,7 +163,7 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 	/* fenced: its block a kmod-min slot, as a DCI's */
 	rc = kr_keeper_krmin_reg(k, q, qbuf, (uint64_t)(cqbuf - qbuf), (uint64_t)(end - qbuf));
 	if (!rc)
-		rc = rc_park(k, q);
+		rc = kr_keeper_rc_park(k, q);
 	if (rc) {
 		kr_keeper_qp_destroy(k, q);
 		s->state = KR_SLOT_BROKEN;
@@ -256,26 +176,6 @@ int kr_keeper_rc_build(struct kr_keeper *k, struct kr_keeper_tenant *t, uint32_t
 	return 0;
 }
 
-/* kr_keeper_rc_connect() - see keeper.h: the connection a DCI gets, plus the peer. */
-int kr_keeper_rc_connect(struct kr_keeper *k, struct kr_keeper_qp *q,
-			 const struct kr_devx_addr *peer, uint32_t peer_qpn, uint32_t rq_psn,
-			 uint32_t sq_psn)
-{
-	struct kr_devx_qp_conn c;
-	int rc;
-
-	dci_conn(k, &c);
-	c.access |= KR_ACCESS_REMOTE_WRITE | KR_ACCESS_REMOTE_READ;
-	c.remote_qpn = peer_qpn;
-	c.rq_psn = rq_psn;
-	c.sq_psn = sq_psn;
-	kr_devx_qp_conn_path(&c, &k->ctx->port, peer, q->qp.qpn, peer_qpn);
-	rc = kr_devx_qp_modify(&q->qp, KR_QP_INIT2RTR, &c);
-	if (!rc)
-		rc = kr_devx_qp_modify(&q->qp, KR_QP_RTR2RTS, &c);
-	return rc;
-}
-
 /*
  * kr_keeper_ctl_build() - the tenant's control DCI in RTS, rings in the
  * keeper zone: what the keeper sends pairing messages with (keeper_pair.c).
@@ -284,65 +184,20 @@ int kr_keeper_rc_connect(struct kr_keeper *k, struct kr_keeper_qp *q,
 int kr_keeper_ctl_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 {
 	struct kr_keeper_qp *q = &t->ctl;
-	struct kr_devx_qp_conn c;
 	int rc;
 
 	q->index = UINT32_MAX;
-	rc = keeper_qp_create(k, t, q, KR_DEVX_QP_DCI, t->kzone + kr_keeper_kzone_ctl_off(),
-			      t->kzone + kr_keeper_kzone_ctl_cq_off());
+	q->tenant = t->idx;
+	rc = kr_keeper_qp_create(k, q, KR_DEVX_QP_DCI, t->pd.pdn, t->uar,
+				 t->kzone + kr_keeper_kzone_ctl_off(),
+				 t->kzone + kr_keeper_kzone_ctl_cq_off());
 	if (rc)
 		return rc;
-	dci_conn(k, &c);
-	rc = kr_devx_qp_connect(&q->qp, &c);
+	rc = kr_keeper_dci_up(k, q, 0);
 	if (rc)
 		kr_keeper_qp_destroy(k, q);
 	t->ctl_broken = false;
 	return rc;
-}
-
-/*
- * Take a CQ back empty, its QP in RST (the device writes no more CQEs for
- * it). Every CQE up to the device's producer counter is the old holder's,
- * read or not: the consumer index continues from there, which is also the
- * counter the device checks for overrun. What the holder published in the
- * doorbell record is not used: a holder may write anything there, and one
- * that consumed more than a ring's worth is not ahead of the device.
- * *seen: CQEs the device wrote over the lease. 0 or the QUERY_CQ error.
- */
-static int keeper_cq_take_back(struct kr_devx_cq *cq, uint32_t *seen)
-{
-	struct kr_devx_cq_info info;
-	uint32_t n;
-	int rc;
-
-	rc = kr_devx_cq_query(cq, &info);
-	if (rc)
-		return rc;
-	n = (info.producer_counter - cq->cons_index) & 0xffffff;
-	kr_devx_cq_set_ci(cq, cq->cons_index + n);
-	*seen = n;
-	return 0;
-}
-
-/*
- * Quiesce a QP a job held: one query (its state: did a request of its
- * holder fail? The loop counts that against the holder. psn not NULL: also
- * the PSN its next life starts at), 2RST, its CQ taken back. The QP is then
- * empty in RST; *info its state before, *seen the CQEs of the lease. 0 or
- * the command's error.
- */
-static int keeper_qp_quiesce(struct kr_keeper_qp *q, uint32_t *psn, struct kr_devx_qp_info *info,
-			     uint32_t *seen)
-{
-	int rc = psn ? kr_devx_qp_renew_psn(&q->qp, psn, info) : kr_devx_qp_query(&q->qp, info);
-
-	if (rc)
-		return rc;
-	q->came_back_err = info->state == KR_QPC_STATE_ERR || info->state == KR_QPC_STATE_SQER;
-	rc = kr_devx_qp_modify(&q->qp, KR_QP_2RST, NULL);
-	if (rc)
-		return rc;
-	return keeper_cq_take_back(&q->cq, seen);
 }
 
 /*
@@ -353,16 +208,13 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 {
 	struct kr_keeper_tenant *t = &k->tenant[q->tenant];
 	struct kr_devx_qp_info info;
-	struct kr_devx_qp_conn c;
 	uint32_t seen, psn;
 	int rc;
 
-	rc = keeper_qp_quiesce(q, &psn, &info, &seen);
+	rc = kr_keeper_qp_quiesce(q, &psn, &info, &seen);
 	if (rc)
 		return rc;
-	dci_conn(k, &c);
-	c.sq_psn = psn;
-	rc = kr_devx_qp_connect(&q->qp, &c);
+	rc = kr_keeper_dci_up(k, q, psn);
 	if (rc)
 		return rc;
 	if (q != &t->ctl) /* the control DCI has no descriptor: no job sees it */
@@ -385,10 +237,10 @@ int kr_keeper_rc_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	uint32_t seen;
 	int rc;
 
-	rc = keeper_qp_quiesce(q, NULL, &info, &seen);
+	rc = kr_keeper_qp_quiesce(q, NULL, &info, &seen);
 	if (rc)
 		return rc;
-	rc = rc_park(k, q);
+	rc = kr_keeper_rc_park(k, q);
 	if (rc)
 		return rc;
 	qp_describe(&k->tenant[q->tenant], q, kr_keeper_zone_rc(&k->tenant[q->tenant], q->index));
@@ -404,8 +256,7 @@ void kr_keeper_qp_destroy(struct kr_keeper *k, struct kr_keeper_qp *q)
 	if (!q->built)
 		return;
 	kr_keeper_krmin_unreg(k, q); /* unpinned before its memory is reused */
-	kr_devx_qp_destroy(&q->qp);
-	kr_devx_cq_destroy(&q->cq);
+	kr_keeper_qp_cmd_destroy(q);
 	keeper_qp_uar_free(q); /* no job maps it: the slot is gone */
 	q->built = false;
 }
