@@ -498,6 +498,10 @@ static void usage(FILE *f)
 		   "       krbench connect --nodes N [-n ITERS] [--json] [--profile M]\n"
 		   "  to nodes 2..N of N keepers started here on sim hosts over UDP loopback,\n"
 		   "  beside the verbs way (CQ+QP, TCP exchange, RTS, READ) in the same run\n"
+		   "       krbench elastic [--nodes N] [-n PROCS] [--json] [--profile M]\n"
+		   "  PROCS fresh processes (default 200) with the peer's record cached and\n"
+		   "  PROCS without, one at a time: attach to node 1, connect to a node of\n"
+		   "  2..N (default N 2), READ 8 bytes, detach; beside a warm job's READ\n"
 		   "      --profile M   a keeper started here models firmware costs M (none,\n"
 		   "                    connectx4)\n"
 		   "  -h, --help        this text\n");
@@ -581,6 +585,9 @@ int main(int argc, char **argv)
 	    cycles <= 1000000 && !nodes && !peer && !sock)
 		return kb_bench_all(optind + 1 < argc ? argv[optind + 1] : NULL,
 				    n_set ? n_arg : NULL, json, krpoold);
+	if (optind == argc - 1 && !strcmp(argv[optind], "elastic") && cycles >= 1 &&
+	    cycles <= 100000 && !peer && !sock)
+		return kb_bench_elastic(nodes ? nodes : 2, n_set ? cycles : 200, json, krpoold);
 	if (optind == argc - 1 && !strcmp(argv[optind], "connect") && cycles >= 1 &&
 	    cycles <= 1000000 && nodes)
 		return kb_bench_connect_remote(nodes, n_set ? cycles : 10000, json, krpoold);

@@ -12,6 +12,7 @@
  *   krbench_send.c     krbench send: ports and vQPs vs a raw DCI -> DCT pair
  *   krbench_send_peer.c krbench send --peer: the same through node 2's echo job
  *   krbench_all.c      krbench all: every bench, one JSON document
+ *   krbench_elastic.c  krbench elastic: fresh processes (krbench_fresh.c) reaching a peer
  */
 #ifndef KRBENCH_H
 #define KRBENCH_H
@@ -238,6 +239,11 @@ int kb_churn_start(struct kb_churn *c, const char *sock, int ndci);
 int kb_churn_stop(struct kb_churn *c);
 
 int kb_bench_all(const char *file, const char *iters, bool json, const char *krpoold);
+
+/* ---- krbench_elastic.c ---- */
+
+/* Fresh processes attach, connect and READ, PROCS cached and PROCS not. 0, 1 or 77. */
+int kb_bench_elastic(int nodes, int procs, bool json, const char *krpoold);
 
 /* ---- krbench_remote.c ---- */
 

@@ -30,6 +30,7 @@ static const char *const kb_runs[][8] = {
     {"connect", "--nodes", "4", NULL},
     {"fanout", NULL},
     {"attach", "--busy", "100", NULL},
+    {"elastic", NULL},
 };
 
 #define KB_NRUNS (int)(sizeof(kb_runs) / sizeof(kb_runs[0]))

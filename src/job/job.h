@@ -328,6 +328,8 @@ int kr_dct_resolve_port(struct kr_ctx *ctx, uint32_t node_id, uint32_t port, str
 
 /* Drop node_id's cached record (a remote error showed it stale); the next resolve re-reads it. */
 void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
+/* Whether the node cache holds node_id's record now (benchmarks: the report is one-way). */
+bool kr_dct_cached(struct kr_ctx *ctx, uint32_t node_id);
 
 
 

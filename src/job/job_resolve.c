@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Job side: kr_dct_resolve(), kr_dct_resolve_port() and kr_dct_invalidate().
+ * Job side: kr_dct_resolve(), kr_dct_resolve_port(), kr_dct_invalidate() and
+ * kr_dct_cached().
  * The caller's own node comes from its tenant zone (no syscall); another
  * node from the node cache in the zone (static peers, earlier lookups), else
  * from a MetaServer; another node's port always from a MetaServer (the same
@@ -436,6 +437,17 @@ int kr_dct_resolve_port(struct kr_ctx *ctx, uint32_t node_id, uint32_t port, str
 	/* one READ: the node's row holds its address and its ports (nothing cached) */
 	__atomic_fetch_add(&g_look.stats.misses, 1, __ATOMIC_RELAXED);
 	return dct_meta_resolve(ctx, dz, node_id, rec, port, prec);
+}
+
+bool kr_dct_cached(struct kr_ctx *ctx, uint32_t node_id)
+{
+	struct kr_dct_zone *dz;
+	struct kr_dct_rec rec;
+
+	if (!ctx || !ctx->zone)
+		return false;
+	dz = job_dct_zone(ctx);
+	return dz && !kr_dct_cache_lookup(ctx->zone, dz, node_id, &rec);
 }
 
 void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id)

@@ -16,7 +16,7 @@ rc=0
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 names = [(r["bench"], r.get("nodes"), r.get("profile")) for r in runs]
-assert len(runs) == 10, names
+assert len(runs) == 11, names
 fan = next(r for r in runs if r["bench"] == "fanout")
 assert fan["fanout_ratio"] > 0 and len(fan["dcis"]) == 4, fan
 busy = next(r for r in runs if r["bench"] == "attach" and "busy_p99_ratio" in r)
@@ -27,6 +27,8 @@ peer = next(r for r in runs if r["bench"] == "read_peer")
 assert peer["rtt_over_udp"] > 0 and peer["vqp"]["p50_us"] > 0, peer
 remote = next(r for r in runs if r["bench"] == "connect" and r.get("nodes") == 2)
 assert all(len(c["cdf_us"]) == 21 for c in remote["cases"]), remote
+ela = next(r for r in runs if r["bench"] == "elastic")
+assert ela["procs"] == 200 and ela["first_read_p50_us"] > 0, ela
 print("runs:", names)
 PY
 "$src/scripts/plot.py" "$dir/all.json" "$dir"
