@@ -102,7 +102,9 @@ struct kr_ctx {
 	uint32_t nfmr;
 	struct kr_devx_ctx *dev; /* doorbell-only device view */
 	struct kr_devx_uar *uar; /* the tenant's UAR, imported at the first DCI lease */
+	/* kr_malloc's arena over the heap, made at the first kr_malloc (arena_lock) */
 	struct kr_arena *arena;
+	pthread_mutex_t arena_lock;
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
 	uint32_t nregions;
 	struct kr_job_dci dci[KR_JOB_MAX_DCIS];

@@ -229,6 +229,7 @@ static struct kr_ctx *ctx_new(void)
 	if (!ctx)
 		return NULL;
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->arena_lock, NULL);
 	ctx->sock = -1;
 	ctx->krmin_fd = -1;
 	return ctx;
@@ -239,6 +240,7 @@ static void ctx_free(struct kr_ctx *ctx)
 	if (ctx->sock >= 0)
 		close(ctx->sock);
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->arena_lock);
 	free(ctx);
 }
 
@@ -335,11 +337,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (rc)
 		goto err_unmap;
 	rep->uar_fd_index = ~0u; /* the view owns it now */
+	/* kr_malloc's arena comes with the first kr_malloc (job_malloc.c) */
 	rc = kr_job_heap_hold(ctx, rep->heap_max);
-	if (rc)
-		goto err_close_dev;
-	rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, kr_job_heap_grow, ctx,
-			     &ctx->arena);
 	if (rc)
 		goto err_close_dev;
 

@@ -2,19 +2,49 @@
 /*
  * kr_malloc and kr_free: the job's heap, RDMA-ready memory (the keeper
  * registered it as the job's own MR), from the jemalloc arena over it
- * (job_arena.c). kr_malloc fails at once with ENOTCONN once the keeper is
- * gone, without a syscall while its heartbeat is fresh.
+ * (job_arena.c), made at the first kr_malloc: creating a jemalloc arena is
+ * most of what a fresh process's attach would cost otherwise (its first
+ * mallctl sets up jemalloc's control tables), and a job that posts only
+ * from registered files never needs one. kr_malloc fails at once with
+ * ENOTCONN once the keeper is gone, without a syscall while its heartbeat
+ * is fresh.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <krcore/krcore.h>
 
 #include "job/job.h"
 
+/* ctx's arena, made on first use. NULL with errno set when it cannot be. */
+static struct kr_arena *job_arena(struct kr_ctx *ctx)
+{
+	struct kr_arena *a = __atomic_load_n(&ctx->arena, __ATOMIC_ACQUIRE);
+	int rc = 0;
+
+	if (a)
+		return a;
+	pthread_mutex_lock(&ctx->arena_lock);
+	a = ctx->arena;
+	if (!a)
+		rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, kr_job_heap_grow, ctx,
+				     &a);
+	if (!rc)
+		__atomic_store_n(&ctx->arena, a, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ctx->arena_lock);
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
+	return a;
+}
+
 void *kr_malloc(struct kr_ctx *ctx, size_t len)
 {
-	if (!ctx || !len || !ctx->arena) {
+	struct kr_arena *a;
+
+	if (!ctx || !len || !ctx->heap) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -22,7 +52,8 @@ void *kr_malloc(struct kr_ctx *ctx, size_t len)
 		errno = ENOTCONN;
 		return NULL;
 	}
-	return kr_arena_alloc(ctx->arena, len, 16);
+	a = job_arena(ctx);
+	return a ? kr_arena_alloc(a, len, 16) : NULL;
 }
 
 /*

@@ -301,6 +301,9 @@ struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t node, const struct 
 				const struct kr_connect_opts *opts);
 
 /* virtqp_dci.c */
+/* A DCI's (or RC QP's) ent and redo tables for d->cnt requests, zero pages mapped on touch. 0 or -ENOMEM. */
+int kr_vq_tables_alloc(struct kr_vq_dci *d);
+void kr_vq_tables_free(struct kr_vq_dci *d);
 /* A DCI for ctx: a spare of the process, else (unless spare_only) a new lease. NULL + errno. */
 struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx, bool spare_only);
 /* Give d back to the keeper (if leased) and free it. */

@@ -86,10 +86,9 @@ static struct kr_vq_dci *promo_rc_new(struct kr_vqp *v)
 		q->qpn = q->lease.qpn;
 		q->cnt = q->qp->sq_wqebb_cnt;
 		q->credits_free = q->cnt;
-		q->ent = calloc(q->cnt, sizeof(*q->ent));
-		q->redo = calloc(q->cnt, sizeof(*q->redo));
+		rc = kr_vq_tables_alloc(q);
 	}
-	if (rc || !q->ent || !q->redo || q->cnt < v->credits || !kr_vq_qp_fits(q->qp)) {
+	if (rc || q->cnt < v->credits || !kr_vq_qp_fits(q->qp)) {
 		kr_vq_dci_free(q);
 		return NULL;
 	}

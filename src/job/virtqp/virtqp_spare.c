@@ -38,8 +38,7 @@ void kr_vq_spare_max(uint32_t n)
 
 static void spare_free(struct kr_vq_dci *d)
 {
-	free(d->ent);
-	free(d->redo);
+	kr_vq_tables_free(d);
 	free(d->tgt);
 	free(d);
 }
