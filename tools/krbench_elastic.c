@@ -8,7 +8,9 @@
  * peer's record the node cache holds and PROCS whose record it does not,
  * interleaved, one at a time: each a spawn of krbench-fresh
  * (krbench_fresh.c) that attaches to node 1, connects to node 2 + i % (N-1),
- * READs 8 bytes (checked) and detaches. Rows:
+ * READs 8 bytes (checked) and detaches; a connect that made other than one
+ * MetaServer READ uncached (none cached), or asked the keeper for a DCI, fails
+ * the run. Rows:
  *   launch_first_attach    this process's attach: the launch's first on node 1
  *                          (builds its tenant and DC target; one sample)
  *   exec                   spawn to the fresh process's main
@@ -185,7 +187,7 @@ static int fresh_one(struct elastic *e, uint32_t node, bool cached)
 	char snode[16], saddr[32], srkey[16], sval[32], st0[32], line[256];
 	char *argv[] = {e->fresh, (char *)e->sock, snode, saddr, srkey, sval, st0, NULL};
 	double exec, att, conn, rd, det;
-	unsigned long long reads;
+	unsigned long long reads, calls;
 	posix_spawn_file_actions_t fa;
 	struct pollfd pfd;
 	ssize_t got = 0, r;
@@ -217,8 +219,8 @@ static int fresh_one(struct elastic *e, uint32_t node, bool cached)
 	if (!got)
 		kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	if (sscanf(line, "ok %lf %lf %lf %lf %lf %llu", &exec, &att, &conn, &rd, &det, &reads) !=
-	    6) {
+	if (sscanf(line, "ok %lf %lf %lf %lf %lf %llu %llu", &exec, &att, &conn, &rd, &det, &reads,
+		   &calls) != 7) {
 		fprintf(stderr, "krbench: fresh process to node %u: %s\n", node,
 			got ? line : "no answer");
 		return -EIO;
@@ -226,6 +228,12 @@ static int fresh_one(struct elastic *e, uint32_t node, bool cached)
 	if (reads != (cached ? 0 : 1)) {
 		fprintf(stderr, "krbench: a fresh %s connect made %llu MetaServer READs\n",
 			cached ? "cached" : "uncached", reads);
+		return -EPROTO;
+	}
+	/* its DCI came with the attach, and the lookup READ went on it */
+	if (calls) {
+		fprintf(stderr, "krbench: a fresh %s connect asked the keeper for %llu DCIs\n",
+			cached ? "cached" : "uncached", calls);
 		return -EPROTO;
 	}
 	e->lat[E_EXEC][e->n[E_EXEC]++] = exec;

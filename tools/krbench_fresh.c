@@ -5,10 +5,11 @@
  * it attaches to the keeper at SOCKET, connects to NODE, READs 8 bytes at
  * ADDR under RKEY, checks they are VAL, disconnects and detaches, and writes
  * one line to fd 3:
- *   ok EXEC ATTACH CONNECT READ DETACH META_READS
+ *   ok EXEC ATTACH CONNECT READ DETACH META_READS LEASE_CALLS
  * (microseconds; EXEC from T0_NS, the parent's CLOCK_MONOTONIC before it
  * spawned this process, to main; META_READS the MetaServer READs the connect
- * made), or "err STEP ERRNO". Nothing else runs before the attach: what it
+ * made; LEASE_CALLS the lease requests the keeper served meanwhile, which a
+ * first connect needs none of), or "err STEP ERRNO". Nothing else runs before the attach: what it
  * measures is what a new function or rank pays.
  */
 #include <errno.h>
@@ -41,7 +42,7 @@ static int report_err(const char *step, int err)
 
 int main(int argc, char **argv)
 {
-	uint64_t t_main = now_ns(), t_att, t_conn, t_read, t_end, t0, addr, val;
+	uint64_t t_main = now_ns(), t_att, t_conn, t_read, t_end, t0, addr, val, calls;
 	struct kr_dct_look_stats st0, st1;
 	struct kr_attach_opts ao = {0};
 	struct kr_ctx *ctx;
@@ -65,8 +66,10 @@ int main(int argc, char **argv)
 	if (!ctx)
 		return report_err("attach", errno);
 	kr_dct_look_stats_get(&st0);
+	calls = __atomic_load_n(&ctx->seg->lease_calls, __ATOMIC_RELAXED);
 	v = kr_connect(ctx, node, NULL);
 	t_conn = now_ns();
+	calls = __atomic_load_n(&ctx->seg->lease_calls, __ATOMIC_RELAXED) - calls;
 	if (!v) {
 		rc = errno;
 		kr_detach(ctx);
@@ -96,9 +99,9 @@ int main(int argc, char **argv)
 	kr_disconnect(v);
 	kr_detach(ctx);
 	t_end = now_ns();
-	dprintf(3, "ok %.3f %.3f %.3f %.3f %.3f %" PRIu64 "\n", (double)(t_main - t0) / 1e3,
-		(double)(t_att - t_main) / 1e3, (double)(t_conn - t_att) / 1e3,
-		(double)(t_read - t_conn) / 1e3, (double)(t_end - t_read) / 1e3,
-		st1.reads - st0.reads);
+	dprintf(3, "ok %.3f %.3f %.3f %.3f %.3f %" PRIu64 " %" PRIu64 "\n",
+		(double)(t_main - t0) / 1e3, (double)(t_att - t_main) / 1e3,
+		(double)(t_conn - t_att) / 1e3, (double)(t_read - t_conn) / 1e3,
+		(double)(t_end - t_read) / 1e3, st1.reads - st0.reads, calls);
 	return 0;
 }

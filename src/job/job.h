@@ -47,7 +47,6 @@ struct kr_job_dci {
 	struct kr_devx_uar *uar; /* fenced: its own UAR page, mapped from the slot */
 };
 
-
 struct kr_ctx;
 /* job_lease.c: forget a leased DCI's view (its rsc entry, its slot's mappings). */
 void kr_job_dci_drop(struct kr_ctx *ctx, struct kr_job_dci *jd);
@@ -57,6 +56,18 @@ struct kr_mr {
 	uint32_t id; /* keeper's MR id, 0 = the heap MR itself */
 	struct kr_mr_key key;
 };
+
+struct kr_ctx;
+/*
+ * A reader of MetaServer rows the vQP layer lends the lookup (set by
+ * kr_connect, virtqp_look.c): one READ of len bytes at raddr/rkey of the DC
+ * target av into buf (heap memory), on the calling thread's DCI. 0, -EAGAIN
+ * (failed on our side: try again), -EHOSTUNREACH (an error completion or no
+ * answer: the MetaServer's), -ENOTCONN, -ESTALE (buf may still be written
+ * by a READ that never finished: use it no more), or the connect's -errno.
+ */
+typedef int (*kr_job_look_read_fn)(struct kr_ctx *ctx, const struct kr_devx_dc_av *av,
+				   uint64_t raddr, uint32_t rkey, void *buf, uint32_t len);
 
 /*
  * A job's attachment. lock serialises socket calls and the DCI table; the
@@ -102,6 +113,9 @@ struct kr_ctx {
 	uint32_t nfmr;
 	struct kr_devx_ctx *dev; /* doorbell-only device view */
 	struct kr_devx_uar *uar; /* the tenant's UAR, imported at the first DCI lease */
+	/* the MetaServer lookup's READ on the caller's DCI (virtqp_look.c), NULL: its own DCI */
+	kr_job_look_read_fn look_read;
+	bool lib_buf_lost; /* a lookup READ may still land in the heap's library bytes */
 	/* kr_malloc's arena over the heap, made at the first kr_malloc (arena_lock) */
 	struct kr_arena *arena;
 	pthread_mutex_t arena_lock;
@@ -210,15 +224,24 @@ int kr_job_krmin_map_ep(struct kr_ctx *ctx, uint64_t token, const struct kr_zone
 void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len);
 
 /* job_arena.c */
-/* Create the jemalloc arena over [base, base+len). 0, -EINVAL, -ENOMEM. */
 /*
  * An arena over [base, base + len), which grow() extends up to max: called
  * (arena lock held) with the end the arena needs backed; returns the new
- * backed length (>= need) or -errno.
+ * backed length (>= need) or -errno. The first reserved bytes are never
+ * handed out (the library's own buffers: KR_HEAP_LIB_BYTES). 0, -EINVAL,
+ * -ENOMEM.
  */
 typedef int64_t (*kr_arena_grow_fn)(void *arg, uint64_t need);
-int kr_arena_create(void *base, size_t len, size_t max, kr_arena_grow_fn grow, void *arg,
-		    struct kr_arena **arena);
+int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_arena_grow_fn grow,
+		    void *arg, struct kr_arena **arena);
+
+/*
+ * The heap's first bytes, which kr_malloc never hands out: the library's own
+ * buffer for a MetaServer row (job_resolve.c), so that a fresh process's
+ * first lookup needs no allocator.
+ */
+#define KR_HEAP_LIB_BYTES 8192u
+
 void kr_arena_destroy(struct kr_arena *arena);
 void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);
 void kr_arena_free(struct kr_arena *arena, void *p);
@@ -300,7 +323,6 @@ static inline bool kr_job_in_heap(const struct kr_ctx *ctx, const void *p, uint6
 int kr_job_heap_hold(struct kr_ctx *ctx, uint64_t max);
 int64_t kr_job_heap_grow(void *ctx, uint64_t need);
 
-
 /* ---- the node-cache lookup (job_resolve.c) ---- */
 struct kr_ctx;
 
@@ -332,7 +354,6 @@ int kr_dct_resolve_port(struct kr_ctx *ctx, uint32_t node_id, uint32_t port, str
 void kr_dct_invalidate(struct kr_ctx *ctx, uint32_t node_id);
 /* Whether the node cache holds node_id's record now (benchmarks: the report is one-way). */
 bool kr_dct_cached(struct kr_ctx *ctx, uint32_t node_id);
-
 
 
 /* What this process's MetaServer lookups did (for tests and diagnostics). */

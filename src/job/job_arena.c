@@ -180,15 +180,15 @@ static bool arena_extent_merge(extent_hooks_t *h, void *addr_a, size_t size_a, v
 }
 
 /* kr_arena_create() - see job.h. Returns 0, -ENOMEM, -EINVAL. */
-int kr_arena_create(void *base, size_t len, size_t max, kr_arena_grow_fn grow, void *arg,
-		    struct kr_arena **arenap)
+int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_arena_grow_fn grow,
+		    void *arg, struct kr_arena **arenap)
 {
 	struct kr_arena *a;
 	extent_hooks_t *hp;
 	size_t sz = sizeof(unsigned int);
 	int rc;
 
-	if (!base || !len || max < len || !arenap)
+	if (!base || !len || max < len || reserved >= len || !arenap)
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -202,6 +202,7 @@ int kr_arena_create(void *base, size_t len, size_t max, kr_arena_grow_fn grow, v
 	a->base = base;
 	a->len = len;
 	a->max = max;
+	a->used = reserved; /* the bump pointer starts past the library's bytes */
 	a->grow = grow;
 	a->grow_arg = arg;
 	hp = &a->hooks;

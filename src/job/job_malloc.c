@@ -28,8 +28,8 @@ static struct kr_arena *job_arena(struct kr_ctx *ctx)
 	pthread_mutex_lock(&ctx->arena_lock);
 	a = ctx->arena;
 	if (!a)
-		rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, kr_job_heap_grow, ctx,
-				     &a);
+		rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, KR_HEAP_LIB_BYTES,
+				     kr_job_heap_grow, ctx, &a);
 	if (!rc)
 		__atomic_store_n(&ctx->arena, a, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ctx->arena_lock);

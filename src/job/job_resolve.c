@@ -47,10 +47,15 @@ static struct kr_dct_zone *job_dct_zone(struct kr_ctx *ctx)
 }
 
 /*
- * The lookup DCI: one per process (one attachment per process), leased at
- * the first miss and kept; separate from the vQPs' DCIs so a lookup never
- * mixes into their completion streams. Given back when a READ fails or
- * times out (the keeper resets it) and leased again at the next miss.
+ * How a lookup READs: through the reader kr_connect lends (ctx->look_read:
+ * a vQP to the MetaServer on the calling thread's DCI, into the heap's
+ * library bytes), so a fresh process's uncached first connect leases
+ * nothing and allocates nothing for it. Without one (the lookup called
+ * before any kr_connect, or after a READ that never finished), the lookup
+ * DCI: one per process (one attachment per process), leased at the first
+ * such miss and kept; separate from the vQPs' DCIs so a lookup never mixes
+ * into their completion streams. Given back when a READ fails or times out
+ * (the keeper resets it) and leased again at the next miss.
  */
 static struct {
 	pthread_mutex_t lock;
@@ -260,6 +265,54 @@ static int port_pick(struct kr_ctx *ctx, const struct kr_dct_slot *row, uint32_t
 	return torn ? -EAGAIN : -ECONNREFUSED;
 }
 
+/* Our launch's record (and port's) in a row copy of node_id; torn copies counted. */
+static int row_take(struct kr_ctx *ctx, const struct kr_dct_slot *row, uint32_t stride,
+		    uint32_t node_id, struct kr_dct_rec *rec, uint32_t port,
+		    struct kr_dct_port_rec *prec)
+{
+	int rc = row_pick(ctx, row, stride, node_id, rec);
+
+	if (!rc && port) /* with port: that port's slot too, from the same copy */
+		rc = port_pick(ctx, row, stride, node_id, port, prec);
+	if (rc == -EAGAIN)
+		g_look.stats.torn++;
+	return rc;
+}
+
+/*
+ * g_look.lock held: look_read() through the reader the vQP layer lent
+ * (ctx->look_read: the calling thread's DCI, no lease), into the heap's
+ * library bytes (no allocator).
+ */
+static int look_read_lent(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint32_t node_id,
+			  struct kr_dct_rec *rec, uint32_t port, struct kr_dct_port_rec *prec)
+{
+	_Static_assert(KR_META_ROW_MAX * sizeof(struct kr_dct_slot) <= KR_HEAP_LIB_BYTES,
+		       "a row fits the heap's library bytes");
+	struct kr_devx_dc_av av = {.dctn = m->dctn, .dc_key = m->dc_key};
+	uint32_t len = m->stride * (uint32_t)sizeof(struct kr_dct_slot);
+	struct kr_dct_slot *row = ctx->heap;
+	int rc;
+
+	kr_devx_dc_av_path(&av, &ctx->zone->port, &m->addr, ctx->zone->dctn, m->dctn);
+	memset(row, 0, len);
+	g_look.stats.reads++;
+	rc = ctx->look_read(ctx, &av,
+			    m->va + (uint64_t)node_id * m->stride * sizeof(struct kr_dct_slot),
+			    m->rkey, row, len);
+	if (rc == -ESTALE) {
+		ctx->lib_buf_lost = true; /* later lookups on a DCI of their own */
+		rc = -EHOSTUNREACH;
+	}
+	if (rc == -EAGAIN)
+		g_look.stats.local_errors++;
+	else if (rc == -EHOSTUNREACH)
+		g_look.stats.remote_errors++;
+	if (rc)
+		return rc;
+	return row_take(ctx, row, m->stride, node_id, rec, port, prec);
+}
+
 /*
  * g_look.lock held: one READ of node_id's row at MetaServer m. 0 (rec),
  * -ENOENT (empty, beyond the table, or not our launch), -EAGAIN (torn:
@@ -287,6 +340,8 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 
 	if (node_id >= m->max_nodes || !m->stride || m->stride > KR_META_ROW_MAX)
 		return -ENOENT;
+	if (ctx->look_read && !ctx->lib_buf_lost)
+		return look_read_lent(ctx, m, node_id, rec, port, prec);
 	rc = look_prepare(ctx);
 	if (rc)
 		return rc;
@@ -325,12 +380,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		g_look.stats.remote_errors++;
 		return -EHOSTUNREACH;
 	}
-	rc = row_pick(ctx, g_look.buf, m->stride, node_id, rec);
-	if (!rc && port) /* with port: that port's slot too, from the same copy */
-		rc = port_pick(ctx, g_look.buf, m->stride, node_id, port, prec);
-	if (rc == -EAGAIN)
-		g_look.stats.torn++;
-	return rc;
+	return row_take(ctx, g_look.buf, m->stride, node_id, rec, port, prec);
 }
 
 /*

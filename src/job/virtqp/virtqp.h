@@ -300,6 +300,11 @@ int kr_vq_peer_av(struct kr_ctx *ctx, uint32_t peer, struct kr_devx_dc_av *av);
 struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
 				const struct kr_connect_opts *opts);
 
+/* virtqp_look.c: the MetaServer lookup's READ on the caller's DCI (kr_job_look_read_fn) */
+#define KR_VQ_LOOK_NODE 0u /* what its vQP records as the peer: no node has id 0 */
+int kr_vq_look_read(struct kr_ctx *ctx, const struct kr_devx_dc_av *av, uint64_t raddr,
+		    uint32_t rkey, void *buf, uint32_t len);
+
 /* virtqp_dci.c */
 /* A DCI's (or RC QP's) ent and redo tables for d->cnt requests, zero pages mapped on touch. 0 or -ENOMEM. */
 int kr_vq_tables_alloc(struct kr_vq_dci *d);

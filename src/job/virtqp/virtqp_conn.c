@@ -48,6 +48,8 @@ struct kr_vqp *kr_connect(struct kr_ctx *ctx, uint32_t peer, const struct kr_con
 		errno = EINVAL;
 		return NULL;
 	}
+	/* a lookup this connect needs READs on the thread's DCI (virtqp_look.c) */
+	ctx->look_read = kr_vq_look_read;
 	if (opts && opts->port)
 		return kr_vq_connect_port(ctx, peer, opts);
 	rc = kr_vq_peer_av(ctx, peer, &av);
