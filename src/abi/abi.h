@@ -145,6 +145,40 @@ _Static_assert(sizeof(struct kr_pool_slot) == 40, "kr_pool_slot layout");
 _Static_assert(offsetof(struct kr_pool_slot, gen) == 28, "kr_pool_slot.gen");
 
 /*
+ * The ready-DCI ring of a job slot: DCIs the keeper leased to the job ahead
+ * of its next threads' first connects, so that they take one with no call
+ * (keeper_ready.c, job_lease.c). Entry i lives at ready[i % KR_JOB_READY_RING]
+ * in the job slot (keeper-written; the segment is read-only to jobs) and its
+ * claim word at claim[i % KR_JOB_READY_RING] in the first bytes of the job's
+ * heap (both write it): the keeper stores KR_READY_OFFER(i) there, then the
+ * entry, then ready_prod = i + 1 (release); the job takes entry i by a CAS
+ * from KR_READY_OFFER(i) to KR_READY_CLAIMED(i), the keeper takes an offer
+ * back (a tenant short of DCIs) by a CAS to KR_READY_REVOKED(i): exactly one
+ * wins. The keeper writes position i % RING again only once entry i is
+ * claimed or revoked. The job's KR_MSG_READY (one-way) says it took one.
+ */
+#define KR_JOB_READY_RING 4u
+#define KR_JOB_READY_FILL 2u /* offers kept ahead once the job has used a ready DCI */
+#define KR_READY_OFFER(i)   ((uint32_t)(i) << 2 | 1u)
+#define KR_READY_CLAIMED(i) ((uint32_t)(i) << 2 | 2u)
+#define KR_READY_REVOKED(i) ((uint32_t)(i) << 2 | 3u)
+/*
+ * A job heap's first bytes, which kr_malloc never hands out: the library's
+ * own (a MetaServer row the lookup READs, job_resolve.c; 5 KiB), then the
+ * ready ring's claim words at KR_HEAP_READY_CLAIM_OFF.
+ */
+#define KR_HEAP_LIB_BYTES	8192u
+#define KR_HEAP_READY_CLAIM_OFF (KR_HEAP_LIB_BYTES - 64u)
+struct kr_pool_ready {
+	uint32_t index; /* the DCI slot in the tenant */
+	uint32_t gen;	/* of its lease */
+	uint32_t qpn;
+	uint32_t rsvd;
+	uint64_t token; /* fenced: the kmod-min token the job maps it with */
+};
+_Static_assert(sizeof(struct kr_pool_ready) == 24, "kr_pool_ready layout");
+
+/*
  * One job slot. Notes: keeper-written; pid/uid come from SO_PEERCRED, never
  * from the job's own words. gen is bumped at every attach.
  */
@@ -166,9 +200,10 @@ struct kr_pool_job {
 	uint64_t throttle_until_ns; /* leases answered -EBUSY until then */
 	uint64_t bucket_ns;	    /* when bucket was last refilled */
 	uint32_t bucket;	    /* errors it may still cause before a throttle */
-	uint32_t rsvd;
+	uint32_t ready_prod;	    /* entries of ready[] written since the attach */
+	struct kr_pool_ready ready[KR_JOB_READY_RING];
 };
-_Static_assert(sizeof(struct kr_pool_job) == 80, "kr_pool_job layout");
+_Static_assert(sizeof(struct kr_pool_job) == 176, "kr_pool_job layout");
 _Static_assert(offsetof(struct kr_pool_job, attach_ns) == 32, "kr_pool_job.attach_ns");
 
 /*
@@ -259,8 +294,9 @@ struct kr_pool_seg {
 	uint64_t rss_bytes;
 	uint32_t uid_ports; /* per-uid quota in force (keeper_quota.c) */
 	uint32_t rsvd;
+	uint64_t ready_grants; /* DCIs leased into jobs' ready rings (keeper_ready.c) */
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 344, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 352, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 
@@ -393,8 +429,8 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 9: KR_MSG_PAIR (RC slots in the zone, kmod-min slots of their own when fenced) */
-#define KR_PROTO_VERSION      9u
+/* 10: KR_MSG_READY and the ready-DCI ring in the job slot */
+#define KR_PROTO_VERSION      10u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
 #define KR_ATTACH_NO_FD	      0xffffffffu
@@ -413,6 +449,7 @@ enum kr_msg_type {
 	KR_MSG_HEAP_GROW, /* job: back more of its heap (keeper_heap.c) */
 	KR_MSG_REG_MR_FD, /* job: register a file it shares, the descriptor attached (keeper_mr.c) */
 	KR_MSG_PAIR,	  /* job: an RC slot paired with one of a peer keeper's (keeper_pair.c) */
+	KR_MSG_READY,	  /* job, one-way: it took ready DCIs; keep the ring filled */
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -649,6 +686,16 @@ struct kr_msg_cache {
 	uint32_t op;
 	uint32_t node_id; /* FORGET */
 	uint8_t rec[KR_CACHE_REC_BYTES];
+};
+
+/*
+ * KR_MSG_READY, one-way: the job used a ready DCI (its attach grant or a ring
+ * entry): the keeper looks at the claim words and offers again up to
+ * KR_JOB_READY_FILL ahead.
+ */
+struct kr_msg_ready_taken {
+	struct kr_msg_hdr hdr;
+	uint64_t rsvd; /* 0 */
 };
 
 struct kr_msg_status {

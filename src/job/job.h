@@ -123,6 +123,8 @@ struct kr_ctx {
 	uint32_t nregions;
 	struct kr_job_dci dci[KR_JOB_MAX_DCIS];
 	struct kr_lease ready[KR_ATTACH_READY_MAX]; /* DCI leases granted with the attach */
+	uint32_t ready_taken;	   /* ready-ring entries looked at (claimed or skipped: job_lease.c) */
+	uint64_t ready_ring_takes; /* DCIs a thread got from the ring: no call (tests, benches) */
 	uint64_t ready_token[KR_ATTACH_READY_MAX];  /* and their kmod-min tokens (fenced) */
 	uint32_t nready;
 	/* fenced (job_krmin.c): /dev/krmin, the zone's rings window, the
@@ -223,6 +225,12 @@ int kr_job_krmin_map_ep(struct kr_ctx *ctx, uint64_t token, const struct kr_zone
 			uint64_t *len);
 void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len);
 
+/*
+ * job_lease.c: whether the keeper has an offer on the job's ready ring it has
+ * not looked at (taken back meanwhile, perhaps: the lease then asks).
+ */
+bool kr_job_ready_offered(const struct kr_ctx *ctx);
+
 /* job_arena.c */
 /*
  * An arena over [base, base + len), which grow() extends up to max: called
@@ -235,12 +243,6 @@ typedef int64_t (*kr_arena_grow_fn)(void *arg, uint64_t need);
 int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_arena_grow_fn grow,
 		    void *arg, struct kr_arena **arena);
 
-/*
- * The heap's first bytes, which kr_malloc never hands out: the library's own
- * buffer for a MetaServer row (job_resolve.c), so that a fresh process's
- * first lookup needs no allocator.
- */
-#define KR_HEAP_LIB_BYTES 8192u
 
 void kr_arena_destroy(struct kr_arena *arena);
 void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);

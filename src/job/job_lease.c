@@ -209,6 +209,65 @@ static void job_give_back(struct kr_ctx *ctx, uint32_t kind, const struct kr_msg
 	kr_job_call(ctx, &rel, sizeof(rel), &rep);
 }
 
+/*
+ * ctx->lock held: the next offer of the job slot's ready ring (keeper_ready.c)
+ * that this job claims, else false. An offer the keeper took back (the
+ * claim word says so) or whose slot no longer names this job at that
+ * generation is skipped.
+ */
+static bool job_ready_take(struct kr_ctx *ctx, struct kr_lease *lease, uint64_t *token)
+{
+	const struct kr_pool_job *job = kr_seg_job(ctx->seg, ctx->job);
+	uint32_t *claim = (uint32_t *)((uint8_t *)ctx->heap + KR_HEAP_READY_CLAIM_OFF);
+
+	for (;;) {
+		uint32_t prod = __atomic_load_n(&job->ready_prod, __ATOMIC_ACQUIRE);
+		uint32_t i = ctx->ready_taken, offer = KR_READY_OFFER(i);
+		const struct kr_pool_slot *s;
+		struct kr_pool_ready e;
+
+		if (prod == i || prod - i > KR_JOB_READY_RING)
+			return false;
+		e = job->ready[i % KR_JOB_READY_RING];
+		ctx->ready_taken++;
+		if (!__atomic_compare_exchange_n(&claim[i % KR_JOB_READY_RING], &offer,
+						 KR_READY_CLAIMED(i), false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue; /* taken back */
+		if (e.index >= ctx->seg->dcis)
+			continue;
+		s = kr_seg_dci(ctx->seg, ctx->tenant, e.index);
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != KR_SLOT_LEASED ||
+		    s->owner_job != ctx->job + 1 || s->gen != e.gen)
+			continue;
+		*lease = (struct kr_lease){
+		    .kind = KR_LEASE_DCI, .index = e.index, .gen = e.gen, .qpn = e.qpn};
+		*token = e.token;
+		ctx->ready_ring_takes++;
+		return true;
+	}
+}
+
+/* kr_job_ready_offered() - see job.h. */
+bool kr_job_ready_offered(const struct kr_ctx *ctx)
+{
+	return __atomic_load_n(&kr_seg_job(ctx->seg, ctx->job)->ready_prod, __ATOMIC_ACQUIRE) !=
+	       ctx->ready_taken;
+}
+
+/* ctx->lock held: tell the keeper a ready DCI went, so it offers again (one-way). */
+static void job_ready_report(struct kr_ctx *ctx)
+{
+	struct kr_msg_ready_taken m;
+
+	if (ctx->dead || ctx->observer)
+		return;
+	memset(&m, 0, sizeof(m));
+	kr_msg_init(&m.hdr, KR_MSG_READY, sizeof(m), ++ctx->seq);
+	if (kr_msg_send(ctx->sock, &m, sizeof(m), NULL, 0) == -EPIPE)
+		ctx->dead = true;
+}
+
 int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 {
 	struct kr_msg_lease req = {.kind = kind};
@@ -232,6 +291,15 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 		rep.index = lease->index;
 		rep.gen = lease->gen;
 		rep.token = ctx->ready_token[ctx->nready];
+		job_ready_report(ctx);
+	} else if (kind == KR_LEASE_DCI && !ctx->dead && job_ready_take(ctx, lease, &rep.token)) {
+		/* the keeper leased it ahead: no call either, and a report only
+		 * when that was the last offer in sight (one syscall per fill) */
+		rep.index = lease->index;
+		rep.gen = lease->gen;
+		if (__atomic_load_n(&kr_seg_job(ctx->seg, ctx->job)->ready_prod, __ATOMIC_ACQUIRE) ==
+		    ctx->ready_taken)
+			job_ready_report(ctx);
 	} else {
 		kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
 		rc = job_lease_call(ctx, kind, &req, sizeof(req), lease, &rep);

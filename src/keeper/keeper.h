@@ -422,6 +422,7 @@ struct kr_keeper_conn {
 	bool observer;
 	uint64_t accept_ns;
 	uint64_t last_ns; /* last request: observers idle for KR_POOL_HELLO_MS are closed */
+	uint32_t ready_done; /* ready-ring entries claimed or revoked before it (keeper_ready.c) */
 	struct kr_keeper_mr mrs[KR_POOL_MAX_JOB_MRS];
 };
 
@@ -793,11 +794,35 @@ static inline const struct kr_devx_mr *kr_keeper_heap_mr(const struct kr_keeper_
 	return &h->mr[h->nchunks - 1];
 }
 
+/* keeper_ready.c: the job's ready-DCI ring */
+/* At attach: the job's ring empty. */
+void kr_keeper_ready_reset(struct kr_keeper *k, struct kr_keeper_conn *c);
+/* Offer DCIs on c's ring until KR_JOB_READY_FILL unclaimed ones are ahead (pool permitting). */
+void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c);
+/* KR_MSG_READY: kr_keeper_ready_fill(). 0, -EPERM, -EINVAL. */
+int kr_keeper_ready_taken(struct kr_keeper *k, struct kr_keeper_conn *c,
+			  const struct kr_msg_ready_taken *m);
+/*
+ * A DCI lease request of the job on c: an offer of its own ring it has not
+ * claimed (it asked before it saw the offer), taken off the ring and made
+ * the reply, so the job never waits for its own offer to come back.
+ */
+bool kr_keeper_ready_hand(struct kr_keeper *k, struct kr_keeper_conn *c, struct kr_msg_reply *rep);
+/* Take back tenant's offers no job claimed (to DIRTY: the worker resets them). How many. */
+uint32_t kr_keeper_ready_revoke(struct kr_keeper *k, uint32_t tenant);
+
 /* keeper_lease.c */
 int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
 			  struct kr_msg_reply *rep);
 int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
 			    uint32_t index, uint32_t gen);
+/*
+ * The same, initiated by the keeper for job j (its ready ring's offers);
+ * untouched: a DCI no job could have used goes straight back to the free
+ * ring, no reset. 0 or -EINVAL.
+ */
+int kr_keeper_lease_take(struct kr_keeper *k, uint32_t j, uint32_t kind, uint32_t index,
+			 uint32_t gen, bool untouched);
 /* kmod-min took a DCI from its holder: reclaim that lease. True if it was leased. */
 bool kr_keeper_lease_lost(struct kr_keeper *k, uint32_t kind, uint32_t tenant, uint32_t index);
 /* Take back everything job j owns (detach or death). Returns leases taken. */

@@ -78,7 +78,11 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 		return -EINVAL;
 	if (kind == KR_SLOT_DCI && job->dci_leases >= KR_JOB_MAX_DCIS)
 		return -EMFILE;
-	if (kr_keeper_ring_get(k, lk.ring_off, &idx))
+	/* none free: offers no job claimed come back (keeper_ready.c), at once
+	 * when no job could have touched them, else after their reset */
+	if (kr_keeper_ring_get(k, lk.ring_off, &idx) &&
+	    (kind != KR_SLOT_DCI || !kr_keeper_ready_revoke(k, job->tenant) ||
+	     kr_keeper_ring_get(k, lk.ring_off, &idx)))
 		return -ENOSPC;
 	if (idx >= lk.count) {
 		KR_ERR("pool", "tenant %u: free ring returned slot %u of %u", job->tenant, idx,
@@ -117,9 +121,11 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 
 /*
  * The slot is taken from its holder: DCIs and RC QPs to DIRTY (the worker
- * resets them), vQPs free now.
+ * resets them), vQPs free now; untouched (an offer no job claimed, no
+ * module in the way): a DCI free now too.
  */
-static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off)
+static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off,
+			    bool untouched)
 {
 	if (s->kind == KR_SLOT_DCI || s->kind == KR_SLOT_RC) {
 		struct kr_keeper_tenant *t = &k->tenant[s->tenant];
@@ -136,7 +142,7 @@ static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_
 	}
 	s->owner_job = 0;
 	s->owner_pid = 0;
-	if (s->kind == KR_SLOT_VQP) {
+	if (s->kind == KR_SLOT_VQP || (untouched && s->kind == KR_SLOT_DCI)) {
 		s->state = KR_SLOT_FREE;
 		kr_keeper_ring_put(k, ring_off, s->index);
 	} else {
@@ -153,23 +159,29 @@ static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_
 int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
 			    uint32_t index, uint32_t gen)
 {
-	struct kr_pool_job *job;
+	if (!c->job_plus1)
+		return -EPERM;
+	return kr_keeper_lease_take(k, c->job_plus1 - 1, kind, index, gen, false);
+}
+
+/* kr_keeper_lease_take() - see keeper.h. */
+int kr_keeper_lease_take(struct kr_keeper *k, uint32_t j, uint32_t kind, uint32_t index,
+			 uint32_t gen, bool untouched)
+{
+	struct kr_pool_job *job = kr_seg_job(k->seg, j);
 	struct kr_pool_slot *s;
 	struct lease_kind lk;
 
-	if (!c->job_plus1)
-		return -EPERM;
-	job = kr_seg_job(k->seg, c->job_plus1 - 1);
 	if (!lease_kind_of(k, job->tenant, kind, &lk) || index >= lk.count)
 		return -EINVAL;
 	s = lease_slot(k, job->tenant, kind, index);
-	if (s->state != KR_SLOT_LEASED || s->owner_job != c->job_plus1 || s->gen != gen)
+	if (s->state != KR_SLOT_LEASED || s->owner_job != j + 1 || s->gen != gen)
 		return -EINVAL;
 	if (kind == KR_SLOT_DCI)
 		job->dci_leases--;
 	else if (kind == KR_SLOT_VQP)
 		job->vqp_leases--;
-	lease_take_back(k, s, lk.ring_off);
+	lease_take_back(k, s, lk.ring_off, untouched);
 	return 0;
 }
 
@@ -190,7 +202,7 @@ bool kr_keeper_lease_lost(struct kr_keeper *k, uint32_t kind, uint32_t tenant, u
 		return false;
 	if (kind == KR_SLOT_DCI)
 		kr_seg_job(k->seg, s->owner_job - 1)->dci_leases--;
-	lease_take_back(k, s, lk.ring_off);
+	lease_take_back(k, s, lk.ring_off, false);
 	k->seg->reclaims++;
 	if (!k->reclaim_t0)
 		k->reclaim_t0 = kr_now_ns();
@@ -211,7 +223,7 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 		struct kr_pool_slot *s = kr_seg_dci(k->seg, job->tenant, i);
 
 		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
-			lease_take_back(k, s, tr->dci_ring_off);
+			lease_take_back(k, s, tr->dci_ring_off, false);
 			n++;
 		}
 	}
@@ -219,7 +231,7 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 		struct kr_pool_slot *s = kr_seg_rc(k->seg, job->tenant, i);
 
 		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
-			lease_take_back(k, s, tr->rc_ring_off);
+			lease_take_back(k, s, tr->rc_ring_off, false);
 			n++;
 		}
 	}
@@ -227,7 +239,7 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 		struct kr_pool_slot *s = kr_seg_vqp(k->seg, job->tenant, i);
 
 		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
-			lease_take_back(k, s, tr->vqp_ring_off);
+			lease_take_back(k, s, tr->vqp_ring_off, false);
 			n++;
 		}
 	}

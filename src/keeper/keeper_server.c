@@ -397,6 +397,7 @@ static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
 	job->state = KR_JOB_ATTACHED;
 	tr->jobs_attached++;
 	c->job_plus1 = j + 1;
+	kr_keeper_ready_reset(k, c);
 	return 0;
 }
 
@@ -562,6 +563,8 @@ static size_t req_size(uint16_t type)
 		return sizeof(struct kr_msg_mr_fd);
 	case KR_MSG_PAIR:
 		return sizeof(struct kr_msg_pair);
+	case KR_MSG_READY:
+		return sizeof(struct kr_msg_ready_taken);
 	default:
 		return 0;
 	}
@@ -613,6 +616,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_heap heap;
 		struct kr_msg_mr_fd mr_fd;
 		struct kr_msg_pair pair;
+		struct kr_msg_ready_taken ready;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
@@ -674,8 +678,13 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 			rc = -EINVAL;
 		else if (c->job_plus1 && kr_keeper_guard_busy(k, c->job_plus1 - 1))
 			rc = -EBUSY; /* too many remote errors lately (keeper_guard.c) */
+		else if (req.lease.kind == KR_SLOT_DCI && kr_keeper_ready_hand(k, c, &rep))
+			rc = 0; /* an offer of its ring it had not seen yet */
 		else
 			rc = kr_keeper_lease_grant(k, c, req.lease.kind, &rep);
+		/* a job that had to ask finds its next DCI on the ring */
+		if (!rc && req.lease.kind == KR_SLOT_DCI)
+			kr_keeper_ready_fill(k, c);
 		break;
 	case KR_MSG_RELEASE:
 		rc = req.lease.rsvd ? -EINVAL
@@ -708,6 +717,12 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		    kr_keeper_cache_report(k, kr_seg_job(k->seg, c->job_plus1 - 1)->tenant,
 					   &req.cache) == -EINVAL)
 			KR_WARN_RATELIMITED("pool", "pid %d: node cache report refused",
+					    (int)c->pid);
+		return;
+	case KR_MSG_READY:
+		/* one-way too: the claim words, not the message, say what was taken */
+		if (kr_keeper_ready_taken(k, c, &req.ready) == -EINVAL)
+			KR_WARN_RATELIMITED("pool", "pid %d: malformed ready-ring report",
 					    (int)c->pid);
 		return;
 	default: /* KR_MSG_DEREG_MR */

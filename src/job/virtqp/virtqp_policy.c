@@ -164,7 +164,8 @@ struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t cred
 	/* 2. a DCI of its own while below the limit (a spare only, if the pool is short) */
 	below = me->n < ctx->dcis_per_thread;
 	if (below) {
-		short_pool = me->n && !pool_has_room(ctx);
+		/* an offer on the job's ready ring is its own already: no pool cost */
+		short_pool = me->n && !pool_has_room(ctx) && !kr_job_ready_offered(ctx);
 		d = thread_add(ctx, me, credits, short_pool);
 		if (d)
 			return d;

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A job's ready-DCI ring (struct kr_pool_ready in its job slot, claim words
+ * in its heap: abi.h): DCIs leased to the job ahead of its threads' first
+ * connects, so that a thread that holds no DCI takes one with no call to the
+ * keeper (job_lease.c). Event loop only, as every lease.
+ *
+ * Demand-driven: a ring starts empty at the attach (which grants
+ * KR_POOL_READY_DCIS in its reply); when the job has used the last ready DCI
+ * in sight it says so (KR_MSG_READY, one-way), and when it had to ask for a
+ * DCI (KR_MSG_LEASE) the keeper notes the demand too: either way it offers
+ * DCIs until KR_JOB_READY_FILL unclaimed offers are ahead again. A job that posts from
+ * one thread holds one DCI, as before; one that starts threads finds the
+ * next DCI there. Offers are made only while more than a quarter of the
+ * tenant's built DCIs are free (the rule the library follows for a thread's
+ * second DCI), not for a throttled job, not past KR_JOB_MAX_DCIS; and a
+ * lease that finds the tenant without a free DCI takes back the offers no
+ * job claimed (kr_keeper_ready_revoke), so rings never starve another job:
+ * without kmod-min straight into the free ring (the library touches a DCI
+ * only once its claim won, and a trusted keeper's jobs could write any queue
+ * anyway), fenced through a reset like any DCI that comes back (the offer's
+ * token let its job map it).
+ *
+ * The claim words are the job's memory: what it writes there only decides
+ * which of its own offers count as taken (a garbage word counts as taken and
+ * is never revoked: the lease stays the job's until it leaves, as any lease
+ * it asked for).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "common/kr_log.h"
+#include "keeper/keeper.h"
+
+/* Job j's claim word for ring position i % KR_JOB_READY_RING (its heap's first bytes). */
+static uint32_t *ready_claim(struct kr_keeper *k, uint32_t j, uint32_t i)
+{
+	struct kr_keeper_heap *h = kr_keeper_job_heap(k, j);
+
+	return (uint32_t *)(h->addr + KR_HEAP_READY_CLAIM_OFF) + i % KR_JOB_READY_RING;
+}
+
+/* More than a quarter of tenant t's built DCIs free? */
+static bool ready_pool_has_room(const struct kr_keeper *k, uint32_t t)
+{
+	uint32_t built = 0, free_now = 0;
+
+	for (uint32_t i = 0; i < k->seg->dcis; i++) {
+		uint32_t st = kr_seg_dci(k->seg, t, i)->state;
+
+		built += st != KR_SLOT_EMPTY;
+		free_now += st == KR_SLOT_FREE;
+	}
+	return free_now > built / 4;
+}
+
+/* kr_keeper_ready_reset() - see keeper.h. */
+void kr_keeper_ready_reset(struct kr_keeper *k, struct kr_keeper_conn *c)
+{
+	struct kr_pool_job *job = kr_seg_job(k->seg, c->job_plus1 - 1);
+
+	memset(job->ready, 0, sizeof(job->ready));
+	__atomic_store_n(&job->ready_prod, 0, __ATOMIC_RELEASE);
+	c->ready_done = 0;
+}
+
+/* Entries of c's ring now claimed or revoked, from the first one that was not. */
+static void ready_settle(struct kr_keeper *k, struct kr_keeper_conn *c)
+{
+	uint32_t j = c->job_plus1 - 1;
+	const struct kr_pool_job *job = kr_seg_job(k->seg, j);
+
+	while (c->ready_done != job->ready_prod &&
+	       __atomic_load_n(ready_claim(k, j, c->ready_done), __ATOMIC_ACQUIRE) !=
+		   KR_READY_OFFER(c->ready_done))
+		c->ready_done++;
+}
+
+/* kr_keeper_ready_fill() - see keeper.h. */
+void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c)
+{
+	uint32_t j = c->job_plus1 - 1;
+	struct kr_pool_job *job = kr_seg_job(k->seg, j);
+
+	ready_settle(k, c);
+	while (job->ready_prod - c->ready_done < KR_JOB_READY_FILL) {
+		uint32_t i = job->ready_prod;
+		struct kr_msg_reply lr;
+
+		if (kr_keeper_guard_busy(k, j) || !ready_pool_has_room(k, job->tenant))
+			return;
+		memset(&lr, 0, sizeof(lr));
+		if (kr_keeper_lease_grant(k, c, KR_SLOT_DCI, &lr))
+			return; /* none free, or the job holds its most */
+		__atomic_store_n(ready_claim(k, j, i), KR_READY_OFFER(i), __ATOMIC_RELEASE);
+		job->ready[i % KR_JOB_READY_RING] = (struct kr_pool_ready){
+		    .index = lr.index, .gen = lr.gen, .qpn = lr.qpn, .token = lr.token};
+		__atomic_store_n(&job->ready_prod, i + 1, __ATOMIC_RELEASE);
+		k->seg->ready_grants++;
+	}
+}
+
+/* kr_keeper_ready_taken() - see keeper.h. */
+int kr_keeper_ready_taken(struct kr_keeper *k, struct kr_keeper_conn *c,
+			  const struct kr_msg_ready_taken *m)
+{
+	if (!c->job_plus1)
+		return -EPERM;
+	if (m->rsvd)
+		return -EINVAL;
+	kr_keeper_ready_fill(k, c);
+	return 0;
+}
+
+/* kr_keeper_ready_hand() - see keeper.h. */
+bool kr_keeper_ready_hand(struct kr_keeper *k, struct kr_keeper_conn *c, struct kr_msg_reply *rep)
+{
+	uint32_t j = c->job_plus1 - 1;
+	const struct kr_pool_job *job;
+
+	if (!c->job_plus1)
+		return false;
+	job = kr_seg_job(k->seg, j);
+	ready_settle(k, c);
+	for (uint32_t i = c->ready_done; i != job->ready_prod; i++) {
+		const struct kr_pool_ready *e = &job->ready[i % KR_JOB_READY_RING];
+		const struct kr_pool_slot *s = kr_seg_dci(k->seg, job->tenant, e->index);
+		uint32_t offer = KR_READY_OFFER(i);
+
+		if (!__atomic_compare_exchange_n(ready_claim(k, j, i), &offer, KR_READY_REVOKED(i),
+						 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue; /* claimed meanwhile */
+		if (e->index >= k->seg->dcis || s->state != KR_SLOT_LEASED ||
+		    s->owner_job != c->job_plus1 || s->gen != e->gen)
+			continue;
+		/* already the job's lease: the reply is the offer, nothing moves */
+		rep->index = e->index;
+		rep->gen = e->gen;
+		rep->qpn = e->qpn;
+		rep->token = e->token;
+		ready_settle(k, c);
+		return true;
+	}
+	ready_settle(k, c);
+	return false;
+}
+
+/* kr_keeper_ready_revoke() - see keeper.h. */
+uint32_t kr_keeper_ready_revoke(struct kr_keeper *k, uint32_t tenant)
+{
+	uint32_t n = 0;
+
+	for (uint32_t slot = 0; slot < KR_POOL_MAX_CONNS; slot++) {
+		struct kr_keeper_conn *c = k->conn[slot];
+		struct kr_pool_job *job;
+		uint32_t j;
+
+		if (!c || !c->job_plus1)
+			continue;
+		j = c->job_plus1 - 1;
+		job = kr_seg_job(k->seg, j);
+		if (job->tenant != tenant)
+			continue;
+		ready_settle(k, c);
+		for (uint32_t i = c->ready_done; i != job->ready_prod; i++) {
+			const struct kr_pool_ready *e = &job->ready[i % KR_JOB_READY_RING];
+			uint32_t offer = KR_READY_OFFER(i);
+
+			if (!__atomic_compare_exchange_n(ready_claim(k, j, i), &offer,
+							 KR_READY_REVOKED(i), false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				continue; /* the job claimed it first */
+			if (!kr_keeper_lease_take(k, j, KR_SLOT_DCI, e->index, e->gen,
+						  k->krmin_fd < 0))
+				n++;
+		}
+		ready_settle(k, c);
+	}
+	if (n)
+		KR_DBG("pool", "tenant %u: %u ready-ring offers taken back for a lease", tenant,
+		       n);
+	return n;
+}
