@@ -155,7 +155,7 @@ _Static_assert(offsetof(struct kr_pool_slot, gen) == 28, "kr_pool_slot.gen");
  * from KR_READY_OFFER(i) to KR_READY_CLAIMED(i), the keeper takes an offer
  * back (a tenant short of DCIs) by a CAS to KR_READY_REVOKED(i): exactly one
  * wins. The keeper writes position i % RING again only once entry i is
- * claimed or revoked. The job's KR_MSG_READY (one-way) says it took one.
+ * claimed or revoked, and sees the claims on its own (no message).
  */
 #define KR_JOB_READY_RING 4u
 #define KR_JOB_READY_FILL 2u /* offers kept ahead once the job has used a ready DCI */
@@ -429,7 +429,7 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
  * order (same machine). Every request gets exactly one reply with a status.
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 10: KR_MSG_READY and the ready-DCI ring in the job slot */
+/* 10: the ready-DCI ring in the job slot (the attach's grant comes on it) */
 #define KR_PROTO_VERSION      10u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_READY_MAX   4u
@@ -449,7 +449,6 @@ enum kr_msg_type {
 	KR_MSG_HEAP_GROW, /* job: back more of its heap (keeper_heap.c) */
 	KR_MSG_REG_MR_FD, /* job: register a file it shares, the descriptor attached (keeper_mr.c) */
 	KR_MSG_PAIR,	  /* job: an RC slot paired with one of a peer keeper's (keeper_pair.c) */
-	KR_MSG_READY,	  /* job, one-way: it took ready DCIs; keep the ring filled */
 	KR_MSG_REPLY = 0x80,
 };
 
@@ -686,16 +685,6 @@ struct kr_msg_cache {
 	uint32_t op;
 	uint32_t node_id; /* FORGET */
 	uint8_t rec[KR_CACHE_REC_BYTES];
-};
-
-/*
- * KR_MSG_READY, one-way: the job used a ready DCI (its attach grant or a ring
- * entry): the keeper looks at the claim words and offers again up to
- * KR_JOB_READY_FILL ahead.
- */
-struct kr_msg_ready_taken {
-	struct kr_msg_hdr hdr;
-	uint64_t rsvd; /* 0 */
 };
 
 struct kr_msg_status {

@@ -255,19 +255,6 @@ bool kr_job_ready_offered(const struct kr_ctx *ctx)
 	       ctx->ready_taken;
 }
 
-/* ctx->lock held: tell the keeper a ready DCI went, so it offers again (one-way). */
-static void job_ready_report(struct kr_ctx *ctx)
-{
-	struct kr_msg_ready_taken m;
-
-	if (ctx->dead || ctx->observer)
-		return;
-	memset(&m, 0, sizeof(m));
-	kr_msg_init(&m.hdr, KR_MSG_READY, sizeof(m), ++ctx->seq);
-	if (kr_msg_send(ctx->sock, &m, sizeof(m), NULL, 0) == -EPIPE)
-		ctx->dead = true;
-}
-
 int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 {
 	struct kr_msg_lease req = {.kind = kind};
@@ -291,15 +278,10 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 		rep.index = lease->index;
 		rep.gen = lease->gen;
 		rep.token = ctx->ready_token[ctx->nready];
-		job_ready_report(ctx);
 	} else if (kind == KR_LEASE_DCI && !ctx->dead && job_ready_take(ctx, lease, &rep.token)) {
-		/* the keeper leased it ahead: no call either, and a report only
-		 * when that was the last offer in sight (one syscall per fill) */
+		/* the keeper leased it ahead: no call, no syscall (it sees the claim) */
 		rep.index = lease->index;
 		rep.gen = lease->gen;
-		if (__atomic_load_n(&kr_seg_job(ctx->seg, ctx->job)->ready_prod, __ATOMIC_ACQUIRE) ==
-		    ctx->ready_taken)
-			job_ready_report(ctx);
 	} else {
 		kr_msg_init(&req.hdr, KR_MSG_LEASE, sizeof(req), 0);
 		rc = job_lease_call(ctx, kind, &req, sizeof(req), lease, &rep);

@@ -799,9 +799,10 @@ static inline const struct kr_devx_mr *kr_keeper_heap_mr(const struct kr_keeper_
 void kr_keeper_ready_reset(struct kr_keeper *k, struct kr_keeper_conn *c);
 /* Offer DCIs on c's ring until KR_JOB_READY_FILL unclaimed ones are ahead (pool permitting). */
 void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c);
-/* KR_MSG_READY: kr_keeper_ready_fill(). 0, -EPERM, -EINVAL. */
-int kr_keeper_ready_taken(struct kr_keeper *k, struct kr_keeper_conn *c,
-			  const struct kr_msg_ready_taken *m);
+/* At attach: n DCIs on c's ring whatever the pool (the first connect's). */
+void kr_keeper_ready_offer(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t n);
+/* The loop's tick: the rings of jobs that claimed an offer since the last one filled again. */
+void kr_keeper_ready_tick(struct kr_keeper *k);
 /*
  * A DCI lease request of the job on c: an offer of its own ring it has not
  * claimed (it asked before it saw the offer), taken off the ring and made

@@ -5,11 +5,11 @@
  * connects, so that a thread that holds no DCI takes one with no call to the
  * keeper (job_lease.c). Event loop only, as every lease.
  *
- * Demand-driven: a ring starts empty at the attach (which grants
- * KR_POOL_READY_DCIS in its reply); when the job has used the last ready DCI
- * in sight it says so (KR_MSG_READY, one-way), and when it had to ask for a
- * DCI (KR_MSG_LEASE) the keeper notes the demand too: either way it offers
- * DCIs until KR_JOB_READY_FILL unclaimed offers are ahead again. A job that posts from
+ * Demand-driven: the attach puts KR_POOL_READY_DCIS on the ring (the first
+ * connect's DCI); each time the job has claimed one, the keeper's next tick
+ * (every 10 ms: it reads the claim words, the job sends nothing), and each
+ * DCI lease the job had to ask for (KR_MSG_LEASE), offer DCIs until
+ * KR_JOB_READY_FILL unclaimed ones are ahead again. A job that posts from
  * one thread holds one DCI, as before; one that starts threads finds the
  * next DCI there. Offers are made only while more than a quarter of the
  * tenant's built DCIs are free (the rule the library follows for a thread's
@@ -76,6 +76,25 @@ static void ready_settle(struct kr_keeper *k, struct kr_keeper_conn *c)
 		c->ready_done++;
 }
 
+/* Lease one DCI onto c's ring: its claim word, the entry, then prod. false: none. */
+static bool ready_offer_one(struct kr_keeper *k, struct kr_keeper_conn *c)
+{
+	uint32_t j = c->job_plus1 - 1;
+	struct kr_pool_job *job = kr_seg_job(k->seg, j);
+	uint32_t i = job->ready_prod;
+	struct kr_msg_reply lr;
+
+	memset(&lr, 0, sizeof(lr));
+	if (kr_keeper_lease_grant(k, c, KR_SLOT_DCI, &lr))
+		return false; /* none free, or the job holds its most */
+	__atomic_store_n(ready_claim(k, j, i), KR_READY_OFFER(i), __ATOMIC_RELEASE);
+	job->ready[i % KR_JOB_READY_RING] = (struct kr_pool_ready){
+	    .index = lr.index, .gen = lr.gen, .qpn = lr.qpn, .token = lr.token};
+	__atomic_store_n(&job->ready_prod, i + 1, __ATOMIC_RELEASE);
+	k->seg->ready_grants++;
+	return true;
+}
+
 /* kr_keeper_ready_fill() - see keeper.h. */
 void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c)
 {
@@ -84,32 +103,38 @@ void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c)
 
 	ready_settle(k, c);
 	while (job->ready_prod - c->ready_done < KR_JOB_READY_FILL) {
-		uint32_t i = job->ready_prod;
-		struct kr_msg_reply lr;
-
-		if (kr_keeper_guard_busy(k, j) || !ready_pool_has_room(k, job->tenant))
+		if (kr_keeper_guard_busy(k, j) || !ready_pool_has_room(k, job->tenant) ||
+		    !ready_offer_one(k, c))
 			return;
-		memset(&lr, 0, sizeof(lr));
-		if (kr_keeper_lease_grant(k, c, KR_SLOT_DCI, &lr))
-			return; /* none free, or the job holds its most */
-		__atomic_store_n(ready_claim(k, j, i), KR_READY_OFFER(i), __ATOMIC_RELEASE);
-		job->ready[i % KR_JOB_READY_RING] = (struct kr_pool_ready){
-		    .index = lr.index, .gen = lr.gen, .qpn = lr.qpn, .token = lr.token};
-		__atomic_store_n(&job->ready_prod, i + 1, __ATOMIC_RELEASE);
-		k->seg->ready_grants++;
 	}
 }
 
-/* kr_keeper_ready_taken() - see keeper.h. */
-int kr_keeper_ready_taken(struct kr_keeper *k, struct kr_keeper_conn *c,
-			  const struct kr_msg_ready_taken *m)
+/* kr_keeper_ready_offer() - see keeper.h. */
+void kr_keeper_ready_offer(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t n)
 {
-	if (!c->job_plus1)
-		return -EPERM;
-	if (m->rsvd)
-		return -EINVAL;
-	kr_keeper_ready_fill(k, c);
-	return 0;
+	uint32_t j = c->job_plus1 - 1;
+	struct kr_pool_job *job = kr_seg_job(k->seg, j);
+
+	for (uint32_t m = 0; m < n && job->ready_prod - c->ready_done < KR_JOB_READY_RING; m++)
+		if (!ready_offer_one(k, c))
+			return;
+}
+
+/* kr_keeper_ready_tick() - see keeper.h. */
+void kr_keeper_ready_tick(struct kr_keeper *k)
+{
+	for (uint32_t slot = 0; slot < KR_POOL_MAX_CONNS; slot++) {
+		struct kr_keeper_conn *c = k->conn[slot];
+
+		uint32_t done;
+
+		if (!c || !c->job_plus1)
+			continue;
+		done = c->ready_done;
+		ready_settle(k, c);
+		if (c->ready_done != done) /* it took one since: its next threads' ahead */
+			kr_keeper_ready_fill(k, c);
+	}
 }
 
 /* kr_keeper_ready_hand() - see keeper.h. */

@@ -260,6 +260,7 @@ static void keeper_tick(struct kr_keeper *k)
 	if (++k->ticks % KR_MEM_TICKS == 0)
 		kr_keeper_mem_update(k);
 	kr_keeper_conn_expire(k);
+	kr_keeper_ready_tick(k);
 	for (uint32_t t = 0; t < k->cfg.tenants; t++)
 		kr_keeper_tenant_poll_dct(k, &k->tenant[t]);
 	kr_keeper_launch_leave_idle(k);

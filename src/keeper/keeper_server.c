@@ -426,26 +426,6 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 	c->job_plus1 = 0;
 }
 
-/*
- * DCIs granted with the attach, so the job's first connect calls nobody
- * (none when the tenant has no free DCI: the job leases later).
- */
-static void attach_ready(struct kr_keeper *k, struct kr_keeper_conn *c,
-			 struct kr_msg_attach_reply *rep)
-{
-	_Static_assert(KR_POOL_READY_DCIS <= KR_ATTACH_READY_MAX, "the reply holds the grants");
-	for (uint32_t i = 0; i < KR_POOL_READY_DCIS; i++) {
-		struct kr_msg_reply lr;
-
-		memset(&lr, 0, sizeof(lr));
-		if (kr_keeper_lease_grant(k, c, KR_SLOT_DCI, &lr))
-			break;
-		rep->ready[i] = (struct kr_msg_ready){
-		    .index = lr.index, .gen = lr.gen, .qpn = lr.qpn, .token = lr.token};
-		rep->nready = i + 1;
-	}
-}
-
 static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg_attach *req)
 {
 	struct kr_keeper_conn *c = k->conn[slot];
@@ -479,7 +459,8 @@ static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg
 		k->seg->refused++;
 	} else if (!c->observer) {
 		k->seg->attaches++;
-		attach_ready(k, c, rep);
+		/* the first connect's DCI, on the job's ready ring: it calls nobody */
+		kr_keeper_ready_offer(k, c, KR_POOL_READY_DCIS);
 	}
 	kr_msg_init(&rep->hdr, KR_MSG_REPLY | KR_MSG_ATTACH, sizeof(*rep), req->hdr.seq);
 	rep->status = rc;
@@ -563,8 +544,6 @@ static size_t req_size(uint16_t type)
 		return sizeof(struct kr_msg_mr_fd);
 	case KR_MSG_PAIR:
 		return sizeof(struct kr_msg_pair);
-	case KR_MSG_READY:
-		return sizeof(struct kr_msg_ready_taken);
 	default:
 		return 0;
 	}
@@ -616,7 +595,6 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		struct kr_msg_heap heap;
 		struct kr_msg_mr_fd mr_fd;
 		struct kr_msg_pair pair;
-		struct kr_msg_ready_taken ready;
 		uint8_t raw[256];
 	} req;
 	struct kr_msg_reply rep;
@@ -717,12 +695,6 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		    kr_keeper_cache_report(k, kr_seg_job(k->seg, c->job_plus1 - 1)->tenant,
 					   &req.cache) == -EINVAL)
 			KR_WARN_RATELIMITED("pool", "pid %d: node cache report refused",
-					    (int)c->pid);
-		return;
-	case KR_MSG_READY:
-		/* one-way too: the claim words, not the message, say what was taken */
-		if (kr_keeper_ready_taken(k, c, &req.ready) == -EINVAL)
-			KR_WARN_RATELIMITED("pool", "pid %d: malformed ready-ring report",
 					    (int)c->pid);
 		return;
 	default: /* KR_MSG_DEREG_MR */
