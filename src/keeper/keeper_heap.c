@@ -84,6 +84,10 @@ int kr_keeper_heap_grow(struct kr_keeper *k, struct kr_keeper_tenant *t, struct 
 		kr_keeper_shm_unmap_held(c);
 		return rc;
 	}
+	/* the first page in now, off the attach path: the ready ring's claim
+	 * words live there (keeper_ready.c), and a hugepage's first touch zeroes it */
+	if (!h->nchunks)
+		__atomic_store_n((uint32_t *)(h->addr + KR_HEAP_READY_CLAIM_OFF), 0, __ATOMIC_RELAXED);
 	h->nchunks++;
 	h->len = len;
 	return 0;
