@@ -60,7 +60,7 @@ struct keeper {
 static int keeper_start(struct keeper *k, const char *krpoold)
 {
 	char path[PATH_MAX];
-	int rc = kb_krpoold_path(krpoold, path, sizeof(path));
+	int rc = kb_tool_path("krpoold", krpoold, path, sizeof(path));
 
 	if (rc)
 		return rc;

@@ -49,8 +49,8 @@ struct kr_ctx *kb_attach_node_dcis(const char *sock, uint32_t dcis_per_thread);
  * a random one set for this run before anything forks. 0 or -1.
  */
 int kb_launch_env(void);
-/* The krpoold to start: krpoold if set, else the one next to this binary. */
-int kb_krpoold_path(const char *krpoold, char *buf, size_t len);
+/* The program name to run (krpoold, krbench-fresh): given if set, else the one next to this binary. */
+int kb_tool_path(const char *name, const char *given, char *buf, size_t len);
 
 /* ---- krbench_cluster.c ---- */
 

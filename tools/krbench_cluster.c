@@ -176,7 +176,7 @@ int kb_cluster_start(struct kb_cluster *c, int nodes, int extra_hosts, const cha
 		fprintf(stderr, "krbench: --nodes must be 2..%d\n", KB_MAX_NODES);
 		return -EINVAL;
 	}
-	rc = kb_krpoold_path(krpoold, path, sizeof(path));
+	rc = kb_tool_path("krpoold", krpoold, path, sizeof(path));
 	if (rc)
 		return rc;
 	if (free_hugepages() < (long)nodes * KB_KEEPER_PAGES) {

@@ -33,11 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <krcore/krcore.h>
 
+#include "common/kr_clock.h"
 #include "job/job.h"
 #include "krbench.h"
 
@@ -84,32 +84,16 @@ struct elastic {
 	double first_attach_us, rtt_p50, rtt_p99;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* krbench-fresh, next to this binary. */
 static int fresh_path(struct elastic *e)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int rc = kb_tool_path("krbench-fresh", NULL, e->fresh, sizeof(e->fresh));
 
-	if (n <= 0)
-		return -errno;
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';
-	if ((size_t)snprintf(e->fresh, sizeof(e->fresh), "%s/krbench-fresh", self) >=
-	    sizeof(e->fresh))
-		return -ENAMETOOLONG;
-	if (access(e->fresh, X_OK)) {
-		fprintf(stderr, "krbench: %s: %s\n", e->fresh, strerror(errno));
-		return -ENOENT;
-	}
-	return 0;
+	if (!rc && access(e->fresh, X_OK))
+		rc = -errno;
+	if (rc)
+		fprintf(stderr, "krbench: krbench-fresh: %s\n", strerror(-rc));
+	return rc;
 }
 
 /* Until the node cache holds node's record (want) or not; bounded. 0 or -ETIMEDOUT. */
@@ -202,7 +186,7 @@ static int fresh_one(struct elastic *e, uint32_t node, bool cached)
 	snprintf(sval, sizeof(sval), "0x%" PRIx64, t->val);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 3);
-	snprintf(st0, sizeof(st0), "%" PRIu64, now_ns());
+	snprintf(st0, sizeof(st0), "%" PRIu64, kr_now_ns());
 	rc = posix_spawn(&pid, e->fresh, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);

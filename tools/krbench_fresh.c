@@ -17,22 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <krcore/krcore.h>
 
+#include "common/kr_clock.h"
 #include "job/job.h"
 
 #define FRESH_POLL_NS (2ull * 1000 * 1000 * 1000) /* a READ not back in 2 s failed */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int report_err(const char *step, int err)
 {
@@ -42,7 +34,7 @@ static int report_err(const char *step, int err)
 
 int main(int argc, char **argv)
 {
-	uint64_t t_main = now_ns(), t_att, t_conn, t_read, t_end, t0, addr, val, calls;
+	uint64_t t_main = kr_now_ns(), t_att, t_conn, t_read, t_end, t0, addr, val, calls;
 	struct kr_dct_look_stats st0, st1;
 	struct kr_attach_opts ao = {0};
 	struct kr_ctx *ctx;
@@ -62,13 +54,13 @@ int main(int argc, char **argv)
 	t0 = strtoull(argv[6], NULL, 0);
 
 	ctx = kr_attach(&ao);
-	t_att = now_ns();
+	t_att = kr_now_ns();
 	if (!ctx)
 		return report_err("attach", errno);
 	kr_dct_look_stats_get(&st0);
 	calls = __atomic_load_n(&ctx->seg->lease_calls, __ATOMIC_RELAXED);
 	v = kr_connect(ctx, node, NULL);
-	t_conn = now_ns();
+	t_conn = kr_now_ns();
 	calls = __atomic_load_n(&ctx->seg->lease_calls, __ATOMIC_RELAXED) - calls;
 	if (!v) {
 		rc = errno;
@@ -85,9 +77,9 @@ int main(int argc, char **argv)
 	}
 	*local = 0;
 	rc = kr_post_read(v, local, sizeof(*local), addr, rkey, 1, 0);
-	while (!rc && !(n = kr_poll(v, &wc, 1)) && now_ns() - t_conn < FRESH_POLL_NS)
+	while (!rc && !(n = kr_poll(v, &wc, 1)) && kr_now_ns() - t_conn < FRESH_POLL_NS)
 		;
-	t_read = now_ns();
+	t_read = kr_now_ns();
 	if (rc || n != 1 || wc.status != KR_WC_SUCCESS || *local != val) {
 		int err = rc ? -rc : n < 0 ? -n : n == 0 ? ETIMEDOUT : wc.status ? EIO : EBADMSG;
 
@@ -98,7 +90,7 @@ int main(int argc, char **argv)
 	kr_free(ctx, local);
 	kr_disconnect(v);
 	kr_detach(ctx);
-	t_end = now_ns();
+	t_end = kr_now_ns();
 	dprintf(3, "ok %.3f %.3f %.3f %.3f %.3f %" PRIu64 " %" PRIu64 "\n",
 		(double)(t_main - t0) / 1e3, (double)(t_att - t_main) / 1e3,
 		(double)(t_conn - t_att) / 1e3, (double)(t_read - t_conn) / 1e3,

@@ -51,15 +51,15 @@ void kb_p50_p99(double *lat, int n, double *p50, double *p99)
 	*p99 = kb_pct(lat, n, 99);
 }
 
-int kb_krpoold_path(const char *krpoold, char *buf, size_t len)
+int kb_tool_path(const char *name, const char *given, char *buf, size_t len)
 {
 	char self[PATH_MAX];
 	ssize_t n;
 
-	if (krpoold) {
-		if (strlen(krpoold) >= len)
+	if (given) {
+		if (strlen(given) >= len)
 			return -ENAMETOOLONG;
-		strcpy(buf, krpoold);
+		strcpy(buf, given);
 		return 0;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -67,7 +67,7 @@ int kb_krpoold_path(const char *krpoold, char *buf, size_t len)
 		return -errno;
 	self[n] = '\0';
 	*strrchr(self, '/') = '\0';
-	if ((size_t)snprintf(buf, len, "%s/krpoold", self) >= len)
+	if ((size_t)snprintf(buf, len, "%s/%s", self, name) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }

@@ -73,7 +73,7 @@
 #define KR_POOL_DCT_SRQ_WQE    64u
 #define KR_POOL_DCT_RECV_LEN   1024u
 #define KR_POOL_RC_RQ_WQE      64u
-#define KR_POOL_READY_DCIS     1u /* DCIs granted with the attach: the first connect calls nobody */
+#define KR_POOL_READY_DCIS     1u /* DCIs an attach puts on the job's ready ring: the first connect calls nobody */
 #define KR_POOL_ERR_BURST      256u /* keeper_guard.c: DCI errors a job may cause at once, */
 #define KR_POOL_ERR_RATE       100u /* and per second after that, */
 #define KR_POOL_ERR_THROTTLE_MS 1000u /* else its leases are refused this long; */
@@ -392,6 +392,24 @@ static inline struct kr_pool_slot *kr_seg_dci(const struct kr_pool_seg *s, uint3
 {
 	return (struct kr_pool_slot *)((uintptr_t)s + s->dci_off) + (size_t)t * s->dcis + i;
 }
+/*
+ * More than a quarter of tenant t's built DCIs free (FREE slots are those in
+ * its free ring)? What must stay for another thread's first connect: the
+ * library leases a thread's second DCI (virtqp_policy.c) and the keeper
+ * offers on a ready ring (keeper_ready.c) only then.
+ */
+static inline bool kr_seg_dci_room(const struct kr_pool_seg *s, uint32_t t)
+{
+	uint32_t built = 0, free_now = 0;
+
+	for (uint32_t i = 0; i < s->dcis; i++) {
+		uint32_t st = __atomic_load_n(&kr_seg_dci(s, t, i)->state, __ATOMIC_RELAXED);
+
+		built += st != KR_SLOT_EMPTY;
+		free_now += st == KR_SLOT_FREE;
+	}
+	return free_now > built / 4;
+}
 static inline struct kr_pool_slot *kr_seg_rc(const struct kr_pool_seg *s, uint32_t t, uint32_t i)
 {
 	return (struct kr_pool_slot *)((uintptr_t)s + s->rc_off) + (size_t)t * s->rc_spares + i;
@@ -432,7 +450,6 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
 /* 10: the ready-DCI ring in the job slot (the attach's grant comes on it) */
 #define KR_PROTO_VERSION      10u
 #define KR_ATTACH_MAX_REGIONS 64u
-#define KR_ATTACH_READY_MAX   4u
 #define KR_ATTACH_NO_FD	      0xffffffffu
 
 enum kr_msg_type {
@@ -533,17 +550,11 @@ struct kr_msg_attach_reply {
 	uint32_t dci_block;
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
 	uint8_t region_role[KR_ATTACH_MAX_REGIONS];
-	/* DCI leases granted with the attach (KR_POOL_READY_DCIS when free ones exist) */
-	uint32_t nready;
 	/* fenced: the BlueFlame buffers of every DCI's own UAR page (hw: bytes
 	 * of each; 0: doorbells only) */
 	uint32_t dci_bf_size;
 	/* fenced: bytes of an RC slot's block (its rings; then its own UAR page), else 0 */
 	uint32_t rc_block;
-	struct kr_msg_ready {
-		uint32_t index, gen, qpn, rsvd;
-		uint64_t token; /* fenced: the kmod-min grant to claim, else 0 */
-	} ready[KR_ATTACH_READY_MAX];
 };
 
 struct kr_msg_lease {
@@ -715,7 +726,7 @@ _Static_assert(sizeof(struct kr_msg_mr_fd) == 48, "kr_msg_mr_fd layout");
 _Static_assert(sizeof(struct kr_msg_heap_reply) == 56, "kr_msg_heap_reply layout");
 _Static_assert(offsetof(struct kr_msg_attach_reply, region) == 208 &&
 		   sizeof(struct kr_msg_attach_reply) ==
-		       208 + 33 * KR_ATTACH_MAX_REGIONS + 16 + 24 * KR_ATTACH_READY_MAX,
+		       208 + 33 * KR_ATTACH_MAX_REGIONS + 8,
 	       "kr_msg_attach_reply layout");
 
 /* Fill a header. */

@@ -122,11 +122,8 @@ struct kr_ctx {
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
 	uint32_t nregions;
 	struct kr_job_dci dci[KR_JOB_MAX_DCIS];
-	struct kr_lease ready[KR_ATTACH_READY_MAX]; /* DCI leases granted with the attach */
 	uint32_t ready_taken;	   /* ready-ring entries looked at (claimed or skipped: job_lease.c) */
 	uint64_t ready_ring_takes; /* DCIs a thread got from the ring: no call (tests, benches) */
-	uint64_t ready_token[KR_ATTACH_READY_MAX];  /* and their kmod-min tokens (fenced) */
-	uint32_t nready;
 	/* fenced (job_krmin.c): /dev/krmin, the zone's rings window, the
 	 * window DCI i's UAR page is mapped in (page i), and where in such a
 	 * page the doorbell register is */

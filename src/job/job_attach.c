@@ -304,14 +304,6 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->uar_bf_size = rep->dci_bf_size;
 	ctx->dci_block = rep->dci_block;
 	ctx->rc_block = rep->rc_block;
-	for (uint32_t i = 0; i < rep->nready; i++) {
-		ctx->ready[i] = (struct kr_lease){.kind = KR_LEASE_DCI,
-						  .index = rep->ready[i].index,
-						  .gen = rep->ready[i].gen,
-						  .qpn = rep->ready[i].qpn};
-		ctx->ready_token[i] = rep->ready[i].token;
-	}
-	ctx->nready = rep->nready;
 	ctx->keeper_gen = rep->keeper_gen;
 	ctx->attach_id = ++attach_count; /* attach_mtx held */
 	rc = kr_job_seg_check(ctx->seg, ctx->seg_len);

@@ -66,7 +66,6 @@ int kr_attach_reply_check(const struct kr_msg_attach_reply *rep, unsigned int nf
 			   : 0;
 	/* no UAR descriptor only from a fenced ConnectX keeper (keeper_server.c) */
 	if (rep->nfds != nfds || !nfds || rep->nregions > KR_ATTACH_MAX_REGIONS ||
-	    rep->nready > KR_ATTACH_READY_MAX ||
 	    (rep->uar_fd_index >= nfds &&
 	     (rep->uar_fd_index != KR_ATTACH_NO_FD || !rep->fenced || rep->dev_wake_page)) ||
 	    !memchr(rep->dev_name, 0, sizeof(rep->dev_name)))

@@ -272,13 +272,7 @@ int kr_lease_alloc(struct kr_ctx *ctx, uint32_t kind, struct kr_lease *lease)
 			goto out;
 		}
 	}
-	if (kind == KR_LEASE_DCI && ctx->nready && !ctx->dead) {
-		/* granted with the attach: no call */
-		*lease = ctx->ready[--ctx->nready];
-		rep.index = lease->index;
-		rep.gen = lease->gen;
-		rep.token = ctx->ready_token[ctx->nready];
-	} else if (kind == KR_LEASE_DCI && !ctx->dead && job_ready_take(ctx, lease, &rep.token)) {
+	if (kind == KR_LEASE_DCI && !ctx->dead && job_ready_take(ctx, lease, &rep.token)) {
 		/* the keeper leased it ahead: no call, no syscall (it sees the claim) */
 		rep.index = lease->index;
 		rep.gen = lease->gen;

@@ -40,20 +40,6 @@ static uint32_t *ready_claim(struct kr_keeper *k, uint32_t j, uint32_t i)
 	return (uint32_t *)(h->addr + KR_HEAP_READY_CLAIM_OFF) + i % KR_JOB_READY_RING;
 }
 
-/* More than a quarter of tenant t's built DCIs free? */
-static bool ready_pool_has_room(const struct kr_keeper *k, uint32_t t)
-{
-	uint32_t built = 0, free_now = 0;
-
-	for (uint32_t i = 0; i < k->seg->dcis; i++) {
-		uint32_t st = kr_seg_dci(k->seg, t, i)->state;
-
-		built += st != KR_SLOT_EMPTY;
-		free_now += st == KR_SLOT_FREE;
-	}
-	return free_now > built / 4;
-}
-
 /* kr_keeper_ready_reset() - see keeper.h. */
 void kr_keeper_ready_reset(struct kr_keeper *k, struct kr_keeper_conn *c)
 {
@@ -74,6 +60,15 @@ static void ready_settle(struct kr_keeper *k, struct kr_keeper_conn *c)
 	       __atomic_load_n(ready_claim(k, j, c->ready_done), __ATOMIC_ACQUIRE) !=
 		   KR_READY_OFFER(c->ready_done))
 		c->ready_done++;
+}
+
+/* Take offer i of job j off its ring before the job claims it: true if the keeper won the CAS. */
+static bool ready_withdraw(struct kr_keeper *k, uint32_t j, uint32_t i)
+{
+	uint32_t offer = KR_READY_OFFER(i);
+
+	return __atomic_compare_exchange_n(ready_claim(k, j, i), &offer, KR_READY_REVOKED(i), false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 /* Lease one DCI onto c's ring: its claim word, the entry, then prod. false: none. */
@@ -103,7 +98,7 @@ void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c)
 
 	ready_settle(k, c);
 	while (job->ready_prod - c->ready_done < KR_JOB_READY_FILL) {
-		if (kr_keeper_guard_busy(k, j) || !ready_pool_has_room(k, job->tenant) ||
+		if (kr_keeper_guard_busy(k, j) || !kr_seg_dci_room(k->seg, job->tenant) ||
 		    !ready_offer_one(k, c))
 			return;
 	}
@@ -125,7 +120,6 @@ void kr_keeper_ready_tick(struct kr_keeper *k)
 {
 	for (uint32_t slot = 0; slot < KR_POOL_MAX_CONNS; slot++) {
 		struct kr_keeper_conn *c = k->conn[slot];
-
 		uint32_t done;
 
 		if (!c || !c->job_plus1)
@@ -142,32 +136,30 @@ bool kr_keeper_ready_hand(struct kr_keeper *k, struct kr_keeper_conn *c, struct 
 {
 	uint32_t j = c->job_plus1 - 1;
 	const struct kr_pool_job *job;
+	bool found = false;
 
 	if (!c->job_plus1)
 		return false;
 	job = kr_seg_job(k->seg, j);
 	ready_settle(k, c);
-	for (uint32_t i = c->ready_done; i != job->ready_prod; i++) {
+	for (uint32_t i = c->ready_done; !found && i != job->ready_prod; i++) {
 		const struct kr_pool_ready *e = &job->ready[i % KR_JOB_READY_RING];
-		const struct kr_pool_slot *s = kr_seg_dci(k->seg, job->tenant, e->index);
-		uint32_t offer = KR_READY_OFFER(i);
+		const struct kr_pool_slot *s;
 
-		if (!__atomic_compare_exchange_n(ready_claim(k, j, i), &offer, KR_READY_REVOKED(i),
-						 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (!ready_withdraw(k, j, i))
 			continue; /* claimed meanwhile */
-		if (e->index >= k->seg->dcis || s->state != KR_SLOT_LEASED ||
-		    s->owner_job != c->job_plus1 || s->gen != e->gen)
-			continue;
+		s = kr_seg_dci(k->seg, job->tenant, e->index);
+		if (s->state != KR_SLOT_LEASED || s->owner_job != c->job_plus1 || s->gen != e->gen)
+			continue; /* taken back meanwhile (the job's guard, say) */
 		/* already the job's lease: the reply is the offer, nothing moves */
 		rep->index = e->index;
 		rep->gen = e->gen;
 		rep->qpn = e->qpn;
 		rep->token = e->token;
-		ready_settle(k, c);
-		return true;
+		found = true;
 	}
 	ready_settle(k, c);
-	return false;
+	return found;
 }
 
 /* kr_keeper_ready_revoke() - see keeper.h. */
@@ -189,11 +181,8 @@ uint32_t kr_keeper_ready_revoke(struct kr_keeper *k, uint32_t tenant)
 		ready_settle(k, c);
 		for (uint32_t i = c->ready_done; i != job->ready_prod; i++) {
 			const struct kr_pool_ready *e = &job->ready[i % KR_JOB_READY_RING];
-			uint32_t offer = KR_READY_OFFER(i);
 
-			if (!__atomic_compare_exchange_n(ready_claim(k, j, i), &offer,
-							 KR_READY_REVOKED(i), false,
-							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			if (!ready_withdraw(k, j, i))
 				continue; /* the job claimed it first */
 			if (!kr_keeper_lease_take(k, j, KR_SLOT_DCI, e->index, e->gen,
 						  k->krmin_fd < 0))

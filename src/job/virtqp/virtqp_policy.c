@@ -90,28 +90,6 @@ static struct kr_vq_tgt *dci_tgt(struct kr_vq_dci *d, uint64_t key)
 	return NULL;
 }
 
-/*
- * May a thread that holds a DCI already lease one more from the keeper?
- * Only while more than a quarter of the tenant's built DCIs are free, so
- * that fan-out never takes the DCI another thread's first connect needs (a
- * spare of the process is always fine: the pool does not see it).
- */
-static bool pool_has_room(const struct kr_ctx *ctx)
-{
-	const struct kr_pool_seg *s = ctx->seg;
-	uint32_t built = 0, free_now = 0;
-
-	/* the slots' states (keeper-written): FREE ones are in the free ring */
-	for (uint32_t i = 0; i < s->dcis; i++) {
-		uint32_t st =
-		    __atomic_load_n(&kr_seg_dci(s, ctx->tenant, i)->state, __ATOMIC_RELAXED);
-
-		built += st != KR_SLOT_EMPTY;
-		free_now += st == KR_SLOT_FREE;
-	}
-	return free_now > built / 4;
-}
-
 static void thread_drop(struct kr_vq_dci *d)
 {
 	struct kr_vq_thread *me = d->owner;
@@ -165,7 +143,8 @@ struct kr_vq_dci *kr_vq_dci_pick(struct kr_ctx *ctx, uint64_t key, uint32_t cred
 	below = me->n < ctx->dcis_per_thread;
 	if (below) {
 		/* an offer on the job's ready ring is its own already: no pool cost */
-		short_pool = me->n && !pool_has_room(ctx) && !kr_job_ready_offered(ctx);
+		short_pool = me->n && !kr_seg_dci_room(ctx->seg, ctx->tenant) &&
+			     !kr_job_ready_offered(ctx);
 		d = thread_add(ctx, me, credits, short_pool);
 		if (d)
 			return d;

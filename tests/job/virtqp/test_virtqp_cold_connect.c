@@ -66,13 +66,12 @@ static int churn(const struct kp_keeper *k)
 	if (!ctx)
 		return 1;
 	for (int i = 0; i < CHURN; i++) {
-		bool granted = ctx->nready > 0; /* the attach's grant: no call */
 		uint64_t takes = ctx->ready_ring_takes;
 		struct kr_lease l;
 		int rc = kr_lease_alloc(ctx, KR_LEASE_DCI, &l);
 
-		/* nor a DCI its ready ring held (keeper_ready.c) */
-		if (!granted && ctx->ready_ring_takes == takes)
+		/* a DCI its ready ring held (the attach's among them) is no call */
+		if (ctx->ready_ring_takes == takes)
 			__atomic_fetch_add(g_churn_calls, 1, __ATOMIC_RELAXED);
 		if (rc == -ENOSPC) { /* all of them being reset: wait for one */
 			usleep(1000);
