@@ -194,6 +194,7 @@ static void *churn_thread(void *p)
 	struct racer *r = p;
 
 	r->rc = 0;
+	pthread_barrier_wait(r->go); /* all four at once */
 	for (int i = 0; i < ROUNDS && !r->rc; i++) {
 		struct kr_lease l;
 		int zero = 0;
@@ -218,7 +219,7 @@ static void test_threads(struct kr_ctx *ctx)
 	pthread_t th[NTHREADS];
 	uint64_t takes0 = ctx->ready_ring_takes;
 
-	CHECK_OK(pthread_barrier_init(&go, NULL, 1));
+	CHECK_OK(pthread_barrier_init(&go, NULL, NTHREADS));
 	for (int i = 0; i < NTHREADS; i++) {
 		r[i] = (struct racer){.ctx = ctx, .go = &go, .rc = -1};
 		CHECK_OK(pthread_create(&th[i], NULL, churn_thread, &r[i]));
