@@ -15,6 +15,10 @@
  * keepers pairing an RC QP each: virtqp_promote.c):
  *   vqp_rc        kr_post_read + kr_poll, the vQP on its RC QP
  * rc_over_dc = vqp_rc async rate / vqp async rate (vqp ran with promotion off).
+ * promote_ms: windowed READs with promotion on, from the first post to the
+ * first completion after which the vQP runs on RC; post_p99_promoting_us:
+ * the p99 of those kr_post_read calls' own time, beside post_p99_us, as many
+ * calls on a second vQP to node 2 with promotion off.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,7 +46,9 @@ struct peer_run {
 	double rate_ratio; /* vqp / raw: the median of the rounds' own ratios */
 	double udp_p50, udp_p99;
 	bool promote;
-	double promote_ms; /* from the first hot window to the vQP on RC */
+	double promote_ms; /* from the first hot post to the vQP on RC */
+	double post_p99_us, post_p99_promoting_us; /* a kr_post_read call, off / promoting */
+	int promote_posts;			   /* calls while promoting */
 };
 
 /* Sync UDP round trips of 8 bytes with the target's echo. 0 or -errno. */
@@ -99,33 +105,91 @@ static int raw_dci(struct peer_run *p, struct kb_rd_raw *raw, struct kr_lease *l
 }
 
 /*
- * Promote v: READs (checked) until it runs on RC, bounded. The attachment's
- * rate is lowered so that the first 64 posts are hot. 0 or -errno.
+ * Windowed READs on v (KB_RD_WINDOW in flight, each one's 8 bytes checked),
+ * each kr_post_read call timed into post_us (a call that got -EAGAIN, the
+ * vQP moving between queues, counts too): max posts, or with until_rc up
+ * to the first completion after which v runs on RC (*ms from the first
+ * post). 0, -ETIMEDOUT (not on RC within 10 s), -EBADMSG or the error.
+ */
+static int post_run(struct peer_run *p, struct kr_vqp *v, uint8_t *local, bool until_rc, int max,
+		    double *post_us, int *ncalls, double *ms)
+{
+	double t0 = kb_now_us();
+	int posted = 0, done = 0, n = 0, rc;
+
+	while (done < max) {
+		while (posted < max && posted - done < KB_RD_WINDOW && n < 4 * max) {
+			double t = kb_now_us();
+
+			rc = kr_post_read(v, local + 8 * (posted % KB_RD_WINDOW), 8, p->tg.addr,
+					  p->tg.rkey, (uint64_t)(posted % KB_RD_WINDOW), 0);
+			post_us[n++] = kb_now_us() - t;
+			if (rc == -EAGAIN && posted > done)
+				break; /* moving between DC and RC: its requests drain first */
+			if (rc)
+				return rc;
+			posted++;
+		}
+		for (struct kr_wc wc;;) {
+			int got = kr_poll(v, &wc, 1);
+
+			if (got < 0 || (got == 1 && wc.status != KR_WC_SUCCESS))
+				return got < 0 ? got : -EIO;
+			if (got == 1) {
+				if (memcmp(local + 8 * wc.wr_id, &p->tg.val, 8))
+					return -EBADMSG;
+				break;
+			}
+			if (kb_now_us() - t0 > 10e6)
+				return -ETIMEDOUT;
+		}
+		done++;
+		if (until_rc && v->dci->rc) {
+			*ms = (kb_now_us() - t0) / 1e3;
+			break;
+		}
+	}
+	*ncalls = n;
+	if (until_rc && !v->dci->rc)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * Promote v: the same windowed READs with the attachment's rate lowered so
+ * that they are hot, until v runs on RC; beforehand, as many posts with
+ * promotion off. promote_ms: from the first post to v on RC; post_p99_us
+ * and post_p99_promoting_us: each call's time, off and while promoting.
  */
 static int promote(struct peer_run *p, struct kr_vqp *v, uint8_t *local)
 {
-	struct kr_vqp_attr a = {0};
-	double t0 = kb_now_us(), lat[64];
-	struct kb_rd_res r;
+	int max = 200000, n = 0, rc;
+	double *us = calloc(4 * (size_t)max, sizeof(*us)), p50, ms = 0;
 
+	if (!us)
+		return -ENOMEM;
 	p->ctx->promote_rate = 1;
-	while (kb_now_us() - t0 < 10e6) {
-		int rc = kb_rd_run(v, NULL, local, p->tg.addr, p->tg.rkey, 64, lat, &r);
-
-		if (rc)
-			return rc;
-		if (memcmp(local, &p->tg.val, 8))
-			return -EBADMSG;
-		rc = kr_vqp_query(v, &a);
-		if (rc)
-			return rc;
-		if (a.transport == KR_VQP_RC) {
-			p->promote_ms = (kb_now_us() - t0) / 1e3;
-			return 0;
-		}
-		usleep(1000); /* the keepers pair on their workers */
+	rc = post_run(p, v, local, true, max, us, &n, &ms);
+	p->ctx->promote_rate = 0;
+	if (!rc) {
+		p->promote_ms = ms;
+		kb_p50_p99(us, n, &p50, &p->post_p99_promoting_us);
+		p->promote_posts = n;
+		/* promotion off, as many calls on the RC QP's peer over DC: a second vQP */
 	}
-	return -ETIMEDOUT;
+	if (!rc) {
+		struct kr_connect_opts co = {.credits = 2 * KB_RD_WINDOW};
+		struct kr_vqp *d = kr_connect(p->ctx, 2, &co);
+		int m = 0;
+
+		rc = d ? post_run(p, d, local, false, n > 64 ? n : 64, us, &m, &ms) : -errno;
+		if (!rc)
+			kb_p50_p99(us, m, &p50, &p->post_p99_us);
+		if (d)
+			kr_disconnect(d);
+	}
+	free(us);
+	return rc;
 }
 
 static int run(struct peer_run *p, int iters)
@@ -194,9 +258,11 @@ static void report(const struct peer_run *p, int iters, bool json)
 		if (p->promote)
 			printf(
 			    ", \"vqp_rc\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"mops\": %.3f}, "
-			    "\"promote_ms\": %.2f, \"rc_over_dc\": %.3f",
+			    "\"promote_ms\": %.2f, \"rc_over_dc\": %.3f, \"post_p99_us\": %.2f, "
+			    "\"post_p99_promoting_us\": %.2f, \"promote_posts\": %d",
 			    p->rc.p50, p->rc.p99, p->rc.mops, p->promote_ms,
-			    p->rc.mops / p->vqp.mops);
+			    p->rc.mops / p->vqp.mops, p->post_p99_us, p->post_p99_promoting_us,
+			    p->promote_posts);
 		printf("}\n");
 		return;
 	}
@@ -219,8 +285,10 @@ static void report(const struct peer_run *p, int iters, bool json)
 	       KB_RD_ROUNDS, p->rate_ratio);
 	if (p->promote)
 		printf("rc_over_dc (vqp_rc / vqp, async rate): %.3f; promoted %.2f ms after its "
-		       "first hot window\n",
-		       p->rc.mops / p->vqp.mops, p->promote_ms);
+		       "first hot post; a kr_post_read call's p99 %.2f us while promoting (%d "
+		       "calls), %.2f us with promotion off\n",
+		       p->rc.mops / p->vqp.mops, p->promote_ms, p->post_p99_promoting_us,
+		       p->promote_posts, p->post_p99_us);
 }
 
 int kb_bench_read_peer(int iters, bool json, bool promote, const char *krpoold)

@@ -192,7 +192,7 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 			    "\"rc\": {\"free\": %u, \"leased\": %u, \"dirty\": %u, \"built\": %u, "
 			    "\"max\": %u}, \"vqp\": {\"free\": %u, \"leased\": %u}, "
 			    "\"growing\": %s, \"jobs_attached\": %u, \"jobs_free\": %u, "
-			    "\"dct_recvs\": %llu, \"dct_key_violations\": %llu, "
+			    "\"dct_recvs\": %llu, \"dct_events\": %u, \"dct_key_violations\": %llu, "
 			    "\"launch\": \"%016llx\", \"launches\": %llu, \"renewals\": %llu}",
 			    t ? ", " : "", t, tr->uid_plus1 ? uid : "null",
 			    tr->pinned ? "true" : "false", tr->pdn, tr->dctn, d.st[KR_SLOT_FREE],
@@ -203,7 +203,7 @@ static void show_pool(const struct kr_pool_seg *s, bool json)
 			    s->rc_spares - r.st[KR_SLOT_EMPTY], s->rc_spares, v.st[KR_SLOT_FREE],
 			    v.st[KR_SLOT_LEASED], tr->growing ? "true" : "false", tr->jobs_attached,
 			    kr_keeper_seg_ring_count(s, tr->job_ring_off),
-			    (unsigned long long)tr->dct_recvs,
+			    (unsigned long long)tr->dct_recvs, tr->dct_events,
 			    (unsigned long long)tr->dct_key_violations,
 			    (unsigned long long)tr->launch_tag, (unsigned long long)tr->launches,
 			    (unsigned long long)tr->renewals);

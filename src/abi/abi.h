@@ -179,6 +179,25 @@ struct kr_pool_ready {
 _Static_assert(sizeof(struct kr_pool_ready) == 24, "kr_pool_ready layout");
 
 /*
+ * The keeper's answer to a job's KR_MSG_PAIR (asked without waiting, from
+ * a post: virtqp_promote.c), in the job slot at pair_ans[the ask's ans]:
+ * the fields first, then seq = the request's hdr.seq (release). The job
+ * reads it when seq is the one it sent; it has at most KR_JOB_PAIR_ASKS
+ * asks out, one per entry.
+ */
+#define KR_JOB_PAIR_ASKS 4u
+struct kr_pool_pair_ans {
+	uint32_t seq;	 /* of the request answered; written last */
+	int32_t status;	 /* 0 or -errno, as a reply's */
+	uint32_t index;	 /* the RC slot leased */
+	uint32_t gen;
+	uint32_t qpn;
+	uint32_t rsvd;
+	uint64_t token; /* fenced: the kmod-min token */
+};
+_Static_assert(sizeof(struct kr_pool_pair_ans) == 32, "kr_pool_pair_ans layout");
+
+/*
  * One job slot. Notes: keeper-written; pid/uid come from SO_PEERCRED, never
  * from the job's own words. gen is bumped at every attach.
  */
@@ -202,8 +221,9 @@ struct kr_pool_job {
 	uint32_t bucket;	    /* errors it may still cause before a throttle */
 	uint32_t ready_prod;	    /* entries of ready[] written since the attach */
 	struct kr_pool_ready ready[KR_JOB_READY_RING];
+	struct kr_pool_pair_ans pair_ans[KR_JOB_PAIR_ASKS];
 };
-_Static_assert(sizeof(struct kr_pool_job) == 176, "kr_pool_job layout");
+_Static_assert(sizeof(struct kr_pool_job) == 304, "kr_pool_job layout");
 _Static_assert(offsetof(struct kr_pool_job, attach_ns) == 32, "kr_pool_job.attach_ns");
 
 /*
@@ -235,7 +255,7 @@ struct kr_pool_tenant {
 	uint64_t launches;	     /* launches it served since start */
 	uint64_t renewals;	     /* rebuilds on fresh memory between launches */
 	uint32_t ports_bound;	     /* its launch's bound ports */
-	uint32_t rsvd;
+	uint32_t dct_events;	     /* its DCT CQ's events that woke the loop (keeper_dct_event.c) */
 };
 _Static_assert(sizeof(struct kr_pool_tenant) == 120, "kr_pool_tenant layout");
 _Static_assert(offsetof(struct kr_pool_tenant, zone_va) == 48, "kr_pool_tenant.zone_va");
@@ -444,11 +464,14 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
 /*
  * SOCK_SEQPACKET over a UNIX socket: one message is one request or one reply,
  * so a short or long message is malformed, never a partial read. Host byte
- * order (same machine). Every request gets exactly one reply with a status.
+ * order (same machine). Every request gets exactly one reply with a status,
+ * but two one-way ones: KR_MSG_CACHE (a report) and KR_MSG_PAIR (answered
+ * in the job slot).
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
-/* 10: the ready-DCI ring in the job slot (the attach's grant comes on it) */
-#define KR_PROTO_VERSION      10u
+/* 10: the ready-DCI ring in the job slot (the attach's grant comes on it);
+ * 11: KR_MSG_PAIR answered in the job slot (kr_pool_pair_ans), not by a reply */
+#define KR_PROTO_VERSION      11u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_NO_FD	      0xffffffffu
 
@@ -629,14 +652,18 @@ struct kr_msg_heap_reply {
 
 /*
  * Pair: the peer's DC target (its tenant of the job's launch: the DCT a vQP
- * to it posts to) and port address. Reply: the RC slot leased (index, gen,
- * qpn), its link KR_LINK_PAIRING until the keepers are done.
+ * to it posts to) and port address. One-way: the answer (the RC slot
+ * leased: index, gen, qpn; its link KR_LINK_PAIRING until the keepers are
+ * done) goes to the job slot's pair_ans[ans], so a post that asks never
+ * waits for the keeper.
  */
 struct kr_msg_pair {
 	struct kr_msg_hdr hdr;
 	uint32_t node;
 	uint32_t dctn;
 	struct kr_devx_addr addr;
+	uint32_t ans; /* < KR_JOB_PAIR_ASKS: where the answer goes */
+	uint32_t rsvd;
 };
 
 /*

@@ -192,6 +192,16 @@ struct kr_devx_ops {
 	 */
 	int (*umem_reg)(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
 			struct kr_devx_umem **umem);
+	/*
+	 * Completion events (devx_event.c), as mlx5dv_devx_create_event_channel,
+	 * _subscribe_devx_event_fd and the CQ doorbell at UAR offset 0x20 (val
+	 * big-endian bytes: arm word, then the CQN). NULL: none (a job's view).
+	 */
+	int (*event_ch_open)(struct kr_devx_ctx *ctx, void **priv);
+	void (*event_ch_close)(struct kr_devx_ctx *ctx, void *priv);
+	int (*event_subscribe_fd)(struct kr_devx_ctx *ctx, void *priv, struct kr_devx_obj *obj,
+				  uint16_t event_num, int fd);
+	void (*cq_doorbell)(struct kr_devx_uar *uar, uint64_t val);
 };
 
 /* General device capabilities (QUERY_HCA_CAP, general, current). */
@@ -488,6 +498,7 @@ struct kr_devx_cq {
 	struct kr_devx_uar *uar;
 	void *buf;
 	bool own_buf;
+	uint32_t arm_sn; /* events taken (devx_event.c): the arm's 2-bit sequence number */
 };
 
 /* Bytes of a CQ buffer: CQEs then a 64-byte doorbell record, page aligned. */
@@ -503,6 +514,38 @@ struct kr_devx_cq_info {
 	uint8_t log_size;
 };
 int kr_devx_cq_query(struct kr_devx_cq *cq, struct kr_devx_cq_info *info);
+
+/* ---- completion events (devx_event.c) ---- */
+
+/* Where a CQ's completion events go: an eventfd the caller polls. */
+struct kr_devx_event_ch {
+	struct kr_devx_ctx *ctx;
+	void *priv;
+};
+
+/*
+ * kr_devx_event_ch_open() - a channel for completion events. Returns 0,
+ * -EINVAL, -EOPNOTSUPP (the context has none: a job's view), -ENOMEM or the
+ * backend's errno.
+ */
+int kr_devx_event_ch_open(struct kr_devx_ctx *ctx, struct kr_devx_event_ch **ch);
+/* Close ch; its subscriptions end with it. NULL is a no-op. */
+void kr_devx_event_ch_close(struct kr_devx_event_ch *ch);
+/*
+ * kr_devx_cq_notify() - each completion event of cq signals the eventfd efd
+ * (one event per kr_devx_cq_arm). Ends when cq is destroyed or ch closed.
+ * Returns 0, -EINVAL (NULL, a CQ of another context, efd not an eventfd),
+ * -EOPNOTSUPP, or the backend's errno.
+ */
+int kr_devx_cq_notify(struct kr_devx_event_ch *ch, struct kr_devx_cq *cq, int efd);
+/*
+ * kr_devx_cq_arm() - one event at the next CQE past the consumer index, at
+ * once if one is there already. Call kr_devx_cq_event_taken() for each event
+ * before arming again (the arm's sequence number moves on, as the device
+ * expects). Returns 0, -EINVAL or -EOPNOTSUPP.
+ */
+int kr_devx_cq_arm(struct kr_devx_cq *cq);
+void kr_devx_cq_event_taken(struct kr_devx_cq *cq);
 
 /* ---- QP: RC and DCI (devx_qp.c) ---- */
 
@@ -944,6 +987,14 @@ void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val);
 void kr_devx_hw_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
 /* devx_hw.c: the command fd of an hw context the keeper opened. */
 int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx);
+/* devx_hw.c: its struct ibv_context (devx_hw_event.c). */
+void *kr_devx_hw_verbs(struct kr_devx_ctx *ctx);
+/* devx_hw_event.c: the hw backend's completion-event ops. */
+int kr_devx_hw_event_ch_open(struct kr_devx_ctx *ctx, void **priv);
+void kr_devx_hw_event_ch_close(struct kr_devx_ctx *ctx, void *priv);
+int kr_devx_hw_event_subscribe_fd(struct kr_devx_ctx *ctx, void *priv, struct kr_devx_obj *obj,
+				  uint16_t event_num, int fd);
+void kr_devx_hw_cq_doorbell(struct kr_devx_uar *uar, uint64_t val);
 /*
  * kr_devx_rsc_set() - register obj at a user_index chosen by another process
  * (a QP the keeper created that a job polls). Returns 0, -EINVAL (index 0 or

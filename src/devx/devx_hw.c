@@ -134,6 +134,11 @@ int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx)
 	return kr_hw_ibctx(ctx)->cmd_fd;
 }
 
+void *kr_devx_hw_verbs(struct kr_devx_ctx *ctx)
+{
+	return kr_hw_ibctx(ctx);
+}
+
 void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val)
 {
 	/* the record goes out first: the page may be write-combining, a
@@ -311,6 +316,10 @@ static const struct kr_devx_ops kr_hw_ops = {
     .uar_wrap = kr_devx_hw_uar_wrap,
     .umem_dereg = kr_hw_umem_dereg,
     .umem_reg = kr_hw_umem_reg,
+    .event_ch_open = kr_devx_hw_event_ch_open,
+    .event_ch_close = kr_devx_hw_event_ch_close,
+    .event_subscribe_fd = kr_devx_hw_event_subscribe_fd,
+    .cq_doorbell = kr_devx_hw_cq_doorbell,
 };
 
 static struct ibv_device *kr_hw_find(struct ibv_device **list, int n, const char *name)

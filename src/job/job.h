@@ -124,6 +124,9 @@ struct kr_ctx {
 	struct kr_job_dci dci[KR_JOB_MAX_DCIS];
 	uint32_t ready_taken;	   /* ready-ring entries looked at (claimed or skipped: job_lease.c) */
 	uint64_t ready_ring_takes; /* DCIs a thread got from the ring: no call (tests, benches) */
+	/* job_pair.c: pair asks out (bit a: pair_ans[a] awaited), each's request seq */
+	uint32_t pair_out;
+	uint32_t pair_seq[KR_JOB_PAIR_ASKS];
 	/* fenced (job_krmin.c): /dev/krmin, the zone's rings window, the
 	 * window DCI i's UAR page is mapped in (page i), and where in such a
 	 * page the doorbell register is */
@@ -280,12 +283,35 @@ void kr_job_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, cons
 int kr_job_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_devx_qp **qp,
 		   struct kr_devx_cq **cq);
 /*
- * kr_job_rc_pair() - lease an RC slot the keeper pairs with one of node's
- * keeper (keeper_pair.c), towards the DC target of av; its view is ready for
- * kr_job_dci_qp() and the job posts once kr_job_rc_link() says UP. One
- * call to the keeper, which answers at once (the pairing runs on the
- * keepers' workers). 0, -EINVAL, -EMFILE (no view slot), or the keeper's
- * (-ENOSPC: no spare; -EBUSY: throttled; fenced: kr_job_krmin_map's).
+ * kr_job_rc_view_locked() - ctx->lock held: the posting view of RC lease
+ * the keeper granted (token: fenced); on failure the lease goes back.
+ * 0, -EMFILE (no view slot), -EPROTO, or kr_job_krmin_map's.
+ */
+int kr_job_rc_view_locked(struct kr_ctx *ctx, const struct kr_lease *lease, uint64_t token);
+
+/* job_pair.c: an RC slot paired by the keepers, asked for without waiting. */
+/*
+ * kr_job_rc_ask() - ask the keeper for an RC slot it pairs with one of
+ * node's keeper (keeper_pair.c), towards the DC target of av; one message,
+ * no wait (the answer comes to the job slot: kr_job_rc_take). wait: take
+ * ctx->lock even if another thread holds it (else -EAGAIN). *ask names it.
+ * 0, -EINVAL, -EAGAIN, -EBUSY (KR_JOB_PAIR_ASKS asks out), -ENOTCONN, -EPIPE.
+ */
+int kr_job_rc_ask(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av, bool wait,
+		  uint32_t *ask);
+/*
+ * kr_job_rc_take() - the answer to ask: -EINPROGRESS (none yet, or !wait
+ * and ctx->lock busy), else the ask is done and: 0 (*lease leased, its view
+ * ready for kr_job_dci_qp(); post once kr_job_rc_link() says UP), the
+ * keeper's refusal (-ENOSPC: no spare; -EBUSY: throttled; -EINVAL), or
+ * kr_job_rc_view_locked's. -ENOTCONN: the keeper is gone.
+ */
+int kr_job_rc_take(struct kr_ctx *ctx, uint32_t ask, bool wait, struct kr_lease *lease);
+/* An ask no one will take: its answer is waited for (bounded) and its slot given back. */
+void kr_job_rc_forget(struct kr_ctx *ctx, uint32_t ask);
+/*
+ * kr_job_rc_pair() - kr_job_rc_ask, then wait (up to 5 s) for its answer.
+ * 0, kr_job_rc_ask's or kr_job_rc_take's errors, -ETIMEDOUT.
  */
 int kr_job_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
 		    struct kr_lease *lease);

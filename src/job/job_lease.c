@@ -342,36 +342,15 @@ int kr_job_dci_qp(struct kr_ctx *ctx, const struct kr_lease *lease, struct kr_de
 	return rc;
 }
 
-/* kr_job_rc_pair() - see job.h. */
-int kr_job_rc_pair(struct kr_ctx *ctx, uint32_t node, const struct kr_devx_dc_av *av,
-		    struct kr_lease *lease)
+/* kr_job_rc_view_locked() - see job.h. */
+int kr_job_rc_view_locked(struct kr_ctx *ctx, const struct kr_lease *lease, uint64_t token)
 {
-	struct kr_msg_pair req = {.node = node};
-	struct kr_msg_reply rep;
-	struct kr_job_dci *slot = NULL;
-	int rc;
+	struct kr_msg_reply got = {.index = lease->index, .gen = lease->gen};
+	struct kr_job_dci *slot = job_view_slot(ctx);
+	int rc = slot ? job_dci_view(ctx, lease, token, slot) : -EMFILE;
 
-	if (!ctx || !av || !lease || ctx->observer)
-		return -EINVAL;
-	req.dctn = av->dctn;
-	memcpy(req.addr.gid, av->rgid, sizeof(req.addr.gid));
-	memcpy(req.addr.mac, av->rmac, sizeof(req.addr.mac));
-	req.addr.lid = av->grh ? av->rlid : 0; /* RoCE: rlid is the UDP source port */
-	pthread_mutex_lock(&ctx->lock);
-	slot = job_view_slot(ctx);
-	if (!slot) {
-		rc = -EMFILE;
-		goto out;
-	}
-	kr_msg_init(&req.hdr, KR_MSG_PAIR, sizeof(req), 0);
-	rc = job_lease_call(ctx, KR_LEASE_RC, &req, sizeof(req), lease, &rep);
 	if (rc)
-		goto out;
-	rc = job_dci_view(ctx, lease, rep.token, slot);
-	if (rc)
-		job_give_back(ctx, KR_LEASE_RC, &rep);
-out:
-	pthread_mutex_unlock(&ctx->lock);
+		job_give_back(ctx, KR_LEASE_RC, &got);
 	return rc;
 }
 

@@ -350,6 +350,10 @@ struct kr_keeper_tenant {
 	uint8_t *kzone;
 	uint64_t kzone_len;
 	struct kr_devx_cq dct_cq;
+	/* keeper_dct_event.c: dct_cq's events wake the loop through dct_ev_fd */
+	int dct_ev_fd;
+	bool dct_notify; /* subscribed */
+	bool dct_armed;	 /* armed since its last event */
 	struct kr_devx_srq srq;
 	struct kr_devx_dct dct;
 	struct kr_devx_mr recv_mr;
@@ -444,6 +448,7 @@ struct kr_keeper {
 	int listen_fd;
 	int lock_fd;
 	int epoll_fd;
+	struct kr_devx_event_ch *ev_ch; /* keeper_dct_event.c; NULL: none */
 	int signal_fd;
 	int timer_fd;
 	char eal_prefix[32];
@@ -631,6 +636,21 @@ void kr_keeper_launch_renewed(struct kr_keeper *k, struct kr_keeper_tenant *t);
 /* Take what the DCT's CQ reports (pairing messages) and repost the receive buffers. */
 void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t);
 
+/* ---- keeper_dct_event.c: the DC targets' CQs wake the loop ---- */
+/*
+ * Loop, at start (tenants built, epoll made): the event channel and each
+ * tenant's eventfd in the epoll set as ev_kind << 32 | tenant. 0 (also when
+ * the device has no events: the tick polls), or -errno.
+ */
+int kr_keeper_dct_events_open(struct kr_keeper *k, uint64_t ev_kind);
+void kr_keeper_dct_events_close(struct kr_keeper *k);
+/* t's DC target CQ was (re)built: subscribe it (not armed yet). */
+void kr_keeper_dct_event_cq(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/* Loop: t's CQ polled empty: arm it if its last event was taken. */
+void kr_keeper_dct_arm(struct kr_keeper *k, struct kr_keeper_tenant *t);
+/* Loop: the eventfd of tenant fired: take the event, poll, arm again. */
+void kr_keeper_dct_event(struct kr_keeper *k, uint32_t tenant);
+
 /* QP and DCT numbers and PSNs are 24 bits (a pairing message's numbers). */
 #define KR_PAIR_NUM_MAX 0xffffffu
 
@@ -662,6 +682,12 @@ struct kr_pair_box *kr_keeper_pair_box_new(void);
  * attached), -EINVAL (node or DCT number 0, DCT past 24 bits), -ENOTCONN (the
  * tenant has no DC target), or kr_keeper_lease_grant()'s errors.
  */
+/*
+ * Loop, KR_MSG_PAIR (one-way): kr_keeper_pair_ask's result, or why it was
+ * not asked, written to the job slot's pair_ans[req->ans] (abi.h).
+ */
+void kr_keeper_pair_serve(struct kr_keeper *k, struct kr_keeper_conn *c,
+			  const struct kr_msg_pair *req);
 int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_msg_pair *req,
 		       struct kr_msg_reply *rep);
 /* Loop: a SEND the tenant's DCT received. true when it was a pairing message (taken or dropped). */

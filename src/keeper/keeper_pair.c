@@ -181,6 +181,34 @@ int kr_keeper_pair_ask(struct kr_keeper *k, struct kr_keeper_conn *c, const stru
 	return 0;
 }
 
+/* kr_keeper_pair_serve() - see keeper.h. */
+void kr_keeper_pair_serve(struct kr_keeper *k, struct kr_keeper_conn *c,
+			  const struct kr_msg_pair *req)
+{
+	struct kr_msg_reply rep = {0};
+	struct kr_pool_pair_ans *a;
+	int rc;
+
+	if (!c->job_plus1 || req->ans >= KR_JOB_PAIR_ASKS) {
+		KR_WARN_RATELIMITED("pool", "pid %d: pair request with nowhere to answer dropped",
+				    (int)c->pid);
+		return;
+	}
+	if (req->rsvd)
+		rc = -EINVAL;
+	else if (kr_keeper_guard_busy(k, c->job_plus1 - 1))
+		rc = -EBUSY; /* as for any lease (keeper_guard.c) */
+	else
+		rc = kr_keeper_pair_ask(k, c, req, &rep);
+	a = &kr_seg_job(k->seg, c->job_plus1 - 1)->pair_ans[req->ans];
+	a->status = rc;
+	a->index = rc ? 0 : rep.index;
+	a->gen = rc ? 0 : rep.gen;
+	a->qpn = rc ? 0 : rep.qpn;
+	a->token = rc ? 0 : rep.token;
+	__atomic_store_n(&a->seq, req->hdr.seq, __ATOMIC_RELEASE); /* the answer is whole */
+}
+
 /* Worker: INIT->RTR->RTS towards the peer's QP. 0 or the command's error. */
 static int pair_connect(struct kr_keeper *k, struct kr_keeper_qp *q)
 {

@@ -40,6 +40,7 @@
 #define KR_EV_CONN	3ull
 #define KR_EV_ADOPT	4ull
 #define KR_EV_KRMIN	5ull
+#define KR_EV_DCT	6ull
 #define KR_TICK_NS	10000000ll
 #define KR_MEM_TICKS	10 /* memory figures every 100 ms */
 #define KR_SCRUB_BUDGET 2u
@@ -152,7 +153,7 @@ static int keeper_events(struct kr_keeper *k)
 	ev.data.u64 = KR_EV_KRMIN << 32; /* slots of jobs that went (keeper_krmin.c) */
 	if (k->krmin_fd >= 0 && epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->krmin_fd, &ev))
 		return -errno;
-	return 0;
+	return kr_keeper_dct_events_open(k, KR_EV_DCT); /* pairing messages wake the loop */
 }
 
 /*
@@ -298,6 +299,8 @@ static void keeper_loop(struct kr_keeper *k)
 				kr_keeper_worker_adopt(k);
 			} else if (kind == KR_EV_KRMIN) {
 				kr_keeper_krmin_events(k);
+			} else if (kind == KR_EV_DCT) {
+				kr_keeper_dct_event(k, slot);
 			} else if (k->conn[slot]) {
 				kr_keeper_conn_serve(k, slot);
 			}
@@ -315,6 +318,7 @@ static void keeper_shutdown(struct kr_keeper *k)
 	kr_keeper_unlisten(k);
 	kr_keeper_worker_stop(k); /* before the QPs it resets and builds go */
 	kr_keeper_meta_stop(k);	  /* the DC metadata: after the worker (no command runs), before the PDs go */
+	kr_keeper_dct_events_close(k);
 	if (k->tenant) {
 		for (uint32_t t = 0; t < k->cfg.tenants; t++)
 			kr_keeper_tenant_destroy(k, &k->tenant[t]);

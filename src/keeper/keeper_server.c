@@ -394,6 +394,8 @@ static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
 	job->throttle_until_ns = 0;
 	job->bucket_ns = 0; /* a full bucket at its first error */
 	job->attach_ns = kr_now_ns();
+	/* no answer of the slot's last job is read as one to this job's ask */
+	memset(job->pair_ans, 0, sizeof(job->pair_ans));
 	job->state = KR_JOB_ATTACHED;
 	tr->jobs_attached++;
 	c->job_plus1 = j + 1;
@@ -680,12 +682,10 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		rc = kr_keeper_port_bind(k, c, &req.bind, &rep);
 		break;
 	case KR_MSG_PAIR:
+		/* one-way: answered in the job slot (keeper_pair.c) */
 		k->seg->lease_calls++;
-		if (c->job_plus1 && kr_keeper_guard_busy(k, c->job_plus1 - 1))
-			rc = -EBUSY; /* as for any lease (keeper_guard.c) */
-		else
-			rc = kr_keeper_pair_ask(k, c, &req.pair, &rep);
-		break;
+		kr_keeper_pair_serve(k, c, &req.pair);
+		return;
 	case KR_MSG_UNBIND:
 		rc = kr_keeper_port_unbind(k, c, &req.bind);
 		break;

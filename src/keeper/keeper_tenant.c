@@ -35,6 +35,7 @@ static int tenant_srq_build(struct kr_keeper *k, struct kr_keeper_tenant *t)
 	rc = kr_devx_cq_create(k->ctx, &ca, &t->dct_cq);
 	if (rc)
 		return rc;
+	kr_keeper_dct_event_cq(k, t);
 	sa.buf = p;
 	sa.buf_len = kr_devx_srq_buf_size(&sa);
 	p += (sa.buf_len + 4095) & ~(size_t)4095;
@@ -485,4 +486,5 @@ void kr_keeper_tenant_poll_dct(struct kr_keeper *k, struct kr_keeper_tenant *t)
 						   t->idx);
 		}
 	}
+	kr_keeper_dct_arm(k, t); /* a CQE from here on raises an event (keeper_dct_event.c) */
 }

@@ -241,8 +241,9 @@ int sim_config_parse(const char *spec, struct sim_config *cfg);
 
 
 #define SIM_MAGIC 0x6b72736du /* "krsm" */
-/* 2: UAR pages left the segment (sim_bell); 3: QP path rmac; 4: 1024 UAR pages */
-#define SIM_VERSION 4u
+/* 2: UAR pages left the segment (sim_bell); 3: QP path rmac; 4: 1024 UAR pages;
+ * 5: CQ arm state */
+#define SIM_VERSION 5u
 
 #define SIM_MAX_PD 256
 #define SIM_MAX_UAR 1024 /* one per QP: a fenced keeper gives each DCI its own */
@@ -321,6 +322,8 @@ struct sim_cq {
 	uint32_t refcnt;     /* QPs, DCTs using it */
 	uint32_t pi;         /* engine: CQEs produced */
 	uint32_t overruns;   /* engine: CQEs dropped because the CQ was full */
+	uint8_t armed;       /* an event is asked for (sim_event.c) */
+	uint32_t arm_word;   /* the last arm doorbell's word: sn, command, consumer index */
 };
 
 struct sim_srq {
@@ -460,6 +463,8 @@ _Static_assert(__builtin_offsetof(struct sim_bell, reg) == SIM_UAR_DB_OFFSET,
 struct sim_engine; /* engine-private, sim_engine.c */
 
 /* Process-local view of a simulated host. ctx first: ctx->priv points back. */
+struct sim_event_tab;
+
 struct sim_dev {
 	struct kr_devx_ctx ctx;
 	struct sim_shared *sh;
@@ -483,6 +488,8 @@ struct sim_dev {
 	_Atomic uint32_t nwake;
 	/* job view: the page its doorbells wake the engine through */
 	struct sim_bell *wake;
+	/* opener: CQ event subscriptions (sim_event.c), made with the first channel */
+	struct sim_event_tab *ev;
 	struct sim_dev *next;    /* process registry */
 	struct sim_config cfg;   /* parsed from the device name by sim_open() */
 };
@@ -853,6 +860,21 @@ int sim_view_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 /* uar over page b of ctx, rung at its first register. */
 void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
 		  struct sim_bell *b);
+
+/* ---- sim_event.c: completion events ---- */
+
+/* ops->event_ch_open, _close, _subscribe_fd and ->cq_doorbell of an opened host. */
+int sim_event_ch_open(struct kr_devx_ctx *ctx, void **priv);
+void sim_event_ch_close(struct kr_devx_ctx *ctx, void *priv);
+int sim_event_subscribe_fd(struct kr_devx_ctx *ctx, void *priv, struct kr_devx_obj *obj,
+			   uint16_t event_num, int fd);
+void sim_cq_doorbell(struct kr_devx_uar *uar, uint64_t val);
+/* sh->lock held: CQ idx got a CQE (the engine); an armed CQ raises its event. */
+void sim_event_cqe(struct sim_dev *dev, uint32_t idx);
+/* sh->lock held: CQ idx was destroyed; its subscription ends. */
+void sim_event_cq_gone(struct sim_dev *dev, uint32_t idx);
+/* At close: every subscription ends. */
+void sim_event_release(struct sim_dev *dev);
 
 /* ---- sim_bell.c: UAR pages ---- */
 

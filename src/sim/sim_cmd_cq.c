@@ -94,6 +94,7 @@ uint8_t sim_cmd_destroy_cq(struct sim_cmd *c)
 		dbr->refcnt--;
 	if (uar->refcnt)
 		uar->refcnt--;
+	sim_event_cq_gone(c->dev, (uint32_t)(cq - sh->cq));
 	cq->in_use = 0;
 	return KR_CMD_STAT_OK;
 }

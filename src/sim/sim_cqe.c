@@ -52,6 +52,7 @@ int sim_cqe_write(struct sim_engine *eng, uint32_t cqn, struct mlx5_cqe64 *cqe, 
 	__atomic_store_n(&slot->op_own, (uint8_t)((opcode << 4) | ((cq->pi >> cq->log_size) & 1)),
 			 __ATOMIC_RELEASE);
 	cq->pi++;
+	sim_event_cqe(dev, idx);
 	return 0;
 }
 

@@ -480,6 +480,10 @@ static const struct kr_devx_ops sim_ops = {
     .uar_wrap = sim_uar_wrap,
     .umem_dereg = sim_umem_dereg,
     .umem_reg = sim_umem_reg,
+    .event_ch_open = sim_event_ch_open,
+    .event_ch_close = sim_event_ch_close,
+    .event_subscribe_fd = sim_event_subscribe_fd,
+    .cq_doorbell = sim_cq_doorbell,
 };
 
 /* ---- open / close ---- */
@@ -632,6 +636,7 @@ static void sim_close(struct kr_devx_ctx *ctx)
 	dev = sim_dev_of(ctx);
 	sim_registry_del(dev);
 	sim_engine_stop(dev);
+	sim_event_release(dev);
 	sim_bell_release(dev);
 	munmap(dev->sh, sizeof(*dev->sh));
 	close(dev->shm_fd);

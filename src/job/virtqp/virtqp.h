@@ -122,6 +122,8 @@ struct kr_vq_dci {
 /* Where a vQP stands with promotion (virtqp_promote.c). */
 enum kr_vq_promo {
 	KR_PROMO_NONE = 0, /* on DC */
+	KR_PROMO_WANT,	   /* on DC, hot: its next kr_poll asks the keeper */
+	KR_PROMO_ASKING,   /* on DC; asked its keeper for an RC slot, no answer yet */
 	KR_PROMO_PAIRING,  /* on DC; the keepers pair an RC slot for it */
 	KR_PROMO_DRAIN,	   /* paired: posts wait until its DC requests completed */
 	KR_PROMO_RC,	   /* on its RC QP */
@@ -149,7 +151,8 @@ struct kr_vqp {
 	uint32_t demotions;	/* and back */
 	uint64_t mark_ns;	/* when the current 64 posts began */
 	uint64_t retry_ns;	/* KR_PROMO_BACKOFF: until then */
-	struct kr_vq_dci *rcq;	/* its RC slot, from KR_PROMO_PAIRING until it is back on DC */
+	struct kr_vq_dci *rcq;	/* its RC slot, from KR_PROMO_ASKING until it is back on DC */
+	uint32_t ask;		/* KR_PROMO_ASKING: its ask (job_pair.c) */
 	struct kr_vq_dci *back; /* KR_PROMO_DEMOTE: the DCI it goes back to */
 };
 
@@ -427,9 +430,11 @@ void kr_vq_promote_tick(struct kr_vqp *v) __attribute__((cold));
 /*
  * Move v's promotion along (kr_poll, and a post while v->promo is set and not
  * KR_PROMO_RC, whose cold check is the tick's): 0, or -EAGAIN while posts
- * must wait for v's requests in flight to drain.
+ * must wait for v's requests in flight to drain. A post (from_post) leaves
+ * what costs a call or an allocation (asking, taking the answer) to the
+ * next kr_poll.
  */
-int kr_vq_promote_step(struct kr_vqp *v) __attribute__((cold));
+int kr_vq_promote_step(struct kr_vqp *v, bool from_post) __attribute__((cold));
 /* kr_disconnect(): let v's RC slot (and a DCI picked to go back to) go. */
 void kr_vq_promote_drop(struct kr_vqp *v);
 

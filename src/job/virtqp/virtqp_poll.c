@@ -63,7 +63,7 @@ static __attribute__((noinline)) int vq_poll_queued(struct kr_vqp *v, struct kr_
 	/* on RC, only an idle poll looks at the clock (no post for four windows: cold) */
 	if (v->promo != KR_PROMO_NONE && !rc &&
 	    (v->promo != KR_PROMO_RC || v->wc_head == v->wc_tail))
-		kr_vq_promote_step(v);
+		kr_vq_promote_step(v, false);
 	while (got < n && v->wc_head != v->wc_tail) {
 		uint32_t i = v->wc_head % v->credits;
 

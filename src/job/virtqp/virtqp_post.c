@@ -96,7 +96,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 		return -ENOTCONN;
 	/* 2. credits (and a DCI under recovery has none to give, nor a vQP changing queues) */
 	if (__builtin_expect(v->promo != KR_PROMO_NONE && v->promo != KR_PROMO_RC, 0)) {
-		if (kr_vq_promote_step(v))
+		if (kr_vq_promote_step(v, true))
 			return -EAGAIN;
 		d = v->dci;
 	}

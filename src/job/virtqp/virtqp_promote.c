@@ -10,9 +10,11 @@
  * get -EAGAIN (as when its credits are used up) until every request it has
  * on the DCI completed, then the next post goes on the RC QP. Its
  * completions come out in the order it posted; none is lost or repeated.
- * Demotion drains the RC QP the same way. Pairing runs on the keepers'
- * workers: here it costs one call to the keeper (an answer from its event
- * loop) and a look at the slot's link in the pool segment at each step.
+ * Demotion drains the RC QP the same way. No post waits for a keeper: the
+ * post that finds the vQP hot sends one message (job_pair.c); the keeper
+ * answers in the job slot, and later posts and polls look there, then at
+ * the slot's link in the pool segment, while the vQP goes on posting on
+ * its DCI. Pairing itself runs on the keepers' workers.
  *
  * When pairing fails (no spare on either node, the peer keeper dead or not
  * answering) the vQP stays on DC and works as before; it
@@ -62,46 +64,68 @@ static void promo_backoff(struct kr_vqp *v)
 	v->retry_ns = kr_now_ns() + KR_PROMOTE_RETRY_MS * 1000000ull;
 }
 
-/* v's RC slot as a queue of its own: the DCI machinery, one vQP, no address vector. */
-static struct kr_vq_dci *promo_rc_new(struct kr_vqp *v)
+/* v's RC slot, leased: a queue of its own (the DCI machinery, one vQP, no address vector). */
+static int promo_rc_ready(struct kr_vqp *v)
 {
-	struct kr_ctx *ctx = v->dci->ctx;
-	struct kr_vq_dci *q = calloc(1, sizeof(*q));
+	struct kr_vq_dci *q = v->rcq;
 	int rc;
 
-	if (!q)
-		return NULL;
-	q->ctx = ctx;
-	q->rc = true;
-	rc = kr_job_rc_pair(ctx, v->node, &v->av, &q->lease);
-	if (rc) {
-		KR_DBG("virtqp", "vqp %u: no RC pair with node %u: %s", v->id, v->node,
-		       strerror(-rc));
-		free(q);
-		return NULL;
-	}
 	q->leased = true;
-	rc = kr_job_dci_qp(ctx, &q->lease, &q->qp, &q->cq);
+	rc = kr_job_dci_qp(q->ctx, &q->lease, &q->qp, &q->cq);
 	if (!rc) {
 		q->qpn = q->lease.qpn;
 		q->cnt = q->qp->sq_wqebb_cnt;
 		q->credits_free = q->cnt;
 		rc = kr_vq_tables_alloc(q);
 	}
-	if (rc || q->cnt < v->credits || !kr_vq_qp_fits(q->qp)) {
-		kr_vq_dci_free(q);
-		return NULL;
-	}
-	return q;
+	if (!rc && (q->cnt < v->credits || !kr_vq_qp_fits(q->qp)))
+		rc = -EINVAL;
+	return rc;
 }
 
-/* On DC, hot: ask for an RC pair. */
-static void promo_start(struct kr_vqp *v)
+/* Hot, at a kr_poll: ask for an RC pair (one message; the answer comes to a later step). */
+static void promo_ask(struct kr_vqp *v)
 {
-	if (v->snd || v->node == KR_NODE_SELF || v->state != KR_VQP_RTS)
+	struct kr_ctx *ctx = v->dci->ctx;
+	struct kr_vq_dci *q;
+	int rc;
+
+	if (v->state != KR_VQP_RTS) {
+		v->promo = KR_PROMO_NONE;
 		return;
-	v->rcq = promo_rc_new(v);
-	if (!v->rcq) {
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		promo_backoff(v);
+		return;
+	}
+	q->ctx = ctx;
+	q->rc = true;
+	rc = kr_job_rc_ask(ctx, v->node, &v->av, false, &v->ask);
+	if (rc) {
+		free(q);
+		if (rc != -EAGAIN) /* busy context lock: the next poll asks */
+			promo_backoff(v);
+		return;
+	}
+	v->rcq = q;
+	v->promo = KR_PROMO_ASKING;
+}
+
+/* KR_PROMO_ASKING: the keeper's answer, if it came. */
+static void promo_answer(struct kr_vqp *v)
+{
+	int rc = kr_job_rc_take(v->dci->ctx, v->ask, false, &v->rcq->lease);
+
+	if (rc == -EINPROGRESS)
+		return;
+	if (!rc)
+		rc = promo_rc_ready(v);
+	if (rc) {
+		KR_DBG("virtqp", "vqp %u: no RC pair with node %u: %s", v->id, v->node,
+		       strerror(-rc));
+		kr_vq_dci_free(v->rcq); /* gives the slot back if it was leased */
+		v->rcq = NULL;
 		promo_backoff(v);
 		return;
 	}
@@ -165,8 +189,9 @@ void kr_vq_promote_tick(struct kr_vqp *v)
 	now = kr_now_ns();
 	took = v->mark_ns ? now - v->mark_ns : UINT64_MAX;
 	v->mark_ns = now;
-	if (v->promo == KR_PROMO_NONE && took < promo_window_ns(v))
-		promo_start(v);
+	if (v->promo == KR_PROMO_NONE && took < promo_window_ns(v) && !v->snd &&
+	    v->node != KR_NODE_SELF && v->state == KR_VQP_RTS)
+		v->promo = KR_PROMO_WANT; /* the next kr_poll asks: a post makes no call */
 	else if (v->promo == KR_PROMO_RC && took / 4 > promo_window_ns(v))
 		promo_demote_start(v);
 	else if (v->promo == KR_PROMO_BACKOFF && now >= v->retry_ns)
@@ -174,11 +199,22 @@ void kr_vq_promote_tick(struct kr_vqp *v)
 }
 
 /* kr_vq_promote_step() - see virtqp.h. */
-int kr_vq_promote_step(struct kr_vqp *v)
+int kr_vq_promote_step(struct kr_vqp *v, bool from_post)
 {
 	int link;
 
 	switch (v->promo) {
+	case KR_PROMO_WANT:
+		if (!from_post)
+			promo_ask(v);
+		return 0;
+	case KR_PROMO_ASKING:
+		if (from_post)
+			return 0;
+		promo_answer(v);
+		if (v->promo != KR_PROMO_PAIRING)
+			return 0;
+		/* fall through */
 	case KR_PROMO_PAIRING:
 		link = kr_job_rc_link(v->dci->ctx, &v->rcq->lease);
 		if (link == KR_LINK_PAIRING)
@@ -213,6 +249,11 @@ int kr_vq_promote_step(struct kr_vqp *v)
 /* kr_vq_promote_drop() - see virtqp.h. */
 void kr_vq_promote_drop(struct kr_vqp *v)
 {
+	if (v->promo == KR_PROMO_ASKING) { /* its answer may lease a slot: give it back */
+		kr_job_rc_forget(v->dci->ctx, v->ask);
+		free(v->rcq);
+		v->rcq = NULL;
+	}
 	if (v->back) {
 		kr_vq_dci_unpick(v->back);
 		v->back = NULL;

@@ -25,6 +25,11 @@
  *   6. Node 2's keeper killed while a pair is asked for: the link fails,
  *      node 1's keeper takes its RC slot back, and node 1's job goes on (a
  *      vQP to its own node: WRITE, READ, bytes checked).
+ *   7. No post waits for its keeper: the job's socket is swapped for one
+ *      end of a socket pair that no keeper reads. A hot vQP runs 3,000
+ *      requests (a watchdog fails the test if any call blocks), exact, on
+ *      DC, and leaves one pair request in the socket; relayed to the keeper,
+ *      its answer comes to the job slot and the vQP is promoted.
  *
  * "loss": both wires drop 5 % of packets each way, and duplicate and reorder
  * 2 %; the counts are 10x smaller (every DC and RC request, and each pairing
@@ -34,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -226,6 +232,58 @@ static void wait_transport(struct kr_vqp *v, uint32_t want)
 	KR_FAIL("vQP still on transport %u", a.transport);
 }
 
+static void watchdog_fired(int sig)
+{
+	static const char msg[] = "FAIL: a post or poll waited for the keeper (60 s)\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/* 7. The keeper gets no request until the test relays it: the posts go on regardless. */
+static void keeper_unread(struct kr_ctx *ctx, struct drive *d)
+{
+	union {
+		struct kr_msg_pair pair;
+		uint8_t raw[512];
+	} m;
+	struct kr_vqp_attr a;
+	uint64_t on_rc = d->on_rc;
+	int sv[2], real;
+	ssize_t n;
+
+	CHECK_OK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	pthread_mutex_lock(&ctx->lock);
+	real = ctx->sock;
+	ctx->sock = sv[0];
+	pthread_mutex_unlock(&ctx->lock);
+	signal(SIGALRM, watchdog_fired);
+	alarm(60);
+	drive(d, 3000);
+	alarm(0);
+	CHECK_OK(kr_vqp_query(d->v, &a));
+	CHECK_EQ(a.transport, KR_VQP_DC);
+	CHECK_EQ(d->on_rc, on_rc);
+	n = recv(sv[1], &m, sizeof(m), MSG_DONTWAIT);
+	CHECK_EQ(n, (ssize_t)sizeof(m.pair));
+	CHECK_EQ(m.pair.hdr.type, KR_MSG_PAIR);
+	CHECK(recv(sv[1], &m, sizeof(m), MSG_DONTWAIT) < 0); /* asked once */
+	pthread_mutex_lock(&ctx->lock);
+	ctx->sock = real;
+	CHECK_EQ(send(real, &m.pair, sizeof(m.pair), 0), (ssize_t)sizeof(m.pair));
+	pthread_mutex_unlock(&ctx->lock);
+	close(sv[0]);
+	close(sv[1]);
+	for (double t0 = kp_now_ms(); a.transport != KR_VQP_RC && kp_now_ms() - t0 < 20000;) {
+		drive(d, 200);
+		CHECK_OK(kr_vqp_query(d->v, &a));
+	}
+	CHECK_EQ(a.transport, KR_VQP_RC);
+	printf("keeper unread: %llu requests on DC while the ask waited, then promoted\n",
+	       3000ull);
+}
+
 static int side_a(const struct kp_keeper *ka, const struct kp_keeper *kb, const struct vq_lent *b)
 {
 	struct drive d1 = {.b = b, .first = 0, .nwords = NWORDS / 2};
@@ -258,6 +316,8 @@ static int side_a(const struct kp_keeper *ka, const struct kp_keeper *kb, const 
 	CHECK_EQ(a.transport, KR_VQP_RC);
 	CHECK(a.promotions >= 1);
 	CHECK(d1.on_rc > 0 && d1.on_rc < d1.done); /* it started on DC */
+	/* node 2's answer woke this keeper's loop: taken at once, not at its tick */
+	CHECK(kr_seg_tenant(ctx->seg, ctx->tenant)->dct_events > 0);
 	drive_verify(&d1, buf);
 
 	/* 2. node 2 has no spare left: refused, and a hot vQP stays on DC */
@@ -292,6 +352,12 @@ static int side_a(const struct kp_keeper *ka, const struct kp_keeper *kb, const 
 	CHECK_EQ(pair_until(ctx, b, KR_LINK_FAILED), KR_LINK_FAILED);
 	CHECK_OK(kill(kb->pid, SIGCONT));
 	drive(&d1, 2000 / scale);
+	drive_verify(&d1, buf);
+
+	/* 7. (after 4: node 2's spare must be free) its own keeper reads nothing */
+	usleep(400 * 1000);
+	wait_transport(d1.v, KR_VQP_DC);
+	keeper_unread(ctx, &d1);
 	drive_verify(&d1, buf);
 
 	CHECK_OK(kr_disconnect(d1.v));
