@@ -24,13 +24,19 @@
  * last rank is, and the slowest rank's time in each phase (attach, the
  * exchange, connects with their first completions); --json prints one
  * object (ranks, nodes, krcore_bootstrap_ms, attach_ms, exchange_ms,
- * connect_ms).
+ * connect_ms, and per_rank: each rank's node, phases and kr_connect calls
+ * in microseconds, connect_us, one per other rank).
  *
  * With --verbs-dev (a device every rank opens, e.g. mlx5_0) or --verbs-port
  * (rank r opens sim:vr<r>@127.0.0.<20 + r>:PORT under the cost model
  * --profile, default connectx4) the same job then bootstraps the verbs way
- * (mpi_verbs.c) and rank 0 prints both and verbs_bootstrap_ms /
- * krcore_bootstrap_ms (bootstrap_ratio).
+ * (mpi_verbs.c) and as a per-process DC transport would (mpi_dc.c), and rank
+ * 0 prints each and its ratio to krcore_bootstrap_ms: verbs_bootstrap_ms
+ * (bootstrap_ratio), dc_bootstrap_ms (dc_ratio). With --verbs-port the verbs
+ * way runs twice, with a NIC per rank and then with the ranks of a node on
+ * one firmware command queue (sim cmdq=, as one NIC per node):
+ * verbs_serial_bootstrap_ms (serial_ratio); the DC baseline runs on the
+ * node's queue.
  * --soak MS keeps every rank doing WRITE + READ rounds with every peer for
  * MS ms after the bootstrap (rank 0 creates FILE of --ready when they all
  * are in): a rank that dies meanwhile is reported lost by each other rank,
@@ -143,18 +149,21 @@ static struct kr_vqp *connect_node(struct kr_ctx *ctx, uint32_t node)
  * take each peer's two completions. 0 or the failures.
  */
 static int talk_to_all(struct kr_ctx *ctx, const struct rank_info *all, int rank, int ranks,
-		       bool pmix, struct kr_vqp **vqp, uint64_t *scratch)
+		       bool pmix, struct kr_vqp **vqp, uint64_t *scratch, double *conn_us)
 {
 	int failed = 0;
 
 	for (int p = 0; p < ranks; p++) {
 		uint64_t raddr = all[p].addr + 8 * (uint64_t)rank;
+		int64_t t;
 
 		if (p == rank)
 			continue;
 		/* by node id (MetaServer or node cache), or by rank (the PMIx store) */
+		t = now_ns();
 		vqp[p] = pmix ? kr_connect_rank(ctx, (uint32_t)p, &opts)
 			      : connect_node(ctx, all[p].node);
+		conn_us[p] = (double)(now_ns() - t) / 1e3;
 		if (!vqp[p]) {
 			fprintf(stderr, "rank %d: kr_connect(node %" PRIu32 ") for rank %d: %s\n",
 				rank, all[p].node, p, strerror(errno));
@@ -254,6 +263,8 @@ struct boot {
 	double total;
 	double phase[3]; /* attach, exchange, connects with first completions */
 	int nodes;
+	int node;	 /* this rank's */
+	double *conn_us; /* [ranks]: each kr_connect call (0 for itself) */
 };
 
 static int count_nodes(const struct rank_info *all, int ranks)
@@ -325,10 +336,11 @@ static int krcore_bootstrap(int rank, int ranks, bool pmix, int soak_ms, const c
 	}
 	MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
 	b->phase[1] = (double)(now_ns() - t0) / 1e6 - b->phase[0];
-	failed = talk_to_all(ctx, all, rank, ranks, pmix, vqp, scratch);
+	failed = talk_to_all(ctx, all, rank, ranks, pmix, vqp, scratch, b->conn_us);
 	b->total = (double)(now_ns() - t0) / 1e6;
 	b->phase[2] = b->total - b->phase[0] - b->phase[1];
 	b->nodes = count_nodes(all, ranks);
+	b->node = (int)attr.node;
 
 	/* every WRITE to us landed before the others passed the barrier */
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -355,6 +367,19 @@ static int krcore_bootstrap(int rank, int ranks, bool pmix, int soak_ms, const c
 	return failed;
 }
 
+/* Every rank's figures at rank 0: [rank] = total, attach, exchange, connects, node; connects. */
+static void gather_ranks(const struct boot *b, int ranks, double **per, double **conns)
+{
+	double mine[5] = {b->total, b->phase[0], b->phase[1], b->phase[2], (double)b->node};
+
+	*per = calloc(5 * (size_t)ranks, sizeof(double));
+	*conns = calloc((size_t)ranks * (size_t)ranks, sizeof(double));
+	if (!*per || !*conns)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Gather(mine, 5, MPI_DOUBLE, *per, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	MPI_Gather(b->conn_us, ranks, MPI_DOUBLE, *conns, ranks, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
 /* The slowest rank's figures at rank 0; the job's failures on every rank. */
 static int gather(const struct boot *b, int failed, struct boot *max, double *min_total)
 {
@@ -368,8 +393,37 @@ static int gather(const struct boot *b, int failed, struct boot *max, double *mi
 	return total;
 }
 
-static void report(int ranks, const struct boot *k, double k_min, int failed, double verbs_ms,
-		   bool pmix, bool json)
+/* The baselines' times at rank 0 (0: not run). */
+struct base {
+	double verbs;	     /* RC QP per peer, a NIC per rank */
+	double verbs_serial; /* the same, the ranks of a node on one command queue */
+	double dc;	     /* per-process DC, a node's ranks on one command queue */
+};
+
+/* The per_rank array: each rank's phases and each of its kr_connect calls. */
+static void report_ranks(int ranks, const double *per, const double *conns)
+{
+	printf(", \"per_rank\": [");
+	for (int r = 0; r < ranks; r++) {
+		const double *x = per + 5 * r;
+
+		printf("%s{\"rank\": %d, \"node\": %d, \"bootstrap_ms\": %.3f, \"attach_ms\": %.3f, "
+		       "\"exchange_ms\": %.3f, \"connect_ms\": %.3f, \"connect_us\": [",
+		       r ? ", " : "", r, (int)x[4], x[0], x[1], x[2], x[3]);
+		for (int p = 0, first = 1; p < ranks; p++) {
+			if (p == r)
+				continue;
+			printf("%s%.1f", first ? "" : ", ", conns[(size_t)r * ranks + p]);
+			first = 0;
+		}
+		printf("]}");
+	}
+	printf("]");
+}
+
+static void report(int ranks, const struct boot *k, double k_min, int failed,
+		   const struct base *v, bool pmix, bool json, const double *per,
+		   const double *conns)
 {
 	const char *lookup = pmix ? "pmix" : "metaserver";
 
@@ -380,9 +434,16 @@ static void report(int ranks, const struct boot *k, double k_min, int failed, do
 		       "\"attach_ms\": %.3f, \"exchange_ms\": %.3f, \"connect_ms\": %.3f",
 		       lookup, ranks, k->nodes, k->total, k_min, k->phase[0], k->phase[1],
 		       k->phase[2]);
-		if (verbs_ms > 0)
+		if (v->verbs > 0)
 			printf(", \"verbs_bootstrap_ms\": %.3f, \"bootstrap_ratio\": %.2f",
-			       verbs_ms, verbs_ms / k->total);
+			       v->verbs, v->verbs / k->total);
+		if (v->verbs_serial > 0)
+			printf(", \"verbs_serial_bootstrap_ms\": %.3f, \"serial_ratio\": %.2f",
+			       v->verbs_serial, v->verbs_serial / k->total);
+		if (v->dc > 0)
+			printf(", \"dc_bootstrap_ms\": %.3f, \"dc_ratio\": %.2f", v->dc,
+			       v->dc / k->total);
+		report_ranks(ranks, per, conns);
 		printf(", \"failed\": %d}\n", failed);
 		return;
 	}
@@ -395,10 +456,22 @@ static void report(int ranks, const struct boot *k, double k_min, int failed, do
 	printf("%-8s   attach %.3f, exchange %.3f, connects and first completions %.3f; fastest "
 	       "rank %.3f\n",
 	       "", k->phase[0], k->phase[1], k->phase[2], k_min);
-	if (verbs_ms > 0) {
+	if (v->verbs > 0) {
 		printf("%-8s %-52s %12.3f\n", "verbs",
-		       "open, RC QP per peer, Alltoall, RTS, WRITE+READ", verbs_ms);
-		printf("bootstrap_ratio (verbs / krcore): %.2f\n", verbs_ms / k->total);
+		       "open, RC QP per peer, Alltoall, RTS, WRITE+READ", v->verbs);
+		printf("bootstrap_ratio (verbs / krcore): %.2f\n", v->verbs / k->total);
+	}
+	if (v->verbs_serial > 0) {
+		printf("%-8s %-52s %12.3f\n", "verbs1q",
+		       "the same, one command queue per node", v->verbs_serial);
+		printf("serial_ratio (verbs, one queue per node / krcore): %.2f\n",
+		       v->verbs_serial / k->total);
+	}
+	if (v->dc > 0) {
+		printf("%-8s %-52s %12.3f\n", "dc",
+		       "open, 8 DCIs + SRQ + DCT, Allgather, WRITE+READ", v->dc);
+		printf("dc_ratio (per-process DC, one queue per node / krcore): %.2f\n",
+		       v->dc / k->total);
 	}
 }
 
@@ -407,7 +480,8 @@ int main(int argc, char **argv)
 	const char *verbs_dev = NULL, *profile = "connectx4", *ready = NULL;
 	struct boot b = {0}, max = {0};
 	int rank, ranks, failed, verbs_port = 0, soak_ms = 0;
-	double k_min = 0, verbs_ms = 0, verbs_max = 0;
+	double k_min = 0, ms[3] = {0}, ms_max[3] = {0}, *per = NULL, *conns = NULL;
+	struct base base = {0};
 	bool json = false, pmix = false;
 	char dev[96];
 
@@ -438,20 +512,37 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (verbs_port > 0 && ranks <= 200) {
-		snprintf(dev, sizeof(dev), "sim:vr%d@127.0.0.%d:%d%s%s", rank, 20 + rank,
-			 verbs_port, strcmp(profile, "none") ? ",profile=" : "",
-			 strcmp(profile, "none") ? profile : "");
-		verbs_dev = dev;
-	}
-
+	b.conn_us = calloc((size_t)ranks, sizeof(double));
+	if (!b.conn_us)
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	failed = krcore_bootstrap(rank, ranks, pmix, soak_ms, ready, &b);
-	if (verbs_dev)
-		failed += mpi_verbs_bootstrap(verbs_dev, rank, ranks, &verbs_ms);
-	MPI_Reduce(&verbs_ms, &verbs_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	if (verbs_port > 0 && ranks <= 200) {
+		/* a NIC per rank; then the ranks of a node on one command queue, as one NIC */
+		const char *sep = strcmp(profile, "none") ? ",profile=" : "";
+		const char *prof = strcmp(profile, "none") ? profile : "";
+
+		snprintf(dev, sizeof(dev), "sim:vr%d@127.0.0.%d:%d%s%s", rank, 20 + rank,
+			 verbs_port, sep, prof);
+		failed += mpi_verbs_bootstrap(dev, rank, ranks, &ms[0]);
+		snprintf(dev, sizeof(dev), "sim:vs%d@127.0.0.%d:%d%s%s,cmdq=n%dp%d", rank, 20 + rank,
+			 verbs_port, sep, prof, b.node, verbs_port);
+		failed += mpi_verbs_bootstrap(dev, rank, ranks, &ms[1]);
+		snprintf(dev, sizeof(dev), "sim:dc%d@127.0.0.%d:%d%s%s,cmdq=n%dp%d", rank, 20 + rank,
+			 verbs_port, sep, prof, b.node, verbs_port);
+		failed += mpi_dc_bootstrap(dev, rank, ranks, &ms[2]);
+	} else if (verbs_dev) {
+		failed += mpi_verbs_bootstrap(verbs_dev, rank, ranks, &ms[0]);
+		failed += mpi_dc_bootstrap(verbs_dev, rank, ranks, &ms[2]);
+	}
+	MPI_Reduce(ms, ms_max, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	base = (struct base){.verbs = ms_max[0], .verbs_serial = ms_max[1], .dc = ms_max[2]};
+	gather_ranks(&b, ranks, &per, &conns);
 	failed = gather(&b, failed, &max, &k_min);
 	if (rank == 0)
-		report(ranks, &max, k_min, failed, verbs_max, pmix, json);
+		report(ranks, &max, k_min, failed, &base, pmix, json, per, conns);
+	free(per);
+	free(conns);
+	free(b.conn_us);
 	MPI_Finalize();
 	return failed ? 1 : 0;
 }

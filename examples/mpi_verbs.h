@@ -12,4 +12,12 @@
  */
 int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms);
 
+/*
+ * The same job bootstrapped as a per-process DC transport would (mpi_dc.c):
+ * device, 8 DCIs, an SRQ and a DC target per rank, one MPI_Allgather, then a
+ * WRITE + READ checked per peer through the DCIs. Collective; *ms and the
+ * return value as mpi_verbs_bootstrap's.
+ */
+int mpi_dc_bootstrap(const char *dev, int rank, int ranks, double *ms);
+
 #endif

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Bootstrap time of an MPI job against its size, krcore beside the verbs way:
-# four keepers on simulated nodes under the ConnectX-4 firmware cost model,
-# then `mpirun --oversubscribe -np N examples/mpi_alltoall --json` for
-# N = 2, 4, 8, 16 (N/4 ranks per node, at least 1). Writes
+# Bootstrap time of an MPI job against its size, krcore beside the verbs way
+# (RC QP per peer: a NIC per rank, then the ranks of a node on one firmware
+# command queue, as one NIC) and a per-process DC transport (8 DCIs, an SRQ
+# and a DC target per rank, a node's ranks on one queue): four keepers on
+# simulated nodes under the ConnectX-4 firmware cost model, then
+# `mpirun --oversubscribe -np N examples/mpi_alltoall --json` for
+# N = 4, 8, 16 (N/4 ranks per node, at least 1); each run's JSON has every
+# rank's phases and kr_connect calls (per_rank). Writes
 # {"bench": "mpi_bootstrap", "runs": [...]} to OUT (default
 # BUILDDIR/mpi-bootstrap.json); `scripts/plot.py OUT` draws
 # mpi_bootstrap.png from it. Exit 77 without Open MPI or hugepages.
@@ -15,7 +19,7 @@ bin=${1:?usage: mpi-bootstrap.sh BUILDDIR [OUT] [RANKS...]}
 out=$(realpath -m "${2:-$bin/mpi-bootstrap.json}")
 shift $(($# < 2 ? $# : 2))
 sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(2 4 8 16)
+[ ${#sizes[@]} -gt 0 ] || sizes=(4 8 16)
 . "$(dirname "$0")/sim-cluster-lib.sh"
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
 [ -x "$bin/examples/mpi_alltoall" ] || { echo "SKIP: no $bin/examples/mpi_alltoall"; exit 77; }

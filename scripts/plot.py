@@ -122,10 +122,14 @@ def mpi_bootstrap_fig(runs, out):
     ranks = [r["ranks"] for r in runs]
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.plot(ranks, [r["krcore_bootstrap_ms"] for r in runs], "o-", label="krcore")
-    verbs = [r for r in runs if "verbs_bootstrap_ms" in r]
-    if verbs:
-        ax.plot([r["ranks"] for r in verbs], [r["verbs_bootstrap_ms"] for r in verbs], "s--",
-                label="verbs (RC QP per peer)")
+    for key, style, label in (
+            ("verbs_bootstrap_ms", "s--", "verbs (RC QP per peer, NIC per rank)"),
+            ("verbs_serial_bootstrap_ms", "^--", "verbs (one command queue per node)"),
+            ("dc_bootstrap_ms", "d-.", "per-process DC (8 DCIs, SRQ, DCT)")):
+        base = [r for r in runs if key in r]
+        if base:
+            ax.plot([r["ranks"] for r in base], [r[key] for r in base], style, label=label)
+    ax.set_yscale("log")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ranks)
     ax.set_xticklabels([str(n) for n in ranks])

@@ -362,7 +362,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 	kr_devx_qp_ring(qp);
 	g_look.stats.reads++;
 	t0 = kr_now_ns();
-	while ((n = kr_devx_cq_poll(cq, &wc, 1)) == 0 && kr_now_ns() - t0 < KR_DCT_READ_NS)
+	while ((n = kr_devx_cq_poll(cq, &wc, 1)) == 0 && kr_wait_relax(t0) - t0 < KR_DCT_READ_NS)
 		;
 	if (n != 1 || wc.wr_id != wr.wr_id || wc.status != 0) {
 		look_drop(ctx); /* in error, or a READ still out: the keeper resets it */

@@ -217,6 +217,9 @@ struct sim_config {
 	char profile[32];        /* "" or "connectx4" */
 	uint64_t cmd_ns[SIM_COST_NCMDS];
 	uint64_t wire_latency_ns; /* one-way, per packet */
+	/* cmdq=<name>: hosts of one name share one firmware command queue, as
+	 * the processes of a node share its NIC (sim_cost.c); "" = its own */
+	char cmdq[32];
 	uint64_t wire_bps;        /* bits per second, 0 = unlimited */
 	/* fault injection, per host, on packets it sends; rates in parts per million */
 	uint64_t seed;

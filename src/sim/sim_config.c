@@ -39,6 +39,7 @@ enum sim_opt_kind {
 	SIM_OPT_SEED,	 /* any uint64_t, decimal or 0x hex */
 	SIM_OPT_RELEASE, /* an rdma-core release number (uint32_t) */
 	SIM_OPT_OFF,	 /* 0 or 1; the bool is set by 0 */
+	SIM_OPT_NAME,	 /* [A-Za-z0-9_-]{1,31} (char[32]) */
 };
 
 struct sim_opt {
@@ -54,6 +55,7 @@ struct sim_opt {
 
 static const struct sim_opt sim_opts[] = {
     SIM_OPT("blueflame", SIM_OPT_OFF, no_blueflame),
+    SIM_OPT("cmdq", SIM_OPT_NAME, cmdq),
     SIM_OPT("corrupt", SIM_OPT_RATE, corrupt_ppm),
     SIM_OPT("delay", SIM_OPT_RATE, delay_ppm),
     SIM_OPT("delay_us", SIM_OPT_US, delay_ns),
@@ -183,6 +185,14 @@ static int sim_opt_apply(struct sim_config *cfg, const char *origin, const char 
 		if (strcmp(val, "0") && strcmp(val, "1"))
 			return sim_opt_bad(cfg->name, origin, key, val, "not 0 or 1");
 		*(bool *)((char *)cfg + o->off) = !strcmp(val, "0");
+		return 0;
+	case SIM_OPT_NAME:
+		if (!*val || strlen(val) >= sizeof(cfg->cmdq) ||
+		    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+			strlen(val))
+			return sim_opt_bad(cfg->name, origin, key, val,
+					   "not 1 to 31 letters, digits, '_' or '-'");
+		snprintf((char *)cfg + o->off, sizeof(cfg->cmdq), "%s", val);
 		return 0;
 	}
 	return -EINVAL;

@@ -5,15 +5,26 @@
  * waits on hardware. All zero (no profile, no cmd_<command>_us) = off.
  *
  * The time is spent without sh->lock: the packet engine keeps serving every
- * QP, and other threads' commands run (each command waits its own time; the
- * sim does not model firmware serialising its command queue).
+ * QP, and other threads' commands run (each command waits its own time).
+ * Hosts opened with the same cmdq=<name>, in any process, share one
+ * command queue: a charged command holds an exclusive lock on
+ * /dev/shm/krsim-cmdq-<name> for its time, so the commands of a node's
+ * processes (one NIC per node, each with its own host here) take turns as
+ * on one ConnectX's command interface.
  * Where the time is spent: sim_open() (SIM_COST_OPEN, before anything
  * else), sim_umem_reg() (before it takes the lock), and sim_cmd_exec() for
  * every mailbox, before the mailbox is even looked at (a command refused by
  * the firmware still paid the round trip).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "common/kr_log.h"
 
 #include "sim/sim.h"
 
@@ -103,12 +114,34 @@ static void sim_cost_sleep(uint64_t ns)
 		;
 }
 
+/* The command's time, in cfg's command queue's turn when it shares one. */
+static void sim_cost_spend(const struct sim_config *cfg, uint64_t ns)
+{
+	char path[64];
+	int fd = -1;
+
+	if (cfg->cmdq[0]) {
+		snprintf(path, sizeof(path), "/dev/shm/krsim-cmdq-%s", cfg->cmdq);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 || flock(fd, LOCK_EX)) {
+			KR_WARN_RATELIMITED("sim", "%s: command queue %s: %s (charged alone)",
+					    cfg->name, path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+		}
+	}
+	sim_cost_sleep(ns);
+	if (fd >= 0)
+		close(fd); /* and the lock with it */
+}
+
 /* sim_cost_charge() - see sim.h. */
 void sim_cost_charge(const struct sim_config *cfg, enum sim_cost_cmd c)
 {
 	if ((unsigned int)c >= SIM_COST_NCMDS || !cfg->cmd_ns[c])
 		return;
-	sim_cost_sleep(cfg->cmd_ns[c]);
+	sim_cost_spend(cfg, cfg->cmd_ns[c]);
 }
 
 /* sim_cost_charge_locked() - see sim.h. */
@@ -118,6 +151,6 @@ void sim_cost_charge_locked(struct sim_dev *dev, enum sim_cost_cmd c)
 		return;
 	/* the firmware is busy with this command; the packet engine is not */
 	sim_unlock(dev);
-	sim_cost_sleep(dev->cfg.cmd_ns[c]);
+	sim_cost_spend(&dev->cfg, dev->cfg.cmd_ns[c]);
 	sim_lock(dev);
 }

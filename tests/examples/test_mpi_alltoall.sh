@@ -52,6 +52,8 @@ run 8 --verbs-port "$vport" --profile connectx4 || rc=$?
 cat "$dir/out"
 grep -q "8 ranks on 4 nodes.*, 0 failures" "$dir/out" || { echo "FAIL: not 8 ranks on 4 nodes with 0 failures"; exit 1; }
 grep -q "^bootstrap_ratio" "$dir/out" || { echo "FAIL: no verbs figure"; exit 1; }
+grep -q "^serial_ratio" "$dir/out" || { echo "FAIL: no figure for verbs on one command queue per node"; exit 1; }
+grep -q "^dc_ratio" "$dir/out" || { echo "FAIL: no per-process DC figure"; exit 1; }
 
 echo "== the same, peers found by rank in mpirun's PMIx store =="
 rc=0

@@ -4,8 +4,11 @@
  * it (a lower bound is a property of the model; upper bounds would only test
  * the machine's load), and while one command sleeps the device lock is free:
  * the engine completes a WRITE on another QP pair and other commands run.
- * Also device open, umem registration, and the connectx4 profile end to end.
+ * Also device open, umem registration, the connectx4 profile end to end, and
+ * cmdq=<name>: two hosts on one command queue take turns (their commands'
+ * times add up), and a bad queue name is refused.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -229,6 +232,67 @@ static void test_profile_connection(void)
 	kr_fx_host_close(&a);
 }
 
+/* ---- cmdq: hosts of one queue take turns ---- */
+
+#define CMDQ_PDS 5
+#define CMDQ_NS	 20000000ull /* cmd_alloc_pd_us=20000 */
+
+static void *pd_thread(void *arg)
+{
+	struct kr_devx_ctx *ctx = arg;
+	struct kr_devx_pd pd[CMDQ_PDS];
+
+	for (int i = 0; i < CMDQ_PDS; i++)
+		CHECK_OK(kr_devx_pd_alloc(ctx, &pd[i]));
+	for (int i = 0; i < CMDQ_PDS; i++)
+		kr_devx_pd_free(&pd[i]);
+	return NULL;
+}
+
+static uint64_t two_hosts_pds(const char *q)
+{
+	struct kr_devx_ctx *a, *b;
+	pthread_t ta, tb;
+	char na[128], nb[128];
+	uint64_t t0, dt;
+
+	snprintf(na, sizeof(na), "sim:cq_a%s,cmd_alloc_pd_us=20000", q);
+	snprintf(nb, sizeof(nb), "sim:cq_b%s,cmd_alloc_pd_us=20000", q);
+	CHECK_OK(kr_devx_open(na, &a));
+	CHECK_OK(kr_devx_open(nb, &b));
+	t0 = kr_test_now_ns();
+	CHECK_OK(pthread_create(&ta, NULL, pd_thread, a));
+	CHECK_OK(pthread_create(&tb, NULL, pd_thread, b));
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	dt = kr_test_now_ns() - t0;
+	kr_devx_close(a);
+	kr_devx_close(b);
+	return dt;
+}
+
+static void test_cmdq(void)
+{
+	char q[64], path[96];
+	struct kr_devx_ctx *ctx;
+	uint64_t dt;
+
+	snprintf(q, sizeof(q), ",cmdq=test%d", (int)getpid());
+	dt = two_hosts_pds(q);
+	printf("cmdq: 2 hosts x %d PDs of 20 ms on one queue: %.1f ms (>= %d)\n", CMDQ_PDS,
+	       dt / 1e6, 2 * CMDQ_PDS * 20);
+	CHECK(dt >= 2 * CMDQ_PDS * CMDQ_NS);
+	snprintf(path, sizeof(path), "/dev/shm/krsim-cmdq-test%d", (int)getpid());
+	unlink(path);
+	dt = two_hosts_pds("");
+	printf("cmdq: the same, each host its own queue: %.1f ms\n", dt / 1e6);
+	CHECK(dt >= CMDQ_PDS * CMDQ_NS);
+	CHECK_ERR(kr_devx_open("sim:cq_bad,cmdq=", &ctx), -EINVAL);
+	CHECK_ERR(kr_devx_open("sim:cq_bad,cmdq=../x", &ctx), -EINVAL);
+	CHECK_ERR(kr_devx_open("sim:cq_bad,cmdq=0123456789012345678901234567890123", &ctx),
+		  -EINVAL);
+}
+
 int main(void)
 {
 	CHECK_OK(kr_devx_backend_add(&kr_sim_backend));
@@ -236,5 +300,6 @@ int main(void)
 	test_engine_runs_during_command();
 	test_open_umem_pd();
 	test_profile_connection();
+	test_cmdq();
 	KR_PASS("test_sim_cost");
 }

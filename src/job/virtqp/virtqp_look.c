@@ -33,7 +33,7 @@ int kr_vq_look_read(struct kr_ctx *ctx, const struct kr_devx_dc_av *av, uint64_t
 		return errno == ENOSPC || errno == EMFILE ? -EAGAIN : -errno;
 	rc = kr_post_read(v, buf, len, raddr, rkey, 0, 0);
 	t0 = kr_now_ns();
-	while (!rc && (n = kr_poll(v, &wc, 1)) == 0 && kr_now_ns() - t0 < KR_VQ_LOOK_NS)
+	while (!rc && (n = kr_poll(v, &wc, 1)) == 0 && kr_wait_relax(t0) - t0 < KR_VQ_LOOK_NS)
 		;
 	if (!rc && n < 0)
 		rc = n;
