@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <krcore/krcore.h>
 
@@ -41,36 +40,24 @@ struct md_info {
 };
 
 struct md_rank {
-	struct kr_devx_ctx *ctx;
-	struct kr_devx_pd pd;
-	struct kr_devx_uar *uar;
+	struct mpi_nic nic;
 	struct kr_devx_cq scq, rcq;
 	struct kr_devx_srq srq;
 	struct kr_devx_dct dct;
 	struct kr_devx_qp dci[MD_DCIS];
-	uint64_t *mem; /* slots[ranks], then write[ranks] and read[ranks] */
-	struct kr_devx_mr mr;
-	bool pd_ok, scq_ok, rcq_ok, srq_ok, dct_ok, mr_ok;
+	bool scq_ok, rcq_ok, srq_ok, dct_ok;
 	int ndci;
 };
-
-static int64_t md_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int md_dci(struct md_rank *r, struct kr_devx_qp *q)
 {
 	struct kr_devx_qp_attr qa = {.type = KR_DEVX_QP_DCI,
-				     .pdn = r->pd.pdn,
+				     .pdn = r->nic.pd.pdn,
 				     .send_cq = &r->scq,
-				     .uar = r->uar,
+				     .uar = r->nic.uar,
 				     .sq_wqebb = 64};
 	struct kr_devx_qp_conn c = {.port = 1,
-				    .sgid_index = (uint8_t)r->ctx->port.gid_index,
+				    .sgid_index = (uint8_t)r->nic.ctx->port.gid_index,
 				    .hop_limit = 64,
 				    .mtu = KR_MTU_1K,
 				    .sq_psn = MD_PSN,
@@ -78,14 +65,14 @@ static int md_dci(struct md_rank *r, struct kr_devx_qp *q)
 				    .retry_count = 7,
 				    .rnr_retry = 7,
 				    .log_sra_max = 4};
-	int rc = kr_devx_qp_create(r->ctx, &qa, q);
+	int rc = kr_devx_qp_create(r->nic.ctx, &qa, q);
 
 	if (!rc && (rc = kr_devx_qp_connect(q, &c)))
 		kr_devx_qp_destroy(q);
 	return rc;
 }
 
-/* Device, PD, UAR, memory, CQs, SRQ, DC target, DCIs: what dc_mlx5 sets up per process. */
+/* The NIC, CQs, SRQ, DC target, DCIs: what dc_mlx5 sets up per process. */
 static int md_open(struct md_rank *r, const char *dev, int ranks)
 {
 	struct kr_devx_cq_attr sca = {.ncqe = 1024}, rca = {.ncqe = MD_SRQ};
@@ -96,40 +83,24 @@ static int md_open(struct md_rank *r, const char *dev, int ranks)
 				      .mtu = KR_MTU_1K,
 				      .min_rnr_nak = 12,
 				      .hop_limit = 64};
-	int rc = kr_devx_backend_add(&kr_sim_backend);
+	struct kr_devx_ctx *ctx;
+	int rc = mpi_nic_open(&r->nic, dev, ranks);
 
-	if (!rc)
-		rc = kr_devx_open(dev, &r->ctx);
-	if (!rc && !(rc = kr_devx_pd_alloc(r->ctx, &r->pd)))
-		r->pd_ok = true;
-	if (!rc)
-		rc = r->ctx->ops->alloc_uar(r->ctx, 0, &r->uar);
-	if (!rc) {
-		r->mem = aligned_alloc(4096, (24 * (size_t)ranks + 4095) & ~(size_t)4095);
-		rc = r->mem ? 0 : -ENOMEM;
-	}
-	if (!rc) {
-		memset(r->mem, 0, 24 * (size_t)ranks);
-		rc = kr_devx_mr_reg(r->ctx, &r->pd, r->mem, 24 * (size_t)ranks,
-				    KR_ACCESS_LOCAL_WRITE | KR_ACCESS_REMOTE_READ |
-					KR_ACCESS_REMOTE_WRITE,
-				    &r->mr);
-		r->mr_ok = !rc;
-	}
-	sca.uar = rca.uar = r->uar;
-	if (!rc && !(rc = kr_devx_cq_create(r->ctx, &sca, &r->scq)))
+	if (rc)
+		return rc;
+	ctx = r->nic.ctx;
+	sca.uar = rca.uar = r->nic.uar;
+	if (!(rc = kr_devx_cq_create(ctx, &sca, &r->scq)))
 		r->scq_ok = true;
-	if (!rc && !(rc = kr_devx_cq_create(r->ctx, &rca, &r->rcq)))
+	if (!rc && !(rc = kr_devx_cq_create(ctx, &rca, &r->rcq)))
 		r->rcq_ok = true;
-	sa.pdn = r->pd.pdn;
-	if (!rc && !(rc = kr_devx_srq_create(r->ctx, &sa, &r->srq)))
+	sa.pdn = da.pdn = r->nic.pd.pdn;
+	if (!rc && !(rc = kr_devx_srq_create(ctx, &sa, &r->srq)))
 		r->srq_ok = true;
-	da.pdn = r->pd.pdn;
 	da.cq = &r->rcq;
 	da.srq = &r->srq;
-	if (r->ctx)
-		da.gid_index = (uint8_t)r->ctx->port.gid_index;
-	if (!rc && !(rc = kr_devx_dct_create(r->ctx, &da, &r->dct)))
+	da.gid_index = (uint8_t)ctx->port.gid_index;
+	if (!rc && !(rc = kr_devx_dct_create(ctx, &da, &r->dct)))
 		r->dct_ok = true;
 	for (; !rc && r->ndci < MD_DCIS; r->ndci++)
 		rc = md_dci(r, &r->dci[r->ndci]);
@@ -148,15 +119,7 @@ static void md_close(struct md_rank *r)
 		kr_devx_cq_destroy(&r->rcq);
 	if (r->scq_ok)
 		kr_devx_cq_destroy(&r->scq);
-	if (r->mr_ok)
-		kr_devx_mr_dereg(&r->mr);
-	if (r->uar)
-		r->ctx->ops->free_uar(r->uar);
-	if (r->pd_ok)
-		kr_devx_pd_free(&r->pd);
-	if (r->ctx)
-		kr_devx_close(r->ctx);
-	free(r->mem);
+	mpi_nic_close(&r->nic);
 }
 
 /* A WRITE or READ of 8 bytes to peer p's slot for us, through DCI p % MD_DCIS. */
@@ -164,7 +127,7 @@ static int md_post(struct md_rank *r, const struct md_info *peer, int p, int ran
 		   enum kr_devx_wr_opcode op, uint64_t *local)
 {
 	struct kr_devx_qp *q = &r->dci[p % MD_DCIS];
-	struct kr_devx_sge sge = {.addr = (uintptr_t)local, .length = 8, .lkey = r->mr.lkey};
+	struct kr_devx_sge sge = {.addr = (uintptr_t)local, .length = 8, .lkey = r->nic.mr.lkey};
 	struct kr_devx_dc_av av = {.dctn = peer->dctn, .dc_key = MD_KEY};
 	struct kr_devx_wr wr = {.wr_id = (uint64_t)p << 1 | (op == KR_WR_RDMA_READ),
 				.opcode = op,
@@ -176,7 +139,7 @@ static int md_post(struct md_rank *r, const struct md_info *peer, int p, int ran
 				.av = &av};
 	int rc;
 
-	kr_devx_dc_av_path(&av, &r->ctx->port, &peer->port, q->qpn, peer->dctn);
+	kr_devx_dc_av_path(&av, &r->nic.ctx->port, &peer->port, q->qpn, peer->dctn);
 	rc = kr_devx_qp_post_send(q, &wr);
 	if (!rc)
 		kr_devx_qp_ring(q);
@@ -195,18 +158,18 @@ int mpi_dc_bootstrap(const char *dev, int rank, int ranks, double *ms)
 	if (!all)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = md_now_ns();
+	t0 = mpi_now_ns();
 	rc = md_open(&r, dev, ranks);
 	if (rc) {
 		fprintf(stderr, "rank %d: dc: setting up %s: %s\n", rank, dev, strerror(-rc));
 		failed++;
 	} else {
 		me = (struct md_info){.dctn = r.dct.dctn,
-				      .rkey = r.mr.rkey,
-				      .port = r.ctx->port.addr,
-				      .addr = (uintptr_t)r.mem};
-		wr = r.mem + ranks;
-		rd = r.mem + 2 * ranks;
+				      .rkey = r.nic.mr.rkey,
+				      .port = r.nic.ctx->port.addr,
+				      .addr = (uintptr_t)r.nic.mem};
+		wr = r.nic.mem + ranks;
+		rd = r.nic.mem + 2 * ranks;
 	}
 	/* every rank takes part, failed or not: nobody hangs */
 	MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
@@ -222,7 +185,7 @@ int mpi_dc_bootstrap(const char *dev, int rank, int ranks, double *ms)
 		}
 		want += 2;
 	}
-	while (got < want && md_now_ns() - t0 < MD_WAIT) {
+	while (got < want && mpi_now_ns() - t0 < MD_WAIT) {
 		struct kr_devx_wc wc[16];
 		int n = kr_devx_cq_poll(&r.scq, wc, 16);
 
@@ -245,7 +208,7 @@ int mpi_dc_bootstrap(const char *dev, int rank, int ranks, double *ms)
 			fprintf(stderr, "rank %d: dc: READ back from rank %d differs\n", rank, p);
 			failed++;
 		}
-	*ms = (double)(md_now_ns() - t0) / 1e6;
+	*ms = (double)(mpi_now_ns() - t0) / 1e6;
 	MPI_Barrier(MPI_COMM_WORLD); /* every DCT idle before any goes */
 	md_close(&r);
 	free(all);

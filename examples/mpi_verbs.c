@@ -50,16 +50,12 @@ struct mv_conn {
 };
 
 struct mv_rank {
-	struct kr_devx_ctx *ctx;
-	struct kr_devx_pd pd;
-	struct kr_devx_uar *uar;
-	uint64_t *mem; /* slots[ranks], then write[ranks] and read[ranks] */
-	struct kr_devx_mr mr;
-	bool pd_ok, mr_ok;
+	struct mpi_nic nic;
 	struct mv_conn *conn;
 };
 
-static int64_t mv_now_ns(void)
+/* mpi_now_ns() - see mpi_verbs.h. */
+int64_t mpi_now_ns(void)
 {
 	struct timespec ts;
 
@@ -67,30 +63,45 @@ static int64_t mv_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int mv_open(struct mv_rank *r, const char *dev, int ranks)
+/* mpi_nic_open() - see mpi_verbs.h. */
+int mpi_nic_open(struct mpi_nic *n, const char *dev, int ranks)
 {
 	int rc = kr_devx_backend_add(&kr_sim_backend); /* "sim:<host>" names */
 
 	if (!rc)
-		rc = kr_devx_open(dev, &r->ctx);
+		rc = kr_devx_open(dev, &n->ctx);
 	if (rc)
 		return rc;
-	rc = kr_devx_pd_alloc(r->ctx, &r->pd);
+	rc = kr_devx_pd_alloc(n->ctx, &n->pd);
 	if (rc)
 		return rc;
-	r->pd_ok = true;
-	rc = r->ctx->ops->alloc_uar(r->ctx, 0, &r->uar);
+	n->pd_ok = true;
+	rc = n->ctx->ops->alloc_uar(n->ctx, 0, &n->uar);
 	if (rc)
 		return rc;
-	r->mem = aligned_alloc(4096, (24 * (size_t)ranks + 4095) & ~(size_t)4095);
-	if (!r->mem)
+	n->mem = aligned_alloc(4096, (24 * (size_t)ranks + 4095) & ~(size_t)4095);
+	if (!n->mem)
 		return -ENOMEM;
-	memset(r->mem, 0, 24 * (size_t)ranks);
-	rc = kr_devx_mr_reg(r->ctx, &r->pd, r->mem, 24 * (size_t)ranks,
+	memset(n->mem, 0, 24 * (size_t)ranks);
+	rc = kr_devx_mr_reg(n->ctx, &n->pd, n->mem, 24 * (size_t)ranks,
 			    KR_ACCESS_LOCAL_WRITE | KR_ACCESS_REMOTE_READ | KR_ACCESS_REMOTE_WRITE,
-			    &r->mr);
-	r->mr_ok = !rc;
+			    &n->mr);
+	n->mr_ok = !rc;
 	return rc;
+}
+
+/* mpi_nic_close() - see mpi_verbs.h. */
+void mpi_nic_close(struct mpi_nic *n)
+{
+	if (n->mr_ok)
+		kr_devx_mr_dereg(&n->mr);
+	if (n->uar)
+		n->ctx->ops->free_uar(n->uar);
+	if (n->pd_ok)
+		kr_devx_pd_free(&n->pd);
+	if (n->ctx)
+		kr_devx_close(n->ctx);
+	free(n->mem);
 }
 
 static int mv_post(struct mv_conn *k, enum kr_devx_wr_opcode op, uint64_t *local, uint32_t lkey,
@@ -114,10 +125,10 @@ static int mv_post(struct mv_conn *k, enum kr_devx_wr_opcode op, uint64_t *local
 /* The WRITE's and the READ's completions of one peer's QP. 0 or -EIO. */
 static int mv_wait_two(struct mv_conn *k)
 {
-	int64_t t0 = mv_now_ns();
+	int64_t t0 = mpi_now_ns();
 	int got = 0;
 
-	while (got < 2 && mv_now_ns() - t0 < MV_WAIT) {
+	while (got < 2 && mpi_now_ns() - t0 < MV_WAIT) {
 		struct kr_devx_wc wc;
 		int n = kr_devx_cq_poll(&k->rc.cq, &wc, 1);
 
@@ -135,15 +146,7 @@ static void mv_close(struct mv_rank *r, int ranks)
 	for (int p = 0; r->conn && p < ranks; p++)
 		if (r->conn[p].made)
 			kr_devx_rc_destroy(&r->conn[p].rc);
-	if (r->mr_ok)
-		kr_devx_mr_dereg(&r->mr);
-	if (r->uar)
-		r->ctx->ops->free_uar(r->uar);
-	if (r->pd_ok)
-		kr_devx_pd_free(&r->pd);
-	if (r->ctx)
-		kr_devx_close(r->ctx);
-	free(r->mem);
+	mpi_nic_close(&r->nic);
 	free(r->conn);
 }
 
@@ -161,19 +164,19 @@ int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms)
 	if (!out || !in || !r.conn)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = mv_now_ns();
-	rc = mv_open(&r, dev, ranks);
+	t0 = mpi_now_ns();
+	rc = mpi_nic_open(&r.nic, dev, ranks);
 	if (rc) {
 		fprintf(stderr, "rank %d: verbs: opening %s: %s\n", rank, dev, strerror(-rc));
 		failed++;
 	}
-	slots = r.mem;
+	slots = r.nic.mem;
 	wr = slots ? slots + ranks : NULL;
 	rd = slots ? slots + 2 * ranks : NULL;
 	for (int p = 0; !rc && p < ranks; p++) {
 		if (p == rank)
 			continue;
-		rc = kr_devx_rc_create(r.ctx, &r.pd, r.uar, 16, 4, &r.conn[p].rc);
+		rc = kr_devx_rc_create(r.nic.ctx, &r.nic.pd, r.nic.uar, 16, 4, &r.conn[p].rc);
 		r.conn[p].made = !rc;
 		if (rc) {
 			fprintf(stderr, "rank %d: verbs: RC QP for rank %d: %s\n", rank, p,
@@ -183,9 +186,9 @@ int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms)
 		}
 		out[p] = (struct mv_msg){.qpn = r.conn[p].rc.qp.qpn,
 					 .psn = MV_PSN,
-					 .port = r.ctx->port.addr,
+					 .port = r.nic.ctx->port.addr,
 					 .addr = (uintptr_t)slots,
-					 .rkey = r.mr.rkey};
+					 .rkey = r.nic.mr.rkey};
 	}
 	/* every rank takes part in the collectives, failed or not: nobody hangs */
 	MPI_Alltoall(out, sizeof(*out), MPI_BYTE, in, sizeof(*in), MPI_BYTE, MPI_COMM_WORLD);
@@ -207,9 +210,10 @@ int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms)
 		if (!r.conn[p].up)
 			continue;
 		wr[p] = 0x7600000000000000ull | (uint64_t)(uint32_t)rank << 24 | (uint32_t)p;
-		if (mv_post(&r.conn[p], KR_WR_RDMA_WRITE, &wr[p], r.mr.lkey, raddr, in[p].rkey,
+		if (mv_post(&r.conn[p], KR_WR_RDMA_WRITE, &wr[p], r.nic.mr.lkey, raddr, in[p].rkey,
 			    1) ||
-		    mv_post(&r.conn[p], KR_WR_RDMA_READ, &rd[p], r.mr.lkey, raddr, in[p].rkey, 2)) {
+		    mv_post(&r.conn[p], KR_WR_RDMA_READ, &rd[p], r.nic.mr.lkey, raddr, in[p].rkey,
+			    2)) {
 			r.conn[p].up = false;
 			failed++;
 		}
@@ -220,7 +224,7 @@ int mpi_verbs_bootstrap(const char *dev, int rank, int ranks, double *ms)
 				p);
 			failed++;
 		}
-	*ms = (double)(mv_now_ns() - t0) / 1e6;
+	*ms = (double)(mpi_now_ns() - t0) / 1e6;
 	MPI_Barrier(MPI_COMM_WORLD); /* every QP idle before any is destroyed */
 	mv_close(&r, ranks);
 	free(in);

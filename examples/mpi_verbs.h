@@ -3,6 +3,29 @@
 #ifndef MPI_VERBS_H
 #define MPI_VERBS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "devx/devx.h"
+
+/*
+ * A rank's NIC in the baselines (mpi_verbs.c): device dev, a PD, a UAR and
+ * 24 * ranks bytes registered with every right (slots[ranks], then what it
+ * WRITEs and READs back, ranks each). 0 or -errno; close what was opened
+ * either way.
+ */
+struct mpi_nic {
+	struct kr_devx_ctx *ctx;
+	struct kr_devx_pd pd;
+	struct kr_devx_uar *uar;
+	uint64_t *mem;
+	struct kr_devx_mr mr;
+	bool pd_ok, mr_ok;
+};
+int mpi_nic_open(struct mpi_nic *n, const char *dev, int ranks);
+void mpi_nic_close(struct mpi_nic *n);
+int64_t mpi_now_ns(void);
+
 /*
  * Collective over MPI_COMM_WORLD: open device dev (this rank's), an RC QP
  * per peer, one MPI_Alltoall of QP numbers and addresses, every QP to RTS,
