@@ -203,7 +203,8 @@ static void msg_wait_reply(int sock)
 
 /* Send req with nsend descriptors, wait for its reply (with up to maxfds of them). */
 static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, unsigned int nsend,
-		    void *rep, size_t repcap, int *fds, unsigned int maxfds, unsigned int *nfds)
+		    void *rep, size_t repcap, int *fds, unsigned int maxfds, unsigned int *nfds,
+		    void (*meanwhile)(void))
 {
 	const struct kr_msg_hdr *rq = req, *rh = rep;
 	ssize_t n;
@@ -213,6 +214,8 @@ static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, uns
 	if (rc && rc != -EPIPE)
 		return rc == -ECONNRESET || rc == -ECONNREFUSED ? -ENOTCONN : rc;
 	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued */
+	if (!rc && meanwhile)
+		meanwhile();
 	if (!rc)
 		msg_wait_reply(sock);
 	n = kr_msg_recv(sock, rep, repcap, fds, maxfds, nfds);
@@ -235,10 +238,16 @@ static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, uns
 int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
 		unsigned int maxfds, unsigned int *nfds)
 {
-	return msg_call(sock, req, reqlen, NULL, 0, rep, repcap, fds, maxfds, nfds);
+	return msg_call(sock, req, reqlen, NULL, 0, rep, repcap, fds, maxfds, nfds, NULL);
+}
+
+int kr_msg_call_then(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
+		     unsigned int maxfds, unsigned int *nfds, void (*meanwhile)(void))
+{
+	return msg_call(sock, req, reqlen, NULL, 0, rep, repcap, fds, maxfds, nfds, meanwhile);
 }
 
 int kr_msg_call_fd(int sock, void *req, size_t reqlen, int fd, void *rep, size_t repcap)
 {
-	return msg_call(sock, req, reqlen, &fd, 1, rep, repcap, NULL, 0, NULL);
+	return msg_call(sock, req, reqlen, &fd, 1, rep, repcap, NULL, 0, NULL, NULL);
 }

@@ -245,6 +245,8 @@ int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_aren
 
 
 void kr_arena_destroy(struct kr_arena *arena);
+/* jemalloc's one-time set-up (about 80 us of syscalls), done once per process. */
+void kr_arena_boot(void);
 void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);
 void kr_arena_free(struct kr_arena *arena, void *p);
 

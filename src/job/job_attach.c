@@ -129,8 +129,11 @@ static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
 			return rc;
 	}
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), ++ctx->seq);
-	rc = kr_msg_call(ctx->sock, &req, sizeof(req), rep, sizeof(*rep), fds,
-			 KR_ATTACH_MAX_REGIONS + 1, nfds);
+	/* while the keeper answers: jemalloc's one-time set-up, which the first kr_malloc
+	 * would pay alone (an observer never allocates) */
+	rc = kr_msg_call_then(ctx->sock, &req, sizeof(req), rep, sizeof(*rep), fds,
+			      KR_ATTACH_MAX_REGIONS + 1, nfds,
+			      (flags & KR_ATTACH_F_OBSERVE) ? NULL : kr_arena_boot);
 	if (rc)
 		return rc == -EMSGSIZE ? -EPROTO : rc;
 	if (rep->hdr.len != sizeof(*rep)) {
