@@ -11,7 +11,8 @@ pkgs=(meson ninja-build pkg-config gcc make libc6-dev python3
       linux-headers-amd64 valgrind
       tshark iproute2   # tshark: the sim's wire-format test; iproute2: ip netns
       python3-matplotlib   # scripts/plot.py
-      openmpi-bin libopenmpi-dev libpmix-dev)  # examples/mpi_alltoall under mpirun
+      openmpi-bin libopenmpi-dev libpmix-dev   # examples/mpi_alltoall under mpirun
+      libfabric-dev libfabric-bin)  # src/ofi, the libfabric provider; fi_info, fi_pingpong
 # One Linux 6.12 (Debian 12's newer kernel, as Debian 13 and RHEL 10 run) for
 # kmod_qemu_6_12: the one installed with its headers, else the newest offered.
 one_6_12() {

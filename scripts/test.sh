@@ -36,6 +36,12 @@ if ! $fuzz_only; then
 	meson test -C "$vgdir" --setup valgrind --suite fast --print-errorlogs \
 		--logbase valgrind || rc=$?
 	logs+=("$vgdir/meson-logs/valgrind-valgrind.json")
+	# The libfabric provider is dlopen'ed by programs built without ASan
+	# (fi_info, mpirun's ranks): its suite runs from this plain build.
+	if [ $# -eq 0 ]; then
+		meson test -C "$vgdir" --suite ofi --print-errorlogs --logbase ofi || rc=$?
+		[ -f "$vgdir/meson-logs/ofi.json" ] && logs+=("$vgdir/meson-logs/ofi.json")
+	fi
 fi
 
 # Coverage-guided fuzzing: clang's libFuzzer over every harness of tests/fuzz

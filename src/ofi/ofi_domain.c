@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Domains: the process's keeper attach (kr_attach(3): KR_KEEPER_SOCKET,
+ * KR_LAUNCH_KEY), made by the first domain and shared by every domain the
+ * process opens, detached when the last one closes. A domain still holding
+ * objects refuses to close (-FI_EBUSY), as fi_close(3) asks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ofi/ofi.h"
+
+/* The process's attach and how many domains hold it. */
+static pthread_mutex_t g_attach_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kr_ctx *g_ctx;
+static uint32_t g_domains;
+
+static int attach_hold(struct kr_ctx **ctx)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&g_attach_lock);
+	if (!g_ctx) {
+		g_ctx = kr_attach(NULL);
+		if (!g_ctx) {
+			rc = errno;
+			FI_WARN(&kr_ofi_prov, FI_LOG_DOMAIN, "kr_attach: %s\n", strerror(rc));
+		}
+	}
+	if (g_ctx) {
+		g_domains++;
+		*ctx = g_ctx;
+	}
+	pthread_mutex_unlock(&g_attach_lock);
+	return -rc;
+}
+
+static void attach_drop(void)
+{
+	pthread_mutex_lock(&g_attach_lock);
+	if (g_domains && !--g_domains) {
+		kr_detach(g_ctx);
+		g_ctx = NULL;
+	}
+	pthread_mutex_unlock(&g_attach_lock);
+}
+
+static int domain_close(struct fid *fid)
+{
+	struct kr_ofi_domain *d = container_of(fid, struct kr_ofi_domain, dom.fid);
+
+	pthread_mutex_lock(&d->lock);
+	if (d->refs) {
+		pthread_mutex_unlock(&d->lock);
+		return -FI_EBUSY;
+	}
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_destroy(&d->lock);
+	attach_drop();
+	free(d);
+	return 0;
+}
+
+static int domain_cq_open(struct fid_domain *dom, struct fi_cq_attr *attr, struct fid_cq **cq,
+			  void *context)
+{
+	(void)dom;
+	(void)attr;
+	(void)cq;
+	(void)context;
+	return -FI_ENOSYS; /* in progress: CQs come with the endpoints (doc/libfabric.md) */
+}
+
+static int domain_endpoint(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep,
+			   void *context)
+{
+	(void)dom;
+	(void)info;
+	(void)ep;
+	(void)context;
+	return -FI_ENOSYS; /* in progress (doc/libfabric.md) */
+}
+
+static int domain_scalable_ep(struct fid_domain *dom, struct fi_info *info, struct fid_ep **sep,
+			      void *context)
+{
+	(void)dom;
+	(void)info;
+	(void)sep;
+	(void)context;
+	return -FI_ENOSYS; /* one tx and one rx context per endpoint */
+}
+
+static int domain_cntr_open(struct fid_domain *dom, struct fi_cntr_attr *attr,
+			    struct fid_cntr **cntr, void *context)
+{
+	(void)dom;
+	(void)attr;
+	(void)cntr;
+	(void)context;
+	return -FI_ENOSYS; /* cntr_cnt 0 in fi_getinfo */
+}
+
+static int domain_poll_open(struct fid_domain *dom, struct fi_poll_attr *attr,
+			    struct fid_poll **pollset)
+{
+	(void)dom;
+	(void)attr;
+	(void)pollset;
+	return -FI_ENOSYS;
+}
+
+static int domain_stx_ctx(struct fid_domain *dom, struct fi_tx_attr *attr, struct fid_stx **stx,
+			  void *context)
+{
+	(void)dom;
+	(void)attr;
+	(void)stx;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static int domain_srx_ctx(struct fid_domain *dom, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			  void *context)
+{
+	(void)dom;
+	(void)attr;
+	(void)rx_ep;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static int domain_query_atomic(struct fid_domain *dom, enum fi_datatype datatype, enum fi_op op,
+			       struct fi_atomic_attr *attr, uint64_t flags)
+{
+	(void)dom;
+	(void)datatype;
+	(void)op;
+	(void)attr;
+	(void)flags;
+	return -FI_EOPNOTSUPP; /* no FI_ATOMIC in its caps */
+}
+
+static int domain_query_collective(struct fid_domain *dom, enum fi_collective_op coll,
+				   struct fi_collective_attr *attr, uint64_t flags)
+{
+	(void)dom;
+	(void)coll;
+	(void)attr;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+static int domain_endpoint2(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep,
+			    uint64_t flags, void *context)
+{
+	return flags ? -FI_EBADFLAGS : domain_endpoint(dom, info, ep, context);
+}
+
+/* Memory registration: none needed (mr_mode 0); the application's buffers are copied. */
+static int domain_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+			 uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
+			 void *context)
+{
+	(void)fid;
+	(void)buf;
+	(void)len;
+	(void)access;
+	(void)offset;
+	(void)requested_key;
+	(void)flags;
+	(void)mr;
+	(void)context;
+	return -FI_ENOSYS; /* in progress: zero-copy from the heap (doc/libfabric.md) */
+}
+
+static int domain_mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access,
+			  uint64_t offset, uint64_t requested_key, uint64_t flags,
+			  struct fid_mr **mr, void *context)
+{
+	(void)iov;
+	(void)count;
+	return domain_mr_reg(fid, NULL, 0, access, offset, requested_key, flags, mr, context);
+}
+
+static int domain_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
+			     struct fid_mr **mr)
+{
+	(void)attr;
+	return domain_mr_reg(fid, NULL, 0, 0, 0, 0, flags, mr, NULL);
+}
+
+static struct fi_ops_mr domain_mr_ops = {
+    .size = sizeof(struct fi_ops_mr),
+    .reg = domain_mr_reg,
+    .regv = domain_mr_regv,
+    .regattr = domain_mr_regattr,
+};
+
+static struct fi_ops domain_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = domain_close,
+    .bind = kr_ofi_no_bind,
+    .control = kr_ofi_no_control,
+    .ops_open = kr_ofi_no_ops_open,
+    .tostr = kr_ofi_no_tostr,
+    .ops_set = kr_ofi_no_ops_set,
+};
+
+static struct fi_ops_domain domain_ops = {
+    .size = sizeof(struct fi_ops_domain),
+    .av_open = kr_ofi_av_open,
+    .cq_open = domain_cq_open,
+    .endpoint = domain_endpoint,
+    .scalable_ep = domain_scalable_ep,
+    .cntr_open = domain_cntr_open,
+    .poll_open = domain_poll_open,
+    .stx_ctx = domain_stx_ctx,
+    .srx_ctx = domain_srx_ctx,
+    .query_atomic = domain_query_atomic,
+    .query_collective = domain_query_collective,
+    .endpoint2 = domain_endpoint2,
+};
+
+/* kr_ofi_domain_open() - see ofi.h. */
+int kr_ofi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		       void *context)
+{
+	struct kr_ctx_attr attr;
+	struct kr_ofi_domain *d;
+	int rc;
+
+	(void)fabric;
+	if (!info || !dom)
+		return -FI_EINVAL;
+	if (info->domain_attr && info->domain_attr->name &&
+	    strcmp(info->domain_attr->name, KR_OFI_NAME))
+		return -FI_EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -FI_ENOMEM;
+	rc = attach_hold(&d->ctx);
+	if (!rc && (rc = kr_ctx_query(d->ctx, &attr)))
+		attach_drop();
+	if (rc) {
+		free(d);
+		return rc == -ENOENT ? -FI_ENOENT : rc;
+	}
+	d->node = attr.node;
+	d->launch_tag = attr.launch_tag;
+	pthread_mutex_init(&d->lock, NULL);
+	d->dom.fid.fclass = FI_CLASS_DOMAIN;
+	d->dom.fid.context = context;
+	d->dom.fid.ops = &domain_fi_ops;
+	d->dom.ops = &domain_ops;
+	d->dom.mr = &domain_mr_ops;
+	*dom = &d->dom;
+	return 0;
+}
