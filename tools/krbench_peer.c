@@ -157,9 +157,10 @@ static int post_run(struct peer_run *p, struct kr_vqp *v, uint8_t *local, bool u
 
 /*
  * Promote v: the same windowed READs with the attachment's rate lowered so
- * that they are hot, until v runs on RC; beforehand, as many posts with
- * promotion off. promote_ms: from the first post to v on RC; post_p99_us
- * and post_p99_promoting_us: each call's time, off and while promoting.
+ * that they are hot, until v runs on RC; then as many calls with promotion
+ * off, on a second vQP to node 2 (v stays on RC). promote_ms: from the
+ * first post to v on RC; post_p99_promoting_us and post_p99_us: each
+ * call's time, while promoting and with promotion off.
  */
 static int promote(struct peer_run *p, struct kr_vqp *v, uint8_t *local)
 {
@@ -172,16 +173,13 @@ static int promote(struct peer_run *p, struct kr_vqp *v, uint8_t *local)
 	rc = post_run(p, v, local, true, max, us, &n, &ms);
 	p->ctx->promote_rate = 0;
 	if (!rc) {
-		p->promote_ms = ms;
-		kb_p50_p99(us, n, &p50, &p->post_p99_promoting_us);
-		p->promote_posts = n;
-		/* promotion off, as many calls on the RC QP's peer over DC: a second vQP */
-	}
-	if (!rc) {
 		struct kr_connect_opts co = {.credits = 2 * KB_RD_WINDOW};
 		struct kr_vqp *d = kr_connect(p->ctx, 2, &co);
 		int m = 0;
 
+		p->promote_ms = ms;
+		kb_p50_p99(us, n, &p50, &p->post_p99_promoting_us);
+		p->promote_posts = n;
 		rc = d ? post_run(p, d, local, false, n > 64 ? n : 64, us, &m, &ms) : -errno;
 		if (!rc)
 			kb_p50_p99(us, m, &p50, &p->post_p99_us);

@@ -180,7 +180,7 @@ _Static_assert(sizeof(struct kr_pool_ready) == 24, "kr_pool_ready layout");
 
 /*
  * The keeper's answer to a job's KR_MSG_PAIR (asked without waiting, from
- * a post: virtqp_promote.c), in the job slot at pair_ans[the ask's ans]:
+ * kr_poll: virtqp_promote.c, job_pair.c), in the job slot at pair_ans[the ask's ans]:
  * the fields first, then seq = the request's hdr.seq (release). The job
  * reads it when seq is the one it sent; it has at most KR_JOB_PAIR_ASKS
  * asks out, one per entry.

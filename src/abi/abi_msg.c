@@ -13,10 +13,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "abi/abi.h"
+#include "common/kr_clock.h"
 
 const char *kr_msg_socket_default(void)
 {
@@ -185,20 +185,17 @@ int kr_msg_connect(const char *path)
  * on a virtual machine's idle core). So the caller looks for the reply,
  * yielding its core between looks, for KR_MSG_SPIN_NS before it sleeps.
  */
-#define KR_MSG_SPIN_NS 300000ll
+#define KR_MSG_SPIN_NS 300000u
 static void msg_wait_reply(int sock)
 {
 	struct pollfd p = {.fd = sock, .events = POLLIN};
-	struct timespec t0, t;
+	uint64_t t0 = kr_now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		if (poll(&p, 1, 0) != 0)
 			return; /* a reply, an error or a hang-up: the recv takes it */
 		sched_yield();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) <
-		 KR_MSG_SPIN_NS);
+	} while (kr_now_ns() - t0 < KR_MSG_SPIN_NS);
 }
 
 /* Send req with nsend descriptors, wait for its reply (with up to maxfds of them). */

@@ -57,7 +57,6 @@ struct kr_mr {
 	struct kr_mr_key key;
 };
 
-struct kr_ctx;
 /*
  * A reader of MetaServer rows the vQP layer lends the lookup (set by
  * kr_connect, virtqp_look.c): one READ of len bytes at raddr/rkey of the DC
@@ -68,6 +67,12 @@ struct kr_ctx;
  */
 typedef int (*kr_job_look_read_fn)(struct kr_ctx *ctx, const struct kr_devx_dc_av *av,
 				   uint64_t raddr, uint32_t rkey, void *buf, uint32_t len);
+/* A lookup READ's error status that is ours (our DCI, our buffer), not the MetaServer's. */
+static inline bool kr_job_look_local_err(uint32_t status)
+{
+	return status == KR_WC_LOC_PROT_ERR || status == KR_WC_LOC_LEN_ERR ||
+	       status == KR_WC_LOC_QP_OP_ERR || status == KR_WC_WR_FLUSH_ERR;
+}
 
 /*
  * A job's attachment. lock serialises socket calls and the DCI table; the
@@ -242,8 +247,6 @@ bool kr_job_ready_offered(const struct kr_ctx *ctx);
 typedef int64_t (*kr_arena_grow_fn)(void *arg, uint64_t need);
 int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_arena_grow_fn grow,
 		    void *arg, struct kr_arena **arena);
-
-
 void kr_arena_destroy(struct kr_arena *arena);
 /* jemalloc's one-time set-up (about 80 us of syscalls), done once per process. */
 void kr_arena_boot(void);

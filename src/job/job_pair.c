@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Asking the keeper for a paired RC slot without waiting (DC->RC
- * promotion, virtqp_promote.c, runs inside a post). The request is one
+ * promotion, virtqp_promote.c, runs inside kr_poll). The request is one
  * message; the keeper answers in the job slot (kr_pool_pair_ans, written
  * fields first and the request's seq last), which the asking thread reads at
- * its later posts and polls with no call. So no post waits on the keeper:
- * it sends at most one message and otherwise loads one word.
+ * its later polls with no call. So no poll waits on the keeper: it sends at
+ * most one message and otherwise loads one word.
  *
  * An ask holds entry a of pair_ans until its answer is taken; an ask its
  * vQP gave up on (disconnected while asking) is waited for, bounded, and

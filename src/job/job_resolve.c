@@ -369,9 +369,7 @@ static int look_read(struct kr_ctx *ctx, const struct kr_dct_meta_addr *m, uint3
 		if (n < 0)
 			return n;
 		/* a local error (our DCI, our buffer) is not the MetaServer's: try again */
-		if (n == 1 &&
-		    (wc.status == KR_WC_LOC_PROT_ERR || wc.status == KR_WC_LOC_LEN_ERR ||
-		     wc.status == KR_WC_LOC_QP_OP_ERR || wc.status == KR_WC_WR_FLUSH_ERR)) {
+		if (n == 1 && kr_job_look_local_err(wc.status)) {
 			g_look.stats.local_errors++;
 			KR_ERR_RATELIMITED("dct", "MetaServer lookup READ failed locally: %s",
 					   kr_strerror(wc.status));

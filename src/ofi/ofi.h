@@ -81,5 +81,12 @@ int kr_ofi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void *
 		       void *context);
 int kr_ofi_no_tostr(const struct fid *fid, char *buf, size_t len);
 int kr_ofi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
+/* An object's fi_ops: its close, and none of the others. */
+#define KR_OFI_FI_OPS(close_fn)                                                                    \
+	{                                                                                          \
+		.size = sizeof(struct fi_ops), .close = (close_fn), .bind = kr_ofi_no_bind,        \
+		.control = kr_ofi_no_control, .ops_open = kr_ofi_no_ops_open,                      \
+		.tostr = kr_ofi_no_tostr, .ops_set = kr_ofi_no_ops_set,                            \
+	}
 
 #endif /* KR_OFI_H */

@@ -174,15 +174,7 @@ static int av_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops av_fi_ops = {
-    .size = sizeof(struct fi_ops),
-    .close = av_close,
-    .bind = kr_ofi_no_bind, /* no event queue */
-    .control = kr_ofi_no_control,
-    .ops_open = kr_ofi_no_ops_open,
-    .tostr = kr_ofi_no_tostr,
-    .ops_set = kr_ofi_no_ops_set,
-};
+static struct fi_ops av_fi_ops = KR_OFI_FI_OPS(av_close);
 
 static struct fi_ops_av av_ops = {
     .size = sizeof(struct fi_ops_av),

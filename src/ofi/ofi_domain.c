@@ -198,15 +198,7 @@ static struct fi_ops_mr domain_mr_ops = {
     .regattr = domain_mr_regattr,
 };
 
-static struct fi_ops domain_fi_ops = {
-    .size = sizeof(struct fi_ops),
-    .close = domain_close,
-    .bind = kr_ofi_no_bind,
-    .control = kr_ofi_no_control,
-    .ops_open = kr_ofi_no_ops_open,
-    .tostr = kr_ofi_no_tostr,
-    .ops_set = kr_ofi_no_ops_set,
-};
+static struct fi_ops domain_fi_ops = KR_OFI_FI_OPS(domain_close);
 
 static struct fi_ops_domain domain_ops = {
     .size = sizeof(struct fi_ops_domain),

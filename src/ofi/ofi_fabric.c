@@ -62,15 +62,7 @@ static int fabric_domain2(struct fid_fabric *fabric, struct fi_info *info, struc
 	return flags ? -FI_EBADFLAGS : kr_ofi_domain_open(fabric, info, dom, context);
 }
 
-static struct fi_ops fabric_fi_ops = {
-    .size = sizeof(struct fi_ops),
-    .close = fabric_close,
-    .bind = kr_ofi_no_bind,
-    .control = kr_ofi_no_control,
-    .ops_open = kr_ofi_no_ops_open,
-    .tostr = kr_ofi_no_tostr,
-    .ops_set = kr_ofi_no_ops_set,
-};
+static struct fi_ops fabric_fi_ops = KR_OFI_FI_OPS(fabric_close);
 
 static struct fi_ops_fabric fabric_ops = {
     .size = sizeof(struct fi_ops_fabric),

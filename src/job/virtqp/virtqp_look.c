@@ -40,10 +40,7 @@ int kr_vq_look_read(struct kr_ctx *ctx, const struct kr_devx_dc_av *av, uint64_t
 	else if (!rc && n == 0)
 		rc = -EHOSTUNREACH; /* still out: the disconnect below waits for it */
 	else if (!rc && wc.status != KR_WC_SUCCESS)
-		rc = wc.status == KR_WC_LOC_PROT_ERR || wc.status == KR_WC_LOC_LEN_ERR ||
-			     wc.status == KR_WC_LOC_QP_OP_ERR || wc.status == KR_WC_WR_FLUSH_ERR
-			 ? -EAGAIN
-			 : -EHOSTUNREACH;
+		rc = kr_job_look_local_err(wc.status) ? -EAGAIN : -EHOSTUNREACH;
 	if (kr_disconnect(v) == -ETIMEDOUT)
 		rc = -ESTALE; /* its READ may still land in buf */
 	return rc;

@@ -11,10 +11,11 @@
  * on the DCI completed, then the next post goes on the RC QP. Its
  * completions come out in the order it posted; none is lost or repeated.
  * Demotion drains the RC QP the same way. No post waits for a keeper: the
- * post that finds the vQP hot sends one message (job_pair.c); the keeper
- * answers in the job slot, and later posts and polls look there, then at
- * the slot's link in the pool segment, while the vQP goes on posting on
- * its DCI. Pairing itself runs on the keepers' workers.
+ * post that finds the vQP hot only marks it (KR_PROMO_WANT); its next
+ * kr_poll sends one message (job_pair.c); the keeper answers in the job
+ * slot, where a later poll looks, then posts and polls look at the slot's
+ * link in the pool segment, while the vQP goes on posting on its DCI.
+ * Pairing itself runs on the keepers' workers.
  *
  * When pairing fails (no spare on either node, the peer keeper dead or not
  * answering) the vQP stays on DC and works as before; it
