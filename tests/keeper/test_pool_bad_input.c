@@ -243,6 +243,31 @@ int main(void)
 		av2.dctn = 1u << 24; /* past a DCT number */
 		CHECK_ERR(kr_job_rc_pair(ctx, 1, &av2, &l[4]), -EINVAL);
 		CHECK_ERR(kr_job_rc_pair(ctx, 1, &av, &l[4]), -EINVAL);
+		/* one-way requests a job writes by hand: an answer slot out of range is
+		 * dropped with a warning (nothing written past the job slot, no reply
+		 * to desync the socket); reserved bits set are answered -EINVAL in
+		 * the slot, not by a reply */
+		{
+			struct kr_msg_pair raw = {.node = 1, .dctn = av.dctn, .ans = KR_JOB_PAIR_ASKS};
+			const struct kr_pool_pair_ans *ans = &kr_seg_job(ctx->seg, ctx->job)->pair_ans[0];
+
+			pthread_mutex_lock(&ctx->lock);
+			kr_msg_init(&raw.hdr, KR_MSG_PAIR, sizeof(raw), ++ctx->seq);
+			CHECK_OK(kr_msg_send(ctx->sock, &raw, sizeof(raw), NULL, 0));
+			raw.ans = 0;
+			raw.rsvd = 1;
+			kr_msg_init(&raw.hdr, KR_MSG_PAIR, sizeof(raw), ++ctx->seq);
+			CHECK_OK(kr_msg_send(ctx->sock, &raw, sizeof(raw), NULL, 0));
+			pthread_mutex_unlock(&ctx->lock);
+			for (double t0 = kp_now_ms();
+			     __atomic_load_n(&ans->seq, __ATOMIC_ACQUIRE) != raw.hdr.seq &&
+			     kp_now_ms() - t0 < 5000;)
+				usleep(1000);
+			CHECK_EQ(ans->seq, raw.hdr.seq);
+			CHECK_EQ(ans->status, -EINVAL);
+			CHECK_ERR(kr_lease_alloc(ctx, 77, &l[4]), -EINVAL); /* replies still line up */
+			CHECK(kp_log_has(&k, "pair request with nowhere to answer dropped"));
+		}
 		l[4] = (struct kr_lease){.kind = KR_LEASE_RC, .index = 0, .gen = 1};
 		CHECK_ERR(kr_job_rc_link(ctx, &l[4]), -EINVAL); /* no such slot */
 		CHECK_ERR(kr_job_rc_link(ctx, &l[0]), -EINVAL); /* a DCI lease */
