@@ -11,16 +11,32 @@
  *   ofi_fabric.c  fabric objects
  *   ofi_domain.c  domains: the keeper attach
  *   ofi_av.c      address vectors: (node, port, launch) addresses
+ *   ofi_eq.c      event queues (an RDM endpoint raises no events)
+ *   ofi_cq.c      completion queues: reading one drives its endpoints
+ *   ofi_ep.c      endpoints: a krcore port to receive on, binds, names
+ *   ofi_ep_ops.c  fi_send/fi_recv and the tagged calls, decoded into ops
+ *   ofi_peer.c    peers: a vQP to each on first use, their queued SENDs
+ *   ofi_tx.c      sending: eager copies, staged chunks for large messages
+ *   ofi_rx.c      receiving: matching, unexpected messages, chunk READs
  *   ofi_fid.c     the answers of operations an object does not support
+ *
+ * Every object of a domain runs under the domain's lock (FI_THREAD_SAFE):
+ * progress is manual, made by fi_cq_read and the data calls.
  */
 #ifndef KR_OFI_H
 #define KR_OFI_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
@@ -59,6 +75,11 @@ int kr_ofi_getinfo(uint32_t version, const char *node, const char *service, uint
 int kr_ofi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 
 /* ofi_domain.c */
+/*
+ * The domain lock guards every endpoint and CQ of the domain and the
+ * krcore objects under them (vQPs, the port): krcore wants a vQP used by one
+ * thread at a time.
+ */
 struct kr_ofi_domain {
 	struct fid_domain dom;
 	struct kr_ctx *ctx; /* the process's attach, shared by its domains */
@@ -73,6 +94,255 @@ int kr_ofi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct f
 /* ofi_av.c */
 int kr_ofi_av_open(struct fid_domain *dom, struct fi_av_attr *attr, struct fid_av **av,
 		   void *context);
+
+/* Look up fi_addr: 0, or -FI_EINVAL (not in the AV). */
+int kr_ofi_av_get(struct fid_av *av, fi_addr_t fi_addr, struct kr_ofi_addr *out);
+/* The fi_addr of (node, port), or FI_ADDR_NOTAVAIL; *gen: the AV's generation it holds for. */
+fi_addr_t kr_ofi_av_find(struct fid_av *av, uint32_t node, uint16_t port, uint32_t *gen);
+/* Changes with every insert and remove: a cached kr_ofi_av_find() answer is stale. */
+uint32_t kr_ofi_av_gen(struct fid_av *av);
+
+/* ofi_eq.c */
+int kr_ofi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		   void *context);
+
+/* ---- the data path: wire format, operations, endpoints, CQs ---- */
+
+/*
+ * What the provider puts in front of each krcore SEND. Messages up to
+ * KR_OFI_EAGER_MAX go whole (EAGER, the payload after the header); larger
+ * ones go in chunks of KR_OFI_CHUNK the sender stages in its heap: RTS
+ * names the first, CHUNK each later one, the receiver READs each and
+ * answers ACK, which frees the sender's staging slot for the next.
+ */
+enum kr_ofi_wire_op { KR_OFI_W_EAGER = 1, KR_OFI_W_RTS, KR_OFI_W_CHUNK, KR_OFI_W_ACK };
+#define KR_OFI_WF_TAGGED 1u
+#define KR_OFI_WF_DATA	 2u
+struct kr_ofi_wire {
+	uint8_t op, flags; /* enum kr_ofi_wire_op, KR_OFI_WF_* */
+	uint16_t rsvd;
+	uint32_t data;	 /* remote CQ data (KR_OFI_WF_DATA) */
+	uint64_t tag;
+	uint64_t len;	 /* the message's length */
+	uint64_t off;	 /* RTS/CHUNK/ACK: the chunk's offset in the message */
+	uint64_t addr;	 /* RTS/CHUNK: where the sender staged it */
+	uint32_t clen;	 /* RTS/CHUNK/ACK: the chunk's length */
+	uint32_t rkey;	 /* RTS/CHUNK: the staging area's key */
+	uint32_t msg_id; /* RTS/CHUNK/ACK: the sender's message */
+	uint32_t pad;
+};
+#define KR_OFI_INLINE	 (KR_POST_MAX_INLINE - (uint32_t)sizeof(struct kr_ofi_wire))
+#define KR_OFI_EAGER_MAX 4096u	      /* payload of one EAGER SEND */
+#define KR_OFI_CHUNK	 (128u << 10) /* a staged chunk */
+#define KR_OFI_STAGES	 4u	      /* staging slots each way per endpoint */
+#define KR_OFI_MSG_STAGES 2u	      /* of them, one message's at once */
+#define KR_OFI_RX_BUFS	 32u	      /* receive buffers the endpoint's port holds */
+#define KR_OFI_RX_BUF	 (KR_OFI_EAGER_MAX + (uint32_t)sizeof(struct kr_ofi_wire))
+
+struct kr_ofi_ep;
+struct kr_ofi_cq;
+
+/* What a krcore completion's wr_id points at. */
+enum kr_ofi_req_kind { KR_OFI_REQ_SEND = 1, KR_OFI_REQ_READ };
+
+/* A send operation (fi_send, fi_tsend, ...). */
+struct kr_ofi_tx {
+	struct kr_ofi_tx *next; /* the endpoint's large sends under way */
+	void *context;
+	uint64_t flags;	       /* FI_SEND | FI_MSG or FI_TAGGED; FI_COMPLETION: report it */
+	uint64_t tag;
+	uint32_t data;
+	uint8_t wflags;	       /* KR_OFI_WF_* */
+	const uint8_t *buf;
+	size_t len;
+	struct kr_ofi_peer *peer;
+	uint32_t msg_id;
+	uint32_t stages;       /* staging slots it holds */
+	size_t staged, acked;  /* bytes announced, bytes the receiver has */
+	int err;	       /* first error (-FI_E*), reported at the end */
+};
+
+/* One krcore SEND the provider posts (a message, or a chunk's RTS/CHUNK/ACK). */
+struct kr_ofi_wsend {
+	uint8_t kind; /* KR_OFI_REQ_SEND */
+	struct kr_ofi_wsend *next;
+	struct kr_ofi_tx *tx;	/* EAGER: the operation it completes, NULL for an inject */
+	uint8_t *bounce;	/* heap copy of wire + payload, NULL: inline */
+	uint32_t len;		/* wire + payload */
+	struct kr_ofi_wire w;	/* inline: the header ... */
+	uint8_t inl[KR_OFI_INLINE]; /* ... and the payload after it */
+};
+
+/* A chunk the sender announced and the receiver has not READ yet. */
+struct kr_ofi_ann {
+	uint64_t off, addr;
+	uint32_t clen, rkey;
+};
+
+/* A receive operation (fi_recv, fi_trecv, ...). */
+struct kr_ofi_rx {
+	struct kr_ofi_rx *next;
+	void *context;
+	uint64_t flags; /* FI_RECV | FI_MSG or FI_TAGGED; FI_COMPLETION: report it */
+	uint64_t tag, ignore;
+	fi_addr_t src;	/* FI_ADDR_UNSPEC: any */
+	uint8_t *buf;
+	size_t len;
+	/* the message it took, while its chunks come */
+	struct kr_ofi_wire w;
+	fi_addr_t msrc;
+	struct kr_ofi_peer *peer;
+	struct kr_ofi_ann ann[KR_OFI_MSG_STAGES];
+	uint32_t nann, reading;
+	size_t got;
+	int err;
+};
+
+/* A message that arrived before a receive for it was posted. */
+struct kr_ofi_unexp {
+	struct kr_ofi_unexp *next;
+	struct kr_ofi_wire w;
+	fi_addr_t src;
+	struct kr_ofi_peer *peer;
+	uint8_t *payload; /* EAGER: a copy (malloc) */
+	struct kr_ofi_ann ann[KR_OFI_MSG_STAGES]; /* RTS: the chunks announced so far */
+	uint32_t nann;
+};
+
+/* A READ of an announced chunk into one of the endpoint's read slots. */
+struct kr_ofi_read {
+	uint8_t kind; /* KR_OFI_REQ_READ */
+	struct kr_ofi_rx *rx;
+	uint64_t off;
+	uint32_t clen;
+};
+
+/* Another endpoint this one sends to or receives from. */
+struct kr_ofi_peer {
+	struct kr_ofi_peer *next;
+	uint32_t node;
+	uint16_t port;
+	fi_addr_t fi_addr;  /* in the endpoint's AV, FI_ADDR_NOTAVAIL: not there */
+	uint32_t av_gen;    /* the AV's generation fi_addr was found in */
+	struct kr_vqp *v;   /* NULL until the first SEND to it */
+	struct kr_ofi_wsend *q_head, *q_tail; /* SENDs not posted yet, in order */
+	struct kr_ofi_wsend *posted_head, *posted_tail; /* posted, completing in this order */
+	uint32_t inflight;  /* krcore requests posted, not completed */
+	uint64_t refused_ns; /* first ECONNREFUSED of a connect still failing */
+	int err;	    /* the vQP failed: every later operation fails with it */
+	int fail_err;	    /* a failure seen inside a completion, for the next progress */
+};
+
+struct kr_ofi_ep {
+	struct fid_ep ep;
+	struct kr_ofi_domain *dom;
+	struct fid_av *av;
+	struct kr_ofi_cq *tx_cq, *rx_cq;
+	uint64_t tx_flags, rx_flags; /* op_flags (the short calls' flags) */
+	bool tx_sel, rx_sel;	     /* FI_SELECTIVE_COMPLETION bound */
+	uint64_t caps;
+	bool enabled;
+	struct kr_port *port;
+	uint16_t port_no;
+	uint8_t *rx_bufs;    /* KR_OFI_RX_BUFS x KR_OFI_RX_BUF, heap */
+	struct kr_ofi_peer *peers;
+	struct kr_ofi_rx *posted[2], **posted_tail[2];  /* [0] FI_MSG, [1] FI_TAGGED */
+	struct kr_ofi_unexp *unexp[2], **unexp_tail[2];
+	struct kr_ofi_rx *rndv_rx;  /* receives taking chunks */
+	struct kr_ofi_tx *rndv_tx;  /* sends staging chunks */
+	uint8_t *stage;		    /* KR_OFI_STAGES x KR_OFI_CHUNK, heap, READ by peers */
+	struct kr_mr *stage_mr;
+	uint32_t stage_rkey;
+	struct {
+		struct kr_ofi_tx *tx;
+		uint64_t off;
+	} stage_slot[KR_OFI_STAGES];
+	uint8_t *rslots; /* KR_OFI_STAGES x KR_OFI_CHUNK, heap: READ targets */
+	struct kr_ofi_read reads[KR_OFI_STAGES];
+	uint32_t next_msg_id;
+};
+
+/* ofi_cq.c */
+struct kr_ofi_cq {
+	struct fid_cq cq;
+	struct kr_ofi_domain *dom;
+	enum fi_cq_format format;
+	struct kr_ofi_ep *eps[8]; /* bound endpoints: reading progresses them */
+	uint32_t neps;
+	struct fi_cq_tagged_entry *ent; /* ring of completions */
+	fi_addr_t *src;
+	size_t head, count, cap;
+	struct fi_cq_err_entry *errs; /* errors not read yet */
+	size_t nerr, errcap;
+	uint64_t empty_since; /* first of the reads that found nothing, 0: the last found some */
+};
+int kr_ofi_cq_open(struct fid_domain *dom, struct fi_cq_attr *attr, struct fid_cq **cq,
+		   void *context);
+/* Queue a completion (domain lock held). 0 or -FI_ENOMEM. */
+int kr_ofi_cq_done(struct kr_ofi_cq *cq, const struct fi_cq_tagged_entry *e, fi_addr_t src);
+/* Queue an error completion: err a positive FI_E* value, olen what did not fit. */
+int kr_ofi_cq_fail(struct kr_ofi_cq *cq, const struct fi_cq_tagged_entry *e, int err,
+		   int prov_errno, size_t olen);
+
+/* ofi_ep.c */
+int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep,
+		   void *context);
+/* Move the endpoint's traffic on (domain lock held): poll its port and vQPs, post what waits. */
+void kr_ofi_ep_progress(struct kr_ofi_ep *ep);
+extern struct fi_ops_msg kr_ofi_msg_ops;
+extern struct fi_ops_tagged kr_ofi_tagged_ops;
+
+/* ofi_peer.c */
+/* The peer at fi_addr (made on first use), or NULL with *err (-FI_EINVAL: not in the AV). */
+struct kr_ofi_peer *kr_ofi_peer_at(struct kr_ofi_ep *ep, fi_addr_t fi_addr, int *err);
+/* The peer (node, port) a message came from, made on first use; NULL: no memory. */
+struct kr_ofi_peer *kr_ofi_peer_of(struct kr_ofi_ep *ep, uint32_t node, uint16_t port);
+/* The peer's fi_addr in the endpoint's AV now (FI_ADDR_NOTAVAIL: none). */
+fi_addr_t kr_ofi_peer_addr(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
+/* Queue one SEND to p: wire header w, then len bytes of payload (copied now). 0 or -FI_E*. */
+int kr_ofi_peer_send(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w,
+		     const void *payload, uint32_t len, struct kr_ofi_tx *tx);
+/* Fail p if it failed, take its vQP's completions, post its queued SENDs while credits last. */
+void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
+/* p's vQP, made if need be: 0, -FI_EAGAIN (not yet: try later), or p's failure. */
+int kr_ofi_peer_ready(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
+/* Forget every peer (endpoint close): disconnect, drop what is queued. */
+void kr_ofi_peers_free(struct kr_ofi_ep *ep);
+
+/* ofi_tx.c */
+/* Start a send of len bytes of buf to fi_addr. 0 or -FI_E* (-FI_EAGAIN: retry after progress). */
+int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_t len,
+		    uint64_t tag, uint64_t data, uint64_t flags, void *context);
+/* A SEND of ours completed (status a kr_wc_status). */
+void kr_ofi_tx_sent(struct kr_ofi_ep *ep, struct kr_ofi_wsend *ws, uint32_t status);
+/* The receiver READ a chunk of message msg_id (an ACK from p). */
+void kr_ofi_tx_acked(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w);
+/* Stage chunks of large sends while slots are free. */
+void kr_ofi_tx_progress(struct kr_ofi_ep *ep);
+/* Fail every operation of p (its vQP went to error). */
+void kr_ofi_tx_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err);
+/* Report a finished send (to the tx CQ if it asked for a completion or failed) and free it. */
+void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx);
+/* Free the large sends still under way (endpoint close): no completions. */
+void kr_ofi_tx_free(struct kr_ofi_ep *ep);
+
+/* ofi_rx.c */
+/* Post a receive. 0 or -FI_E*. */
+int kr_ofi_rx_post(struct kr_ofi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+		   uint64_t ignore, uint64_t flags, void *context);
+/* A message of len bytes (wire header first) arrived from p. */
+void kr_ofi_rx_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const uint8_t *msg,
+		       uint32_t len);
+/* A chunk READ finished (status a kr_wc_status). */
+void kr_ofi_rx_read_done(struct kr_ofi_ep *ep, struct kr_ofi_read *r, uint32_t status);
+/* Start READs of announced chunks while read slots are free. */
+void kr_ofi_rx_progress(struct kr_ofi_ep *ep);
+/* Fail the large receives coming from p (its vQP went to error). */
+void kr_ofi_rx_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err);
+/* Cancel the receive posted with context: 0, or -FI_ENOENT. */
+int kr_ofi_rx_cancel(struct kr_ofi_ep *ep, void *context);
+/* Drop every receive and unexpected message (endpoint close). */
+void kr_ofi_rx_free(struct kr_ofi_ep *ep);
 
 /* ofi_fid.c: what an object answers for an operation it does not have. */
 int kr_ofi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

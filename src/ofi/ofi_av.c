@@ -24,6 +24,7 @@ struct kr_ofi_av {
 	pthread_mutex_t lock;
 	struct kr_ofi_addr *addr; /* [cap]; node 0: removed */
 	uint32_t n, cap;
+	uint32_t gen; /* bumped by each insert and remove (kr_ofi_av_gen) */
 };
 
 static int av_grow(struct kr_ofi_av *a, size_t need)
@@ -72,6 +73,7 @@ static int av_insert(struct fid_av *av, const void *addr, size_t count, fi_addr_
 		a->n++;
 		done++;
 	}
+	__atomic_add_fetch(&a->gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&a->lock);
 	return rc ? rc : done;
 }
@@ -110,6 +112,7 @@ static int av_remove(struct fid_av *av, fi_addr_t *fi_addr, size_t count, uint64
 		else
 			memset(&a->addr[fi_addr[i]], 0, sizeof(a->addr[0]));
 	}
+	__atomic_add_fetch(&a->gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&a->lock);
 	return rc;
 }
@@ -131,6 +134,37 @@ static int av_lookup(struct fid_av *av, fi_addr_t fi_addr, void *addr, size_t *a
 	memcpy(addr, &e, *addrlen < sizeof(e) ? *addrlen : sizeof(e));
 	*addrlen = sizeof(e); /* the whole size, even when the buffer was shorter */
 	return 0;
+}
+
+/* kr_ofi_av_get() - see ofi.h. */
+int kr_ofi_av_get(struct fid_av *av, fi_addr_t fi_addr, struct kr_ofi_addr *out)
+{
+	size_t len = sizeof(*out);
+
+	return av_lookup(av, fi_addr, out, &len);
+}
+
+/* kr_ofi_av_find() - see ofi.h. A scan: the caller caches the answer per peer. */
+fi_addr_t kr_ofi_av_find(struct fid_av *av, uint32_t node, uint16_t port, uint32_t *gen)
+{
+	struct kr_ofi_av *a = container_of(av, struct kr_ofi_av, av);
+	fi_addr_t r = FI_ADDR_NOTAVAIL;
+
+	pthread_mutex_lock(&a->lock);
+	*gen = a->gen;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->addr[i].node == node && a->addr[i].port == port) {
+			r = i;
+			break;
+		}
+	pthread_mutex_unlock(&a->lock);
+	return r;
+}
+
+/* kr_ofi_av_gen() - see ofi.h. */
+uint32_t kr_ofi_av_gen(struct fid_av *av)
+{
+	return __atomic_load_n(&container_of(av, struct kr_ofi_av, av)->gen, __ATOMIC_ACQUIRE);
 }
 
 static const char *av_straddr(struct fid_av *av, const void *addr, char *buf, size_t *len)

@@ -62,26 +62,6 @@ static int domain_close(struct fid *fid)
 	return 0;
 }
 
-static int domain_cq_open(struct fid_domain *dom, struct fi_cq_attr *attr, struct fid_cq **cq,
-			  void *context)
-{
-	(void)dom;
-	(void)attr;
-	(void)cq;
-	(void)context;
-	return -FI_ENOSYS; /* in progress: CQs come with the endpoints (doc/libfabric.md) */
-}
-
-static int domain_endpoint(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep,
-			   void *context)
-{
-	(void)dom;
-	(void)info;
-	(void)ep;
-	(void)context;
-	return -FI_ENOSYS; /* in progress (doc/libfabric.md) */
-}
-
 static int domain_scalable_ep(struct fid_domain *dom, struct fi_info *info, struct fid_ep **sep,
 			      void *context)
 {
@@ -155,7 +135,7 @@ static int domain_query_collective(struct fid_domain *dom, enum fi_collective_op
 static int domain_endpoint2(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep,
 			    uint64_t flags, void *context)
 {
-	return flags ? -FI_EBADFLAGS : domain_endpoint(dom, info, ep, context);
+	return flags ? -FI_EBADFLAGS : kr_ofi_ep_open(dom, info, ep, context);
 }
 
 /* Memory registration: none needed (mr_mode 0); the application's buffers are copied. */
@@ -203,8 +183,8 @@ static struct fi_ops domain_fi_ops = KR_OFI_FI_OPS(domain_close);
 static struct fi_ops_domain domain_ops = {
     .size = sizeof(struct fi_ops_domain),
     .av_open = kr_ofi_av_open,
-    .cq_open = domain_cq_open,
-    .endpoint = domain_endpoint,
+    .cq_open = kr_ofi_cq_open,
+    .endpoint = kr_ofi_ep_open,
     .scalable_ep = domain_scalable_ep,
     .cntr_open = domain_cntr_open,
     .poll_open = domain_poll_open,

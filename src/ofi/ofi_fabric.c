@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fabric object: krcore has one fabric (the keepers' cluster); it opens
- * domains. No event queues or wait sets: an RDM endpoint needs neither, and
- * progress is manual.
+ * domains and event queues (ofi_eq.c: empty ones). No wait sets: progress is
+ * manual.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,16 +17,6 @@ static int fabric_close(struct fid *fid)
 {
 	free(container_of(fid, struct kr_ofi_fabric, fab.fid));
 	return 0;
-}
-
-static int fabric_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-			  void *context)
-{
-	(void)fabric;
-	(void)attr;
-	(void)eq;
-	(void)context;
-	return -FI_ENOSYS;
 }
 
 static int fabric_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
@@ -68,7 +58,7 @@ static struct fi_ops_fabric fabric_ops = {
     .size = sizeof(struct fi_ops_fabric),
     .domain = kr_ofi_domain_open,
     .passive_ep = fabric_passive_ep,
-    .eq_open = fabric_eq_open,
+    .eq_open = kr_ofi_eq_open,
     .wait_open = fabric_wait_open,
     .trywait = fabric_trywait,
     .domain2 = fabric_domain2,

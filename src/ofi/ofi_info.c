@@ -71,7 +71,7 @@ static int info_fill(uint32_t version, const struct fi_info *h, struct fi_info *
 	i->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags & FI_COMPLETION : 0;
 	i->tx_attr->msg_order = FI_ORDER_SAS;
 	i->tx_attr->comp_order = FI_ORDER_NONE;
-	i->tx_attr->inject_size = KR_SEND_MAX_INLINE - 32; /* a tagged header rides along */
+	i->tx_attr->inject_size = KR_OFI_INLINE; /* the provider's header rides along */
 	i->tx_attr->size = KR_OFI_QUEUE;
 	i->tx_attr->iov_limit = 1;
 	i->tx_attr->rma_iov_limit = 0;
@@ -88,6 +88,7 @@ static int info_fill(uint32_t version, const struct fi_info *h, struct fi_info *
 	i->ep_attr->protocol = FI_PROTO_UNSPEC;
 	i->ep_attr->protocol_version = 1;
 	i->ep_attr->max_msg_size = KR_OFI_MSG_MAX;
+	i->ep_attr->mem_tag_format = ~0ull; /* every bit of a tag matches (none kept for the provider) */
 	i->ep_attr->tx_ctx_cnt = 1;
 	i->ep_attr->rx_ctx_cnt = 1;
 

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Sending. The application's buffer may be any memory, a krcore SEND posts
+ * only from the heap (or inline), so the provider copies: a message up to
+ * KR_OFI_EAGER_MAX goes as one EAGER SEND (inline up to KR_OFI_INLINE,
+ * else from a heap copy), done when krcore completes the SEND. A larger one
+ * is announced at once (RTS, so it keeps its place among the peer's
+ * messages) and then staged KR_OFI_CHUNK at a time in the endpoint's
+ * staging slots, which peers READ under one key; each chunk's ACK frees its
+ * slot for the next, the last ACK completes the send. A message holds at
+ * most KR_OFI_MSG_STAGES slots, so several large sends share the slots.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ofi/ofi.h"
+
+static void tx_unlink(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
+{
+	for (struct kr_ofi_tx **pp = &ep->rndv_tx; *pp; pp = &(*pp)->next)
+		if (*pp == tx) {
+			*pp = tx->next;
+			return;
+		}
+}
+
+static void tx_release_stages(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
+{
+	for (uint32_t i = 0; i < KR_OFI_STAGES; i++)
+		if (ep->stage_slot[i].tx == tx)
+			ep->stage_slot[i].tx = NULL;
+	tx->stages = 0;
+}
+
+/* kr_ofi_tx_complete() - see ofi.h. */
+void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
+{
+	struct fi_cq_tagged_entry e = {.op_context = tx->context,
+				       .flags = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED)};
+
+	if (ep->tx_cq && (tx->flags & FI_COMPLETION || tx->err)) {
+		if (tx->err)
+			kr_ofi_cq_fail(ep->tx_cq, &e, -tx->err, 0, 0);
+		else
+			kr_ofi_cq_done(ep->tx_cq, &e, FI_ADDR_NOTAVAIL);
+	}
+	free(tx);
+}
+
+/* kr_ofi_tx_start() - see ofi.h. */
+int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_t len,
+		    uint64_t tag, uint64_t data, uint64_t flags, void *context)
+{
+	struct kr_ofi_wire w = {.op = KR_OFI_W_EAGER, .tag = tag, .len = len, .data = (uint32_t)data};
+	struct kr_ofi_peer *p;
+	struct kr_ofi_tx *tx = NULL;
+	int rc;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if ((!buf && len) || len > KR_OFI_MSG_MAX)
+		return len > KR_OFI_MSG_MAX ? -FI_EMSGSIZE : -FI_EINVAL;
+	p = kr_ofi_peer_at(ep, dest, &rc);
+	if (!p)
+		return rc;
+	if (p->err)
+		return p->err;
+	if (flags & FI_TAGGED)
+		w.flags |= KR_OFI_WF_TAGGED;
+	if (flags & FI_REMOTE_CQ_DATA)
+		w.flags |= KR_OFI_WF_DATA;
+	if (len > KR_OFI_EAGER_MAX || (flags & FI_COMPLETION)) {
+		tx = calloc(1, sizeof(*tx));
+		if (!tx)
+			return -FI_ENOMEM;
+		tx->context = context;
+		tx->flags = FI_SEND | (flags & (FI_MSG | FI_TAGGED | FI_COMPLETION));
+		tx->tag = tag;
+		tx->data = w.data;
+		tx->wflags = w.flags;
+		tx->buf = buf;
+		tx->len = len;
+		tx->peer = p;
+	}
+	if (len <= KR_OFI_EAGER_MAX) {
+		rc = kr_ofi_peer_send(ep, p, &w, buf, (uint32_t)len, tx);
+		if (rc)
+			free(tx);
+		return rc;
+	}
+	/* large: announce now (its place in the peer's order), stage as slots free */
+	w.op = KR_OFI_W_RTS;
+	w.msg_id = tx->msg_id = ++ep->next_msg_id;
+	rc = kr_ofi_peer_send(ep, p, &w, NULL, 0, tx);
+	if (rc) {
+		free(tx);
+		return rc;
+	}
+	tx->next = NULL;
+	{
+		struct kr_ofi_tx **pp = &ep->rndv_tx;
+
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = tx; /* the oldest stages first */
+	}
+	kr_ofi_tx_progress(ep);
+	return 0;
+}
+
+/* Stage tx's next chunk in slot i and announce it. 0 or -FI_E*. */
+static int tx_stage(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint32_t i)
+{
+	size_t clen = tx->len - tx->staged < KR_OFI_CHUNK ? tx->len - tx->staged : KR_OFI_CHUNK;
+	uint8_t *slot = ep->stage + (size_t)i * KR_OFI_CHUNK;
+	struct kr_ofi_wire w = {.op = KR_OFI_W_CHUNK,
+				.flags = tx->wflags,
+				.len = tx->len,
+				.off = tx->staged,
+				.addr = (uintptr_t)slot,
+				.clen = (uint32_t)clen,
+				.rkey = ep->stage_rkey,
+				.msg_id = tx->msg_id};
+	int rc;
+
+	memcpy(slot, tx->buf + tx->staged, clen);
+	rc = kr_ofi_peer_send(ep, tx->peer, &w, NULL, 0, tx);
+	if (rc)
+		return rc;
+	ep->stage_slot[i].tx = tx;
+	ep->stage_slot[i].off = tx->staged;
+	tx->staged += clen;
+	tx->stages++;
+	return 0;
+}
+
+/* kr_ofi_tx_progress() - see ofi.h. */
+void kr_ofi_tx_progress(struct kr_ofi_ep *ep)
+{
+	for (struct kr_ofi_tx *tx = ep->rndv_tx; tx; tx = tx->next) {
+		for (uint32_t i = 0; i < KR_OFI_STAGES; i++) {
+			if (tx->staged == tx->len || tx->stages == KR_OFI_MSG_STAGES)
+				break;
+			if (!ep->stage_slot[i].tx && tx_stage(ep, tx, i))
+				break; /* the peer's queue is full or failed: later */
+		}
+	}
+}
+
+/* A large send ends: in error (err) or with every chunk acknowledged. */
+static void tx_rndv_end(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, int err)
+{
+	struct kr_ofi_peer *p = tx->peer;
+
+	if (err && !tx->err)
+		tx->err = err;
+	/* its announcements still queued or in flight no longer name it */
+	for (struct kr_ofi_wsend *ws = p->q_head; ws; ws = ws->next)
+		if (ws->tx == tx)
+			ws->tx = NULL;
+	for (struct kr_ofi_wsend *ws = p->posted_head; ws; ws = ws->next)
+		if (ws->tx == tx)
+			ws->tx = NULL;
+	tx_unlink(ep, tx);
+	tx_release_stages(ep, tx);
+	kr_ofi_tx_complete(ep, tx);
+	kr_ofi_tx_progress(ep);
+}
+
+/* kr_ofi_tx_sent() - see ofi.h. */
+void kr_ofi_tx_sent(struct kr_ofi_ep *ep, struct kr_ofi_wsend *ws, uint32_t status)
+{
+	struct kr_ofi_tx *tx = ws->tx;
+	int err = status == KR_WC_SUCCESS ? 0 : -FI_EIO;
+
+	if (ws->w.op == KR_OFI_W_EAGER) {
+		if (tx) {
+			tx->err = err;
+			kr_ofi_tx_complete(ep, tx);
+		}
+	} else if (err && tx) { /* an RTS or CHUNK of a large send still under way */
+		tx_rndv_end(ep, tx, err);
+	}
+	kr_free(ep->dom->ctx, ws->bounce);
+	free(ws);
+}
+
+/* kr_ofi_tx_acked() - see ofi.h. */
+void kr_ofi_tx_acked(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w)
+{
+	struct kr_ofi_tx *tx;
+	uint32_t i;
+
+	for (tx = ep->rndv_tx; tx; tx = tx->next)
+		if (tx->peer == p && tx->msg_id == w->msg_id)
+			break;
+	if (!tx)
+		goto bad;
+	for (i = 0; i < KR_OFI_STAGES; i++)
+		if (ep->stage_slot[i].tx == tx && ep->stage_slot[i].off == w->off)
+			break;
+	if (i == KR_OFI_STAGES || w->clen > tx->len - tx->acked)
+		goto bad;
+	ep->stage_slot[i].tx = NULL;
+	tx->stages--;
+	tx->acked += w->clen;
+	if (tx->acked == tx->len)
+		tx_rndv_end(ep, tx, 0);
+	else
+		kr_ofi_tx_progress(ep);
+	return;
+bad:
+	FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA,
+		"ACK from node %u port %u for no chunk we staged (message %u offset %llu): dropped\n",
+		p->node, (unsigned int)p->port, w->msg_id, (unsigned long long)w->off);
+}
+
+/* kr_ofi_tx_peer_failed() - see ofi.h. */
+void kr_ofi_tx_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err)
+{
+	struct kr_ofi_tx *tx = ep->rndv_tx, *next;
+
+	for (; tx; tx = next) {
+		next = tx->next;
+		if (tx->peer == p)
+			tx_rndv_end(ep, tx, err);
+	}
+}
+
+/* Free the large sends still under way (endpoint close): no completions. */
+void kr_ofi_tx_free(struct kr_ofi_ep *ep)
+{
+	struct kr_ofi_tx *tx;
+
+	while ((tx = ep->rndv_tx)) {
+		ep->rndv_tx = tx->next;
+		free(tx);
+	}
+	memset(ep->stage_slot, 0, sizeof(ep->stage_slot));
+}
