@@ -50,10 +50,17 @@ static inline enum kr_devx_wc_opcode kr_req_wc_opcode(uint8_t wqe_opcode)
 	}
 }
 
-/* wr_id of an SRQ receive; the SRQ is consumed in order up to wqe_counter. */
+/*
+ * wr_id of an SRQ receive. The device takes an SRQ's WQEs in ring order, one
+ * per message as its first packet arrives, but messages of different
+ * senders (QPs, DC initiators) complete in the order their last packets
+ * come: a CQE may name a WQE before one already completed. So the consumer
+ * counts completions (each completes one WQE) rather than following
+ * wqe_counter, which would jump a whole 16-bit lap back.
+ */
 static inline uint64_t kr_srq_complete(struct kr_devx_srq *srq, uint16_t wqe_counter)
 {
-	srq->ci += (uint16_t)(wqe_counter - (uint16_t)srq->ci) + 1u;
+	srq->ci++;
 	return srq->wrid[wqe_counter & (srq->nwqe - 1)];
 }
 

@@ -293,6 +293,26 @@ static void test_responder(void)
 	CHECK_EQ(wc[1].wr_id, 0xd2);
 	CHECK_EQ(wc[2].wr_id, 0xd3);
 	CHECK_EQ(F.srq_dct.ci, 0x30001);
+	/*
+	 * Two senders' messages complete out of ring order (the one in WQE 2
+	 * ends before the one in WQE 1): each CQE finds its own wr_id and the
+	 * consumer advances by one per completion, never a 16-bit lap (which
+	 * made every later post fail -EAGAIN: the SRQ looked full).
+	 */
+	F.srq_dct_wrid[1] = 0xe1;
+	F.srq_dct_wrid[2] = 0xe2;
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND,
+				   .uidx = UIDX_DCT,
+				   .sop_drop_qpn = DCTN,
+				   .wqe_counter = 0x0002});
+	dev_put(&(struct cqe_desc){.opcode = MLX5_CQE_RESP_SEND,
+				   .uidx = UIDX_DCT,
+				   .sop_drop_qpn = DCTN,
+				   .wqe_counter = 0x0001});
+	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 2);
+	CHECK_EQ(wc[0].wr_id, 0xe2);
+	CHECK_EQ(wc[1].wr_id, 0xe1);
+	CHECK_EQ(F.srq_dct.ci, 0x30003);
 
 	/* RC QP with an SRQ: from the SRQ, not the QP's (absent) RQ */
 	F.srq_rc_wrid[3] = 0x53;
@@ -305,9 +325,9 @@ static void test_responder(void)
 	CHECK_EQ(kr_devx_cq_poll(&F.cq, wc, 4), 1);
 	CHECK_EQ(wc[0].wr_id, 0x53);
 	CHECK_EQ(wc[0].qpn, QPN_RC_SRQ);
-	CHECK_EQ(F.srq_rc.ci, 4);
+	CHECK_EQ(F.srq_rc.ci, 1);
 	CHECK_EQ(F.rc_srq.rq_ci, 0);
-	CHECK_EQ(F.cq.cons_index, 8);
+	CHECK_EQ(F.cq.cons_index, 10);
 	check_dbrec();
 	free(F.cq.cqes);
 }
