@@ -99,6 +99,8 @@ int kr_ofi_av_open(struct fid_domain *dom, struct fi_av_attr *attr, struct fid_a
 int kr_ofi_av_get(struct fid_av *av, fi_addr_t fi_addr, struct kr_ofi_addr *out);
 /* The fi_addr of (node, port), or FI_ADDR_NOTAVAIL; *gen: the AV's generation it holds for. */
 fi_addr_t kr_ofi_av_find(struct fid_av *av, uint32_t node, uint16_t port, uint32_t *gen);
+/* Addresses the AV has held (removed ones too). */
+uint32_t kr_ofi_av_count(struct fid_av *av);
 /* Changes with every insert and remove: a cached kr_ofi_av_find() answer is stale. */
 uint32_t kr_ofi_av_gen(struct fid_av *av);
 
@@ -136,7 +138,9 @@ struct kr_ofi_wire {
 #define KR_OFI_CHUNK	 (128u << 10) /* a staged chunk */
 #define KR_OFI_STAGES	 4u	      /* staging slots each way per endpoint */
 #define KR_OFI_MSG_STAGES 2u	      /* of them, one message's at once */
-#define KR_OFI_RX_BUFS	 32u	      /* receive buffers the endpoint's port holds */
+#define KR_OFI_RX_BUFS	 32u	      /* receive buffers added to the port at a time */
+#define KR_OFI_RX_CHUNKS (KR_PORT_MAX_RECV / KR_OFI_RX_BUFS) /* ... at most this many times */
+#define KR_OFI_WINDOW	 2u	      /* receive buffers promised to one sender at a time */
 #define KR_OFI_RX_BUF	 (KR_OFI_EAGER_MAX + (uint32_t)sizeof(struct kr_ofi_wire))
 
 struct kr_ofi_ep;
@@ -167,6 +171,7 @@ struct kr_ofi_wsend {
 	uint8_t kind; /* KR_OFI_REQ_SEND */
 	struct kr_ofi_wsend *next;
 	struct kr_ofi_tx *tx;	/* EAGER: the operation it completes, NULL for an inject */
+	struct kr_ofi_rx *done_rx; /* the last ACK of a large receive: complete it once posted */
 	uint8_t *bounce;	/* heap copy of wire + payload, NULL: inline */
 	uint32_t len;		/* wire + payload */
 	struct kr_ofi_wire w;	/* inline: the header ... */
@@ -196,6 +201,7 @@ struct kr_ofi_rx {
 	uint32_t nann, reading;
 	size_t got;
 	int err;
+	bool discard; /* FI_DISCARD: take the message, keep no byte of it */
 };
 
 /* A message that arrived before a receive for it was posted. */
@@ -244,10 +250,13 @@ struct kr_ofi_ep {
 	bool enabled;
 	struct kr_port *port;
 	uint16_t port_no;
-	uint8_t *rx_bufs;    /* KR_OFI_RX_BUFS x KR_OFI_RX_BUF, heap */
+	uint8_t *rx_chunk[KR_OFI_RX_CHUNKS]; /* each KR_OFI_RX_BUFS x KR_OFI_RX_BUF, heap */
+	uint32_t rx_nchunks;
+	bool rx_short; /* the heap refused a chunk (warned once) */
 	struct kr_ofi_peer *peers;
 	struct kr_ofi_rx *posted[2], **posted_tail[2];  /* [0] FI_MSG, [1] FI_TAGGED */
 	struct kr_ofi_unexp *unexp[2], **unexp_tail[2];
+	struct kr_ofi_unexp *claimed; /* taken by FI_PEEK | FI_CLAIM, not received yet */
 	struct kr_ofi_rx *rndv_rx;  /* receives taking chunks */
 	struct kr_ofi_tx *rndv_tx;  /* sends staging chunks */
 	uint8_t *stage;		    /* KR_OFI_STAGES x KR_OFI_CHUNK, heap, READ by peers */
@@ -299,9 +308,14 @@ struct kr_ofi_peer *kr_ofi_peer_at(struct kr_ofi_ep *ep, fi_addr_t fi_addr, int 
 struct kr_ofi_peer *kr_ofi_peer_of(struct kr_ofi_ep *ep, uint32_t node, uint16_t port);
 /* The peer's fi_addr in the endpoint's AV now (FI_ADDR_NOTAVAIL: none). */
 fi_addr_t kr_ofi_peer_addr(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
-/* Queue one SEND to p: wire header w, then len bytes of payload (copied now). 0 or -FI_E*. */
+/*
+ * Queue one SEND to p: wire header w, then len bytes of payload (copied now);
+ * tx: the send it completes (EAGER) or belongs to; done_rx: a receive to
+ * complete once this SEND is posted. 0 or -FI_E*.
+ */
 int kr_ofi_peer_send(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w,
-		     const void *payload, uint32_t len, struct kr_ofi_tx *tx);
+		     const void *payload, uint32_t len, struct kr_ofi_tx *tx,
+		     struct kr_ofi_rx *done_rx);
 /* Fail p if it failed, take its vQP's completions, post its queued SENDs while credits last. */
 void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
 /* p's vQP, made if need be: 0, -FI_EAGAIN (not yet: try later), or p's failure. */
@@ -327,6 +341,8 @@ void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx);
 void kr_ofi_tx_free(struct kr_ofi_ep *ep);
 
 /* ofi_rx.c */
+/* Report a finished receive (to the rx CQ: success, truncation or error) and free it. */
+void kr_ofi_rx_complete(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx);
 /* Post a receive. 0 or -FI_E*. */
 int kr_ofi_rx_post(struct kr_ofi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 		   uint64_t ignore, uint64_t flags, void *context);
@@ -339,6 +355,17 @@ void kr_ofi_rx_read_done(struct kr_ofi_ep *ep, struct kr_ofi_read *r, uint32_t s
 void kr_ofi_rx_progress(struct kr_ofi_ep *ep);
 /* Fail the large receives coming from p (its vQP went to error). */
 void kr_ofi_rx_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err);
+/*
+ * fi_trecvmsg with FI_PEEK (| FI_CLAIM or FI_DISCARD): look for a matching
+ * unexpected message and complete the peek with what it found, or with
+ * FI_ENOMSG. 0 or -FI_E*.
+ */
+int kr_ofi_rx_peek(struct kr_ofi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		   uint64_t flags, void *context);
+/* fi_trecvmsg with FI_CLAIM (| FI_DISCARD): receive the message a peek claimed into context. */
+int kr_ofi_rx_claim(struct kr_ofi_ep *ep, void *buf, size_t len, uint64_t flags, void *context);
+/* Drop an unexpected message (a large one's chunks are acknowledged unread). */
+void kr_ofi_unexp_drop(struct kr_ofi_ep *ep, struct kr_ofi_unexp *u);
 /* Cancel the receive posted with context: 0, or -FI_ENOENT. */
 int kr_ofi_rx_cancel(struct kr_ofi_ep *ep, void *context);
 /* Drop every receive and unexpected message (endpoint close). */

@@ -70,7 +70,7 @@ static int av_insert(struct fid_av *av, const void *addr, size_t count, fi_addr_
 		a->addr[a->n] = e;
 		if (fi_addr)
 			fi_addr[i] = a->n;
-		a->n++;
+		__atomic_store_n(&a->n, a->n + 1, __ATOMIC_RELEASE);
 		done++;
 	}
 	__atomic_add_fetch(&a->gen, 1, __ATOMIC_RELEASE);
@@ -159,6 +159,12 @@ fi_addr_t kr_ofi_av_find(struct fid_av *av, uint32_t node, uint16_t port, uint32
 		}
 	pthread_mutex_unlock(&a->lock);
 	return r;
+}
+
+/* kr_ofi_av_count() - see ofi.h. */
+uint32_t kr_ofi_av_count(struct fid_av *av)
+{
+	return __atomic_load_n(&container_of(av, struct kr_ofi_av, av)->n, __ATOMIC_ACQUIRE);
 }
 
 /* kr_ofi_av_gen() - see ofi.h. */

@@ -16,13 +16,24 @@ static pthread_mutex_t g_attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kr_ctx *g_ctx;
 static uint32_t g_domains;
 
+/*
+ * DCIs the provider's thread spreads its vQPs over, unless KR_DCIS_PER_THREAD
+ * says otherwise: an MPI rank drives every peer from one thread, and the
+ * ranks of a node share their tenant's DCIs (krpoold --dcis); eight each
+ * would take a node's pool with a few ranks.
+ */
+#define KR_OFI_DCIS_PER_THREAD 2u
+
 static int attach_hold(struct kr_ctx **ctx)
 {
+	struct kr_attach_opts o = {0};
 	int rc = 0;
 
+	if (!getenv("KR_DCIS_PER_THREAD"))
+		o.dcis_per_thread = KR_OFI_DCIS_PER_THREAD;
 	pthread_mutex_lock(&g_attach_lock);
 	if (!g_ctx) {
-		g_ctx = kr_attach(NULL);
+		g_ctx = kr_attach(&o);
 		if (!g_ctx) {
 			rc = errno;
 			FI_WARN(&kr_ofi_prov, FI_LOG_DOMAIN, "kr_attach: %s\n", strerror(rc));

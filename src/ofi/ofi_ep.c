@@ -25,8 +25,44 @@
 #define KR_OFI_PORT_SPAN  40000u
 #define KR_OFI_PORT_TRIES 256u
 #define KR_OFI_SENDERS	  256u /* peers that may send to one endpoint at once */
-#define KR_OFI_WINDOW	  8u   /* receive buffers promised to one of them */
 #define KR_OFI_POLL_RECV  16
+
+/*
+ * A port never takes back credits it granted: a sender that got a share
+ * while few were sending keeps it when it stops sending, and a sender
+ * admitted later gets only what is left. So the endpoint keeps
+ * KR_OFI_WINDOW buffers posted for every address of its AV (and itself),
+ * adding KR_OFI_RX_BUFS at a time up to KR_PORT_MAX_RECV: every peer can
+ * always get a credit, up to KR_PORT_MAX_RECV / KR_OFI_WINDOW peers.
+ */
+static void ep_rx_grow(struct kr_ofi_ep *ep)
+{
+	uint32_t want = KR_OFI_WINDOW * ((ep->av ? kr_ofi_av_count(ep->av) : 0) + 1);
+	uint8_t *chunk;
+
+	while (ep->rx_nchunks * KR_OFI_RX_BUFS < want && ep->rx_nchunks < KR_OFI_RX_CHUNKS) {
+		chunk = kr_malloc(ep->dom->ctx, (size_t)KR_OFI_RX_BUFS * KR_OFI_RX_BUF);
+		if (!chunk) {
+			if (!ep->rx_short)
+				FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL,
+					"no heap for more receive buffers (%u posted for %u peers): "
+					"peers may wait for credits (krpoold --heap-mb)\n",
+					ep->rx_nchunks * KR_OFI_RX_BUFS, want / KR_OFI_WINDOW);
+			ep->rx_short = true;
+			return;
+		}
+		for (uint32_t i = 0; i < KR_OFI_RX_BUFS; i++)
+			if (kr_post_recv(ep->port, chunk + (size_t)i * KR_OFI_RX_BUF, KR_OFI_RX_BUF,
+					 ep->rx_nchunks * KR_OFI_RX_BUFS + i))
+				FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL, "kr_post_recv refused a buffer\n");
+		ep->rx_chunk[ep->rx_nchunks++] = chunk;
+	}
+}
+
+static uint8_t *ep_rx_buf(const struct kr_ofi_ep *ep, uint64_t wr_id)
+{
+	return ep->rx_chunk[wr_id / KR_OFI_RX_BUFS] + (wr_id % KR_OFI_RX_BUFS) * KR_OFI_RX_BUF;
+}
 
 /* kr_ofi_ep_progress() - see ofi.h. */
 void kr_ofi_ep_progress(struct kr_ofi_ep *ep)
@@ -34,9 +70,10 @@ void kr_ofi_ep_progress(struct kr_ofi_ep *ep)
 	struct kr_wc wc[KR_OFI_POLL_RECV];
 	int n;
 
+	ep_rx_grow(ep);
 	while ((n = kr_poll_recv(ep->port, wc, KR_OFI_POLL_RECV)) > 0) {
 		for (int i = 0; i < n; i++) {
-			uint8_t *buf = ep->rx_bufs + wc[i].wr_id * KR_OFI_RX_BUF;
+			uint8_t *buf = ep_rx_buf(ep, wc[i].wr_id);
 			struct kr_port_sender s;
 			struct kr_ofi_peer *p = NULL;
 
@@ -48,7 +85,9 @@ void kr_ofi_ep_progress(struct kr_ofi_ep *ep)
 			if (wc[i].status == KR_WC_SUCCESS)
 				kr_ofi_rx_arrived(ep, p, buf, wc[i].byte_len);
 			/* back to the port at once: what stays unexpected was copied */
-			kr_post_recv(ep->port, buf, KR_OFI_RX_BUF, wc[i].wr_id);
+			if (kr_post_recv(ep->port, buf, KR_OFI_RX_BUF, wc[i].wr_id))
+				FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA,
+					"kr_post_recv refused a buffer back\n");
 		}
 	}
 	if (n < 0)
@@ -79,7 +118,8 @@ static void ep_release(struct kr_ofi_ep *ep)
 		kr_unbind(ep->port);
 	if (ep->stage_mr)
 		kr_dereg_mr(ep->stage_mr);
-	kr_free(ctx, ep->rx_bufs);
+	for (uint32_t i = 0; i < ep->rx_nchunks; i++)
+		kr_free(ctx, ep->rx_chunk[i]);
 	kr_free(ctx, ep->stage);
 	kr_free(ctx, ep->rslots);
 }
@@ -385,10 +425,10 @@ static int ep_setup(struct kr_ofi_ep *ep)
 		FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL, "kr_bind: %s\n", strerror(errno));
 		return errno == ENOMEM ? -FI_ENOMEM : -FI_EADDRINUSE;
 	}
-	ep->rx_bufs = kr_malloc(ctx, (size_t)KR_OFI_RX_BUFS * KR_OFI_RX_BUF);
+	ep_rx_grow(ep);
 	ep->stage = kr_malloc(ctx, (size_t)KR_OFI_STAGES * KR_OFI_CHUNK);
 	ep->rslots = kr_malloc(ctx, (size_t)KR_OFI_STAGES * KR_OFI_CHUNK);
-	if (!ep->rx_bufs || !ep->stage || !ep->rslots) {
+	if (!ep->rx_nchunks || !ep->stage || !ep->rslots) {
 		FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL,
 			"the job's heap is too small for an endpoint (krpoold --heap-mb)\n");
 		return -FI_ENOMEM;
@@ -401,10 +441,6 @@ static int ep_setup(struct kr_ofi_ep *ep)
 		return -FI_EIO;
 	}
 	ep->stage_rkey = key.rkey;
-	for (uint32_t i = 0; i < KR_OFI_RX_BUFS; i++)
-		if (kr_post_recv(ep->port, ep->rx_bufs + (size_t)i * KR_OFI_RX_BUF, KR_OFI_RX_BUF,
-				 i))
-			return -FI_EIO;
 	return 0;
 }
 

@@ -190,14 +190,25 @@ static ssize_t tag_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *m, uint
 	void *buf;
 	size_t len;
 
+	struct kr_ofi_ep *ep = EP(e);
+	int rc;
+
 	if (!m || one_iov(m->msg_iov, m->iov_count, &buf, &len))
 		return -FI_EINVAL;
-	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
-		return -FI_ENOSYS; /* probes: in progress (doc/libfabric.md) */
-	if (flags & ~(uint64_t)RX_MSG_FLAGS)
+	if (flags & ~(uint64_t)(RX_MSG_FLAGS | FI_PEEK | FI_CLAIM | FI_DISCARD))
 		return -FI_EBADFLAGS;
-	return rx(EP(e), buf, len, m->addr, m->tag, m->ignore,
-		  FI_TAGGED | rx_compl(EP(e), flags), m->context);
+	if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM)))
+		return -FI_EINVAL;
+	if (!(flags & (FI_PEEK | FI_CLAIM)))
+		return rx(ep, buf, len, m->addr, m->tag, m->ignore, FI_TAGGED | rx_compl(ep, flags),
+			  m->context);
+	pthread_mutex_lock(&ep->dom->lock);
+	if (flags & FI_PEEK) /* a probe: completes with what it found, or FI_ENOMSG */
+		rc = kr_ofi_rx_peek(ep, m->addr, m->tag, m->ignore, flags, m->context);
+	else /* the message a FI_PEEK | FI_CLAIM took */
+		rc = kr_ofi_rx_claim(ep, buf, len, FI_COMPLETION | flags, m->context);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
 }
 
 static ssize_t tag_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,

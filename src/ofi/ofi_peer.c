@@ -72,7 +72,8 @@ static void peer_post(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
 
 /* kr_ofi_peer_send() - see ofi.h. */
 int kr_ofi_peer_send(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w,
-		     const void *payload, uint32_t len, struct kr_ofi_tx *tx)
+		     const void *payload, uint32_t len, struct kr_ofi_tx *tx,
+		     struct kr_ofi_rx *done_rx)
 {
 	struct kr_ofi_wsend *ws;
 
@@ -84,6 +85,7 @@ int kr_ofi_peer_send(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct k
 	ws->kind = KR_OFI_REQ_SEND;
 	ws->next = NULL;
 	ws->tx = tx;
+	ws->done_rx = done_rx;
 	ws->w = *w;
 	ws->len = (uint32_t)sizeof(*w) + len;
 	ws->bounce = NULL;
@@ -166,7 +168,8 @@ static void peer_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 	bool failed = false;
 	int n;
 
-	while (p->inflight && (n = kr_poll(p->v, wc, KR_OFI_POLL)) != 0) {
+	/* queued SENDs wait for credits, whose READ completes in kr_poll too */
+	while ((p->inflight || p->q_head) && (n = kr_poll(p->v, wc, KR_OFI_POLL)) != 0) {
 		if (n < 0) {
 			peer_fail(ep, p, n == -ENOTCONN ? -FI_ENOTCONN : -FI_EIO);
 			return;
@@ -238,6 +241,10 @@ static void peer_post(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 			p->posted_head = ws;
 		p->posted_tail = ws;
 		p->inflight++;
+		if (ws->done_rx) { /* the NIC delivers it now without us */
+			kr_ofi_rx_complete(ep, ws->done_rx);
+			ws->done_rx = NULL;
+		}
 	}
 }
 
@@ -269,6 +276,7 @@ void kr_ofi_peers_free(struct kr_ofi_ep *ep)
 				*(l ? &p->q_head : &p->posted_head) = ws->next;
 				if (ws->w.op == KR_OFI_W_EAGER)
 					free(ws->tx); /* a large send's is on the endpoint's list */
+				free(ws->done_rx);
 				kr_free(ep->dom->ctx, ws->bounce);
 				free(ws);
 			}

@@ -28,8 +28,8 @@ static bool rx_matches(const struct kr_ofi_rx *rx, const struct kr_ofi_wire *w, 
 	return !(rx->flags & FI_TAGGED) || !((w->tag ^ rx->tag) & ~rx->ignore);
 }
 
-/* Report a finished receive and free it. */
-static void rx_complete(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
+/* kr_ofi_rx_complete() - see ofi.h. */
+void kr_ofi_rx_complete(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
 {
 	size_t len = rx->w.len < rx->len ? rx->w.len : rx->len;
 	struct fi_cq_tagged_entry e = {
@@ -42,6 +42,14 @@ static void rx_complete(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
 	    .tag = (rx->flags & FI_TAGGED) ? rx->w.tag : 0,
 	};
 
+	if (rx->discard) { /* no bytes wanted: no truncation either */
+		e.len = 0;
+		e.buf = NULL;
+		if (ep->rx_cq && !rx->err && (rx->flags & FI_COMPLETION))
+			kr_ofi_cq_done(ep->rx_cq, &e, rx->msrc);
+		free(rx);
+		return;
+	}
 	if (ep->rx_cq) {
 		if (rx->err)
 			kr_ofi_cq_fail(ep->rx_cq, &e, -rx->err, 0, 0);
@@ -64,7 +72,7 @@ static void rx_take(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, const struct kr_
 	if (w->op == KR_OFI_W_EAGER) {
 		if (w->len)
 			memcpy(rx->buf, payload, w->len < rx->len ? w->len : rx->len);
-		rx_complete(ep, rx);
+		kr_ofi_rx_complete(ep, rx);
 		return;
 	}
 	memcpy(rx->ann, ann, nann * sizeof(*ann));
@@ -159,8 +167,8 @@ static bool rx_announce(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struc
 			kr_ofi_rx_progress(ep);
 			return true;
 		}
-	for (int q = 0; q < 2; q++)
-		for (struct kr_ofi_unexp *u = ep->unexp[q]; u; u = u->next)
+	for (int q = 0; q < 3; q++)
+		for (struct kr_ofi_unexp *u = q < 2 ? ep->unexp[q] : ep->claimed; u; u = u->next)
 			if (u->peer == p && u->w.op == KR_OFI_W_RTS && u->w.msg_id == w->msg_id &&
 			    u->nann < KR_OFI_MSG_STAGES) {
 				u->ann[u->nann++] = a;
@@ -220,6 +228,104 @@ bad:
 		len, len ? msg[0] : 0);
 }
 
+/*
+ * kr_ofi_rx_peek() - see ofi.h. A found message completes the peek with its
+ * length, tag, data and source (no bytes); none gives FI_ENOMSG. FI_CLAIM
+ * moves it to the claimed list, named from the peek's fi_context, for a
+ * later FI_CLAIM receive; FI_DISCARD drops it.
+ */
+int kr_ofi_rx_peek(struct kr_ofi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		   uint64_t flags, void *context)
+{
+	struct kr_ofi_rx probe = {.flags = FI_TAGGED,
+				  .tag = tag,
+				  .ignore = ignore,
+				  .src = (ep->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC};
+	struct fi_cq_tagged_entry e = {.op_context = context, .flags = FI_RECV | FI_TAGGED};
+	struct kr_ofi_unexp **pu, *u;
+	fi_addr_t from;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if ((flags & FI_CLAIM) && !context)
+		return -FI_EINVAL; /* the claimed message is kept in its fi_context */
+	kr_ofi_ep_progress(ep); /* what has arrived by now */
+	for (pu = &ep->unexp[1]; (u = *pu); pu = &u->next)
+		if (rx_matches(&probe, &u->w, kr_ofi_peer_addr(ep, u->peer)))
+			break;
+	if (!u) {
+		e.tag = tag;
+		return ep->rx_cq ? kr_ofi_cq_fail(ep->rx_cq, &e, FI_ENOMSG, 0, 0) : 0;
+	}
+	from = kr_ofi_peer_addr(ep, u->peer);
+	e.len = u->w.len;
+	e.tag = u->w.tag;
+	if (u->w.flags & KR_OFI_WF_DATA) {
+		e.flags |= FI_REMOTE_CQ_DATA;
+		e.data = u->w.data;
+	}
+	if (flags & (FI_CLAIM | FI_DISCARD)) {
+		*pu = u->next;
+		if (ep->unexp_tail[1] == &u->next)
+			ep->unexp_tail[1] = pu;
+		if (flags & FI_DISCARD) {
+			kr_ofi_unexp_drop(ep, u);
+		} else {
+			u->next = ep->claimed; /* still found by its chunks' announcements */
+			ep->claimed = u;
+			((struct fi_context *)context)->internal[0] = u;
+		}
+	}
+	return ep->rx_cq ? kr_ofi_cq_done(ep->rx_cq, &e, from) : 0;
+}
+
+/* kr_ofi_rx_claim() - see ofi.h. */
+int kr_ofi_rx_claim(struct kr_ofi_ep *ep, void *buf, size_t len, uint64_t flags, void *context)
+{
+	struct kr_ofi_unexp **pu, *u = context ? ((struct fi_context *)context)->internal[0] : NULL;
+	struct kr_ofi_rx *rx;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	for (pu = &ep->claimed; u && *pu && *pu != u; pu = &(*pu)->next)
+		;
+	if (!u || !*pu)
+		return -FI_EINVAL; /* no message claimed with this context */
+	if (!buf && len && !(flags & FI_DISCARD))
+		return -FI_EINVAL;
+	rx = calloc(1, sizeof(*rx));
+	if (!rx)
+		return -FI_ENOMEM;
+	*pu = u->next;
+	((struct fi_context *)context)->internal[0] = NULL;
+	rx->context = context;
+	rx->flags = FI_RECV | FI_TAGGED | (flags & FI_COMPLETION);
+	rx->src = FI_ADDR_UNSPEC;
+	rx->discard = flags & FI_DISCARD;
+	rx->buf = rx->discard ? NULL : buf;
+	rx->len = rx->discard ? 0 : len;
+	rx_take(ep, rx, &u->w, kr_ofi_peer_addr(ep, u->peer), u->peer, u->payload, u->ann,
+		u->nann);
+	free(u->payload);
+	free(u);
+	return 0;
+}
+
+/* kr_ofi_unexp_drop() - see ofi.h. */
+void kr_ofi_unexp_drop(struct kr_ofi_ep *ep, struct kr_ofi_unexp *u)
+{
+	struct kr_ofi_rx *rx;
+
+	if (u->w.op == KR_OFI_W_RTS && (rx = calloc(1, sizeof(*rx)))) {
+		/* its sender waits for every chunk's ACK: acknowledge them unread */
+		rx->discard = true;
+		rx->src = FI_ADDR_UNSPEC;
+		rx_take(ep, rx, &u->w, FI_ADDR_NOTAVAIL, u->peer, NULL, u->ann, u->nann);
+	}
+	free(u->payload);
+	free(u);
+}
+
 /* Unlink rx from the large receives under way. */
 static void rx_rndv_unlink(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
 {
@@ -230,10 +336,46 @@ static void rx_rndv_unlink(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
 		}
 }
 
+/*
+ * Acknowledge clen bytes at off of rx's message. The last ACK takes rx off
+ * the large receives and carries it: rx completes once that ACK is posted
+ * (kr_ofi_rx_complete from ofi_peer.c), so the sender's completion never
+ * waits for progress the application may not make after its receive
+ * completed. Returns true when rx went with it (the caller must not touch it).
+ */
+static bool rx_ack(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, uint64_t off, uint32_t clen)
+{
+	struct kr_ofi_wire ack = {.op = KR_OFI_W_ACK, .msg_id = rx->w.msg_id, .off = off,
+				  .clen = clen, .len = rx->w.len};
+	bool last;
+
+	rx->got += clen;
+	last = rx->got == rx->w.len;
+	if (last)
+		rx_rndv_unlink(ep, rx);
+	if (!kr_ofi_peer_send(ep, rx->peer, &ack, NULL, 0, NULL, last ? rx : NULL))
+		return last;
+	rx->err = -FI_EIO; /* the sender would wait for it for ever */
+	if (last)
+		kr_ofi_rx_complete(ep, rx);
+	return last;
+}
+
 /* kr_ofi_rx_progress() - see ofi.h. */
 void kr_ofi_rx_progress(struct kr_ofi_ep *ep)
 {
-	for (struct kr_ofi_rx *rx = ep->rndv_rx; rx; rx = rx->next) {
+	for (struct kr_ofi_rx *rx = ep->rndv_rx, *next; rx; rx = next) {
+		bool gone = false;
+
+		next = rx->next;
+		while (rx->discard && rx->nann && !rx->err && !gone) { /* acknowledged unread */
+			struct kr_ofi_ann a = rx->ann[0];
+
+			memmove(rx->ann, rx->ann + 1, --rx->nann * sizeof(rx->ann[0]));
+			gone = rx_ack(ep, rx, a.off, a.clen);
+		}
+		if (gone || rx->discard)
+			continue;
 		while (rx->nann && !rx->err && !kr_ofi_peer_ready(ep, rx->peer)) {
 			struct kr_ofi_read *r = NULL;
 			uint32_t i;
@@ -268,7 +410,7 @@ void kr_ofi_rx_progress(struct kr_ofi_ep *ep)
 		next = rx->next;
 		if (rx->err && !rx->reading) {
 			rx_rndv_unlink(ep, rx);
-			rx_complete(ep, rx);
+			kr_ofi_rx_complete(ep, rx);
 		}
 	}
 }
@@ -278,8 +420,6 @@ void kr_ofi_rx_read_done(struct kr_ofi_ep *ep, struct kr_ofi_read *r, uint32_t s
 {
 	struct kr_ofi_rx *rx = r->rx;
 	uint32_t i = (uint32_t)(r - ep->reads);
-	struct kr_ofi_wire ack = {.op = KR_OFI_W_ACK, .msg_id = rx->w.msg_id, .off = r->off,
-				  .clen = r->clen, .len = rx->w.len};
 
 	r->rx = NULL;
 	rx->reading--;
@@ -289,13 +429,10 @@ void kr_ofi_rx_read_done(struct kr_ofi_ep *ep, struct kr_ofi_read *r, uint32_t s
 		if (r->off < rx->len)
 			memcpy(rx->buf + r->off, ep->rslots + (size_t)i * KR_OFI_CHUNK,
 			       rx->len - r->off < r->clen ? rx->len - r->off : r->clen);
-		rx->got += r->clen;
-		if (kr_ofi_peer_send(ep, rx->peer, &ack, NULL, 0, NULL))
-			rx->err = -FI_EIO; /* the sender would wait for it for ever */
-	}
-	if (rx->got == rx->w.len || (rx->err && !rx->reading)) {
+		rx_ack(ep, rx, r->off, r->clen);
+	} else if (!rx->reading) {
 		rx_rndv_unlink(ep, rx);
-		rx_complete(ep, rx);
+		kr_ofi_rx_complete(ep, rx);
 	}
 	kr_ofi_rx_progress(ep);
 }
@@ -355,6 +492,13 @@ void kr_ofi_rx_free(struct kr_ofi_ep *ep)
 		}
 		ep->posted_tail[q] = &ep->posted[q];
 		ep->unexp_tail[q] = &ep->unexp[q];
+	}
+	while (ep->claimed) {
+		struct kr_ofi_unexp *u = ep->claimed;
+
+		ep->claimed = u->next;
+		free(u->payload);
+		free(u);
 	}
 	while (ep->rndv_rx) {
 		struct kr_ofi_rx *rx = ep->rndv_rx;

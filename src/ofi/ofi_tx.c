@@ -83,7 +83,7 @@ int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_
 		tx->peer = p;
 	}
 	if (len <= KR_OFI_EAGER_MAX) {
-		rc = kr_ofi_peer_send(ep, p, &w, buf, (uint32_t)len, tx);
+		rc = kr_ofi_peer_send(ep, p, &w, buf, (uint32_t)len, tx, NULL);
 		if (rc)
 			free(tx);
 		return rc;
@@ -91,7 +91,7 @@ int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_
 	/* large: announce now (its place in the peer's order), stage as slots free */
 	w.op = KR_OFI_W_RTS;
 	w.msg_id = tx->msg_id = ++ep->next_msg_id;
-	rc = kr_ofi_peer_send(ep, p, &w, NULL, 0, tx);
+	rc = kr_ofi_peer_send(ep, p, &w, NULL, 0, tx, NULL);
 	if (rc) {
 		free(tx);
 		return rc;
@@ -124,7 +124,7 @@ static int tx_stage(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint32_t i)
 	int rc;
 
 	memcpy(slot, tx->buf + tx->staged, clen);
-	rc = kr_ofi_peer_send(ep, tx->peer, &w, NULL, 0, tx);
+	rc = kr_ofi_peer_send(ep, tx->peer, &w, NULL, 0, tx, NULL);
 	if (rc)
 		return rc;
 	ep->stage_slot[i].tx = tx;
@@ -181,6 +181,8 @@ void kr_ofi_tx_sent(struct kr_ofi_ep *ep, struct kr_ofi_wsend *ws, uint32_t stat
 	} else if (err && tx) { /* an RTS or CHUNK of a large send still under way */
 		tx_rndv_end(ep, tx, err);
 	}
+	if (ws->done_rx) /* its bytes all arrived: only the sender missed the last ACK */
+		kr_ofi_rx_complete(ep, ws->done_rx);
 	kr_free(ep->dom->ctx, ws->bounce);
 	free(ws);
 }
