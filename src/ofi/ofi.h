@@ -117,7 +117,13 @@ int kr_ofi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fi
  * names the first, CHUNK each later one, the receiver READs each and
  * answers ACK, which frees the sender's staging slot for the next.
  */
-enum kr_ofi_wire_op { KR_OFI_W_EAGER = 1, KR_OFI_W_RTS, KR_OFI_W_CHUNK, KR_OFI_W_ACK };
+enum kr_ofi_wire_op {
+	KR_OFI_W_EAGER = 1,
+	KR_OFI_W_RTS,
+	KR_OFI_W_CHUNK,
+	KR_OFI_W_ACK,
+	KR_OFI_W_NOP, /* nothing: a SEND that fails when the peer's port is gone */
+};
 #define KR_OFI_WF_TAGGED 1u
 #define KR_OFI_WF_DATA	 2u
 struct kr_ofi_wire {
@@ -237,6 +243,8 @@ struct kr_ofi_peer {
 	uint64_t refused_ns; /* first ECONNREFUSED of a connect still failing */
 	int err;	    /* the vQP failed: every later operation fails with it */
 	int fail_err;	    /* a failure seen inside a completion, for the next progress */
+	uint64_t heard_ns;  /* last message from it or completion of ours to it */
+	bool nop_out;	    /* a keepalive NOP is queued or in flight */
 };
 
 struct kr_ofi_ep {
@@ -269,6 +277,7 @@ struct kr_ofi_ep {
 	uint8_t *rslots; /* KR_OFI_STAGES x KR_OFI_CHUNK, heap: READ targets */
 	struct kr_ofi_read reads[KR_OFI_STAGES];
 	uint32_t next_msg_id;
+	uint64_t keepalive_ns; /* next look for peers a large transfer waits on */
 };
 
 /* ofi_cq.c */
@@ -320,6 +329,12 @@ int kr_ofi_peer_send(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct k
 void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
 /* p's vQP, made if need be: 0, -FI_EAGAIN (not yet: try later), or p's failure. */
 int kr_ofi_peer_ready(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
+/*
+ * A peer a large transfer waits on that was silent for a while gets a NOP
+ * SEND: if its job died (its port with it) the SEND fails and so does the
+ * peer, so neither side's transfer waits for ever. Called from progress.
+ */
+void kr_ofi_peers_keepalive(struct kr_ofi_ep *ep);
 /* Forget every peer (endpoint close): disconnect, drop what is queued. */
 void kr_ofi_peers_free(struct kr_ofi_ep *ep);
 

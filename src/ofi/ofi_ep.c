@@ -96,6 +96,7 @@ void kr_ofi_ep_progress(struct kr_ofi_ep *ep)
 		kr_ofi_peer_progress(ep, p);
 	kr_ofi_tx_progress(ep);
 	kr_ofi_rx_progress(ep);
+	kr_ofi_peers_keepalive(ep);
 }
 
 static void ep_unbind_cq(struct kr_ofi_ep *ep, struct kr_ofi_cq *q)

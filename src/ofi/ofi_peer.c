@@ -16,6 +16,8 @@
 #include "ofi/ofi.h"
 
 #define KR_OFI_REFUSED_MS 5000u /* a port still not there after this is gone */
+#define KR_OFI_QUIET_NS	  (500ull * 1000 * 1000) /* a waited-on peer this silent gets a NOP */
+#define KR_OFI_LOOK_NS	  (100ull * 1000 * 1000) /* how often to look for such peers */
 #define KR_OFI_POLL	  16
 
 _Static_assert(offsetof(struct kr_ofi_wsend, inl) ==
@@ -180,6 +182,8 @@ static void peer_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 			p->inflight--;
 			if (wc[i].status != KR_WC_SUCCESS)
 				failed = true;
+			else
+				p->heard_ns = kr_now_ns();
 			if (kind == KR_OFI_REQ_SEND) {
 				struct kr_ofi_wsend *ws = (struct kr_ofi_wsend *)(uintptr_t)wc[i].wr_id;
 
@@ -187,6 +191,8 @@ static void peer_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 				p->posted_head = ws->next;
 				if (!p->posted_head)
 					p->posted_tail = NULL;
+				if (ws->w.op == KR_OFI_W_NOP)
+					p->nop_out = false;
 				kr_ofi_tx_sent(ep, ws, wc[i].status);
 			} else
 				kr_ofi_rx_read_done(ep, (struct kr_ofi_read *)(uintptr_t)wc[i].wr_id,
@@ -259,6 +265,36 @@ void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 		peer_reap(ep, p);
 	if (!p->err)
 		peer_post(ep, p);
+}
+
+/* Does a large transfer of ep wait on p? */
+static bool peer_awaited(const struct kr_ofi_ep *ep, const struct kr_ofi_peer *p)
+{
+	for (const struct kr_ofi_tx *tx = ep->rndv_tx; tx; tx = tx->next)
+		if (tx->peer == p)
+			return true;
+	for (const struct kr_ofi_rx *rx = ep->rndv_rx; rx; rx = rx->next)
+		if (rx->peer == p && !rx->reading)
+			return true;
+	return false;
+}
+
+/* kr_ofi_peers_keepalive() - see ofi.h. */
+void kr_ofi_peers_keepalive(struct kr_ofi_ep *ep)
+{
+	struct kr_ofi_wire nop = {.op = KR_OFI_W_NOP};
+	uint64_t now = kr_now_ns();
+
+	if (now < ep->keepalive_ns)
+		return;
+	ep->keepalive_ns = now + KR_OFI_LOOK_NS;
+	for (struct kr_ofi_peer *p = ep->peers; p; p = p->next) {
+		if (p->err || p->nop_out || !p->v || now - p->heard_ns < KR_OFI_QUIET_NS ||
+		    !peer_awaited(ep, p))
+			continue;
+		if (!kr_ofi_peer_send(ep, p, &nop, NULL, 0, NULL, NULL))
+			p->nop_out = true;
+	}
 }
 
 /* kr_ofi_peers_free() - see ofi.h. */

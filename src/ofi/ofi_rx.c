@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kr_clock.h"
 #include "ofi/ofi.h"
 
 static int queue_of(uint8_t wflags)
@@ -151,6 +152,7 @@ static bool wire_sane(const struct kr_ofi_wire *w, uint32_t plen)
 		return !plen && w->clen && w->clen <= KR_OFI_CHUNK && w->off < w->len &&
 		       w->clen <= w->len - w->off && w->len <= KR_OFI_MSG_MAX;
 	case KR_OFI_W_ACK:
+	case KR_OFI_W_NOP:
 		return !plen;
 	}
 	return false;
@@ -194,6 +196,10 @@ void kr_ofi_rx_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const uint8_
 	memcpy(&w, msg, sizeof(w));
 	if (!wire_sane(&w, plen) || (!p && w.op != KR_OFI_W_EAGER))
 		goto bad; /* a large message's steps need the sender's reply port */
+	if (p)
+		p->heard_ns = kr_now_ns();
+	if (w.op == KR_OFI_W_NOP)
+		return; /* a keepalive: arriving was all it had to do */
 	if (w.op == KR_OFI_W_ACK) {
 		kr_ofi_tx_acked(ep, p, &w);
 		return;

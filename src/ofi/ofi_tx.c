@@ -13,7 +13,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kr_clock.h"
 #include "ofi/ofi.h"
+
+/*
+ * An inject is never called back: nothing would make the application
+ * progress a queued one (under manual progress fi_pingpong turns to its TCP
+ * control socket after its last inject). So an inject is posted now, its
+ * peer's vQP polled for up to this long for a credit (the credit READ is a
+ * round trip), or refused with -FI_EAGAIN (the caller progresses and
+ * retries, as fi_inject(3) allows).
+ */
+#define KR_OFI_INJECT_SPIN_NS (200ull * 1000)
+
+static int tx_inject(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w,
+		     const void *buf, uint32_t len)
+{
+	struct kr_ofi_wsend *ws;
+	uint64_t t0;
+	int rc;
+
+	if (p->q_head) /* older SENDs first (send-after-send order) */
+		kr_ofi_peer_progress(ep, p);
+	if (p->q_head)
+		return p->err ? p->err : -FI_EAGAIN;
+	rc = kr_ofi_peer_send(ep, p, w, buf, len, NULL, NULL);
+	for (t0 = kr_now_ns(); !rc && p->q_head && !p->err &&
+			       kr_now_ns() - t0 < KR_OFI_INJECT_SPIN_NS;)
+		kr_ofi_peer_progress(ep, p);
+	if (rc || !(ws = p->q_head))
+		return rc ? rc : p->err;
+	p->q_head = p->q_tail = NULL; /* it was the only one: not sent, refused */
+	kr_free(ep->dom->ctx, ws->bounce);
+	free(ws);
+	return -FI_EAGAIN;
+}
 
 static void tx_unlink(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 {
@@ -82,6 +116,8 @@ int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_
 		tx->len = len;
 		tx->peer = p;
 	}
+	if (len <= KR_OFI_EAGER_MAX && !tx)
+		return tx_inject(ep, p, &w, buf, (uint32_t)len);
 	if (len <= KR_OFI_EAGER_MAX) {
 		rc = kr_ofi_peer_send(ep, p, &w, buf, (uint32_t)len, tx, NULL);
 		if (rc)
