@@ -15,6 +15,9 @@ writes into OUTDIR (default: FILE's directory):
 
 or from `scripts/mpi-bootstrap.sh`'s FILE.json:
   mpi_bootstrap.png   an MPI job's bootstrap time against its ranks, krcore beside verbs
+or from `scripts/mpi-ofi-bench.sh`'s FILE.json:
+  mpi_ofi.png         8-byte round trips (krcore vQP, fi_pingpong, MPI over the provider)
+                      and MPI_Init + first Alltoall through krcore beside Open MPI's tcp
 """
 import json
 import os
@@ -142,6 +145,28 @@ def mpi_bootstrap_fig(runs, out):
     plt.close(fig)
 
 
+def mpi_ofi_fig(run, out):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(8, 3.5))
+    names = ["krcore vQP\nSEND", "fi_pingpong\n(krcore)", "MPI\n(cm/ofi/krcore)"]
+    vals = [run["krbench_send_p50_us"], run["fi_pingpong_rtt_us"], run["mpi_pingpong_p50_us"]]
+    a.bar(names, vals, color=["#555555", "#1f77b4", "#2ca02c"])
+    a.set_ylabel("8-byte round trip (us)")
+    a.set_title("latency, two sim nodes", fontsize=10)
+    boots = sorted(run["bootstrap"], key=lambda r: r["ranks"])
+    x = range(len(boots))
+    a.tick_params(axis="x", labelsize=8)
+    b.bar([i - 0.2 for i in x], [r["krcore_ms"] for r in boots], 0.4, label="krcore (mtl ofi)")
+    b.bar([i + 0.2 for i in x], [r["tcp_ms"] for r in boots], 0.4, label="ob1 + tcp")
+    b.set_xticks(list(x))
+    b.set_xticklabels([f"{r['ranks']} ranks" for r in boots])
+    b.set_ylabel("MPI_Init + first Alltoall (ms)")
+    b.set_title("bootstrap, slowest rank", fontsize=10)
+    b.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -168,6 +193,10 @@ def main():
     if mpi:
         mpi_bootstrap_fig(mpi, os.path.join(outdir, "mpi_bootstrap.png"))
         made.append("mpi_bootstrap.png")
+    ofi = find(runs, "mpi_ofi")
+    if ofi:
+        mpi_ofi_fig(ofi, os.path.join(outdir, "mpi_ofi.png"))
+        made.append("mpi_ofi.png")
     fan = find(runs, "fanout")
     if fan:
         fanout_fig(fan, os.path.join(outdir, "fanout.png"))

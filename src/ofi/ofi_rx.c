@@ -71,12 +71,13 @@ static void rx_take(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, const struct kr_
 	rx->msrc = src;
 	rx->peer = p;
 	if (w->op == KR_OFI_W_EAGER) {
-		if (w->len)
+		if (payload && w->len && rx->len) /* a discard keeps nothing */
 			memcpy(rx->buf, payload, w->len < rx->len ? w->len : rx->len);
 		kr_ofi_rx_complete(ep, rx);
 		return;
 	}
-	memcpy(rx->ann, ann, nann * sizeof(*ann));
+	if (nann)
+		memcpy(rx->ann, ann, nann * sizeof(*ann));
 	rx->nann = nann;
 	rx->next = ep->rndv_rx;
 	ep->rndv_rx = rx;
