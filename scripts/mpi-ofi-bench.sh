@@ -38,7 +38,14 @@ kr_keeper_args=(--dcis 16)
 trap 'kr_stop ${keepers[@]+"${keepers[@]}"}; rm -rf "$dir"' EXIT
 
 echo "== 1. krbench send --peer (its own two keepers)"
-"$bin/tools/krbench" send --peer -n 5000 --json --krpoold "$bin/tools/krpoold" >"$dir/send.json"
+# its raw-DCI side fails now and then on this sim (a buffer holding a later
+# message, issue #47): up to three tries, each said
+for try in 1 2 3; do
+	"$bin/tools/krbench" send --peer -n 5000 --json --krpoold "$bin/tools/krpoold" \
+		>"$dir/send.json" 2>"$dir/send.err" && break
+	echo "   try $try: $(tail -1 "$dir/send.err")"
+	[ "$try" != 3 ] || { echo "krbench send --peer failed three times"; exit 1; }
+done
 send_p50=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p50_us"])' "$dir/send.json")
 echo "   vQP SEND round trip p50: $send_p50 us (64 B)"
 

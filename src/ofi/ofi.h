@@ -146,7 +146,7 @@ struct kr_ofi_wire {
 #define KR_OFI_MSG_STAGES 2u	      /* of them, one message's at once */
 #define KR_OFI_RX_BUFS	 32u	      /* receive buffers added to the port at a time */
 #define KR_OFI_RX_CHUNKS (KR_PORT_MAX_RECV / KR_OFI_RX_BUFS) /* ... at most this many times */
-#define KR_OFI_WINDOW	 2u	      /* receive buffers promised to one sender at a time */
+#define KR_OFI_WINDOW	 4u	      /* receive buffers promised to one sender at a time */
 #define KR_OFI_RX_BUF	 (KR_OFI_EAGER_MAX + (uint32_t)sizeof(struct kr_ofi_wire))
 
 struct kr_ofi_ep;

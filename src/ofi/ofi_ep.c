@@ -33,7 +33,7 @@
  * admitted later gets only what is left. So the endpoint keeps
  * KR_OFI_WINDOW buffers posted for every address of its AV (and itself),
  * adding KR_OFI_RX_BUFS at a time up to KR_PORT_MAX_RECV: every peer can
- * always get a credit, up to KR_PORT_MAX_RECV / KR_OFI_WINDOW peers.
+ * always get a credit, up to KR_PORT_MAX_RECV / KR_OFI_WINDOW - 1 peers.
  */
 static void ep_rx_grow(struct kr_ofi_ep *ep)
 {
