@@ -10,13 +10,33 @@
  * and FI_CONTEXT2 only when the application offers them; the provider
  * keeps its own state otherwise. Addresses: struct kr_ofi_addr
  * (FI_FORMAT_UNSPEC); node and service name nothing krcore resolves, so
- * they are ignored (an endpoint's address comes from fi_getname).
+ * they are ignored (an endpoint's address comes from fi_getname). No keeper
+ * socket on this node: no offer.
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "abi/abi.h"
 #include "ofi/ofi.h"
+
+/*
+ * Installed in libfabric's provider directory, krcore is seen by every
+ * libfabric program of the machine, and one that took the first provider
+ * offered would fail at fi_domain on a node without a keeper. So krcore
+ * offers nothing when this process's keeper socket (KR_KEEPER_SOCKET, or
+ * the default) is not there.
+ */
+static bool keeper_here(void)
+{
+	const char *sock = kr_msg_socket_default();
+
+	if (!access(sock, F_OK))
+		return true;
+	FI_INFO(&kr_ofi_prov, FI_LOG_CORE, "no krpoold socket at %s: no offer\n", sock);
+	return false;
+}
 
 /* The hints ask for nothing this provider lacks. */
 static bool info_fits(uint32_t version, const struct fi_info *h)
@@ -133,7 +153,7 @@ int kr_ofi_getinfo(uint32_t version, const char *node, const char *service, uint
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
-	if (version > KR_OFI_API || (hints && !info_fits(version, hints)))
+	if (version > KR_OFI_API || (hints && !info_fits(version, hints)) || !keeper_here())
 		return -FI_ENODATA;
 	i = fi_allocinfo();
 	if (!i)

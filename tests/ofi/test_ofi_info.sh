@@ -3,13 +3,24 @@
 # fi_info -p krcore (libfabric-bin) with the provider loaded from the build
 # (FI_PROVIDER_PATH): an RDM endpoint with the capabilities Open MPI's
 # mtl/ofi asks for, send-after-send order, 4 bytes of CQ data; nothing for
-# what it does not offer (RMA, a MSG endpoint). Exit 77 without fi_info.
+# what it does not offer (RMA, a MSG endpoint), and nothing at all on a node
+# without a keeper socket. Exit 77 without fi_info.
 # Usage: test_ofi_info.sh BUILDDIR
 set -euo pipefail
 bin=${1:?usage: test_ofi_info.sh BUILDDIR}
 command -v fi_info >/dev/null || { echo "SKIP: no fi_info (apt-get install libfabric-bin)"; exit 77; }
 [ -f "$bin/libkrcore-fi.so" ] || { echo "FAIL: no $bin/libkrcore-fi.so"; exit 1; }
 export FI_PROVIDER_PATH=$bin
+dir=$(mktemp -d /tmp/krcore-ofi-info.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+# no keeper here: no offer (a program taking the first provider must not pick krcore)
+if KR_KEEPER_SOCKET=$dir/none fi_info -p krcore >/dev/null 2>&1; then
+	echo "FAIL: krcore offered with no keeper socket"
+	exit 1
+fi
+# a socket where the keeper's would be: the offer (fi_info opens no domain)
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$dir/k.sock"
+export KR_KEEPER_SOCKET=$dir/k.sock
 out=$(fi_info -p krcore -v)
 echo "$out" | head -80
 want=("prov_name: krcore" "type: FI_EP_RDM" "FI_TAGGED" "FI_MSG" "FI_LOCAL_COMM" "FI_REMOTE_COMM"
