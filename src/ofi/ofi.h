@@ -18,6 +18,7 @@
  *   ofi_peer.c    peers: a vQP to each on first use, their queued SENDs
  *   ofi_tx.c      sending: eager copies, staged chunks for large messages
  *   ofi_rx.c      receiving: matching, unexpected messages, chunk READs
+ *   ofi_probe.c   probes: FI_PEEK, FI_CLAIM, FI_DISCARD
  *   ofi_fid.c     the answers of operations an object does not support
  *
  * Every object of a domain runs under the domain's lock (FI_THREAD_SAFE):
@@ -43,11 +44,11 @@
 
 #include <krcore/krcore.h>
 
-#define KR_OFI_NAME	"krcore"
-#define KR_OFI_VERSION	FI_VERSION(0, 1)
-#define KR_OFI_API	FI_VERSION(1, 17) /* the libfabric it is built for */
-#define KR_OFI_MSG_MAX	(64ull << 20)	  /* largest message (copied through the heap) */
-#define KR_OFI_QUEUE	256u		  /* tx and rx operations outstanding per endpoint */
+#define KR_OFI_NAME    "krcore"
+#define KR_OFI_VERSION FI_VERSION(0, 1)
+#define KR_OFI_API     FI_VERSION(1, 17) /* the libfabric it is built for */
+#define KR_OFI_MSG_MAX (64ull << 20)	 /* largest message (copied through the heap) */
+#define KR_OFI_QUEUE   256u		 /* tx and rx operations outstanding per endpoint */
 
 /*
  * An endpoint's address, what fi_getname gives and fi_av_insert takes: a
@@ -68,8 +69,7 @@ int kr_ofi_getinfo(uint32_t version, const char *node, const char *service, uint
 		   const struct fi_info *hints, struct fi_info **info);
 /* The capabilities the provider offers. */
 #define KR_OFI_CAPS                                                                                \
-	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM |                 \
-	 FI_DIRECTED_RECV)
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV)
 
 /* ofi_fabric.c */
 int kr_ofi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
@@ -129,7 +129,7 @@ enum kr_ofi_wire_op {
 struct kr_ofi_wire {
 	uint8_t op, flags; /* enum kr_ofi_wire_op, KR_OFI_WF_* */
 	uint16_t rsvd;
-	uint32_t data;	 /* remote CQ data (KR_OFI_WF_DATA) */
+	uint32_t data; /* remote CQ data (KR_OFI_WF_DATA) */
 	uint64_t tag;
 	uint64_t len;	 /* the message's length */
 	uint64_t off;	 /* RTS/CHUNK/ACK: the chunk's offset in the message */
@@ -139,15 +139,15 @@ struct kr_ofi_wire {
 	uint32_t msg_id; /* RTS/CHUNK/ACK: the sender's message */
 	uint32_t pad;
 };
-#define KR_OFI_INLINE	 (KR_POST_MAX_INLINE - (uint32_t)sizeof(struct kr_ofi_wire))
-#define KR_OFI_EAGER_MAX 4096u	      /* payload of one EAGER SEND */
-#define KR_OFI_CHUNK	 (128u << 10) /* a staged chunk */
-#define KR_OFI_STAGES	 4u	      /* staging slots each way per endpoint */
-#define KR_OFI_MSG_STAGES 2u	      /* of them, one message's at once */
-#define KR_OFI_RX_BUFS	 32u	      /* receive buffers added to the port at a time */
-#define KR_OFI_RX_CHUNKS (KR_PORT_MAX_RECV / KR_OFI_RX_BUFS) /* ... at most this many times */
-#define KR_OFI_WINDOW	 4u	      /* receive buffers promised to one sender at a time */
-#define KR_OFI_RX_BUF	 (KR_OFI_EAGER_MAX + (uint32_t)sizeof(struct kr_ofi_wire))
+#define KR_OFI_INLINE	  (KR_POST_MAX_INLINE - (uint32_t)sizeof(struct kr_ofi_wire))
+#define KR_OFI_EAGER_MAX  4096u	       /* payload of one EAGER SEND */
+#define KR_OFI_CHUNK	  (128u << 10) /* a staged chunk */
+#define KR_OFI_STAGES	  4u	       /* staging slots each way per endpoint */
+#define KR_OFI_MSG_STAGES 2u	       /* of them, one message's at once */
+#define KR_OFI_RX_BUFS	  32u	       /* receive buffers added to the port at a time */
+#define KR_OFI_RX_CHUNKS  (KR_PORT_MAX_RECV / KR_OFI_RX_BUFS) /* ... at most this many times */
+#define KR_OFI_WINDOW	  4u /* receive buffers promised to one sender at a time */
+#define KR_OFI_RX_BUF	  (KR_OFI_EAGER_MAX + (uint32_t)sizeof(struct kr_ofi_wire))
 
 struct kr_ofi_ep;
 struct kr_ofi_cq;
@@ -159,28 +159,28 @@ enum kr_ofi_req_kind { KR_OFI_REQ_SEND = 1, KR_OFI_REQ_READ };
 struct kr_ofi_tx {
 	struct kr_ofi_tx *next; /* the endpoint's large sends under way */
 	void *context;
-	uint64_t flags;	       /* FI_SEND | FI_MSG or FI_TAGGED; FI_COMPLETION: report it */
+	uint64_t flags; /* FI_SEND | FI_MSG or FI_TAGGED; FI_COMPLETION: report it */
 	uint64_t tag;
 	uint32_t data;
-	uint8_t wflags;	       /* KR_OFI_WF_* */
+	uint8_t wflags; /* KR_OFI_WF_* */
 	const uint8_t *buf;
 	size_t len;
 	struct kr_ofi_peer *peer;
 	uint32_t msg_id;
-	uint32_t stages;       /* staging slots it holds */
-	size_t staged, acked;  /* bytes announced, bytes the receiver has */
-	int err;	       /* first error (-FI_E*), reported at the end */
+	uint32_t stages;      /* staging slots it holds */
+	size_t staged, acked; /* bytes announced, bytes the receiver has */
+	int err;	      /* first error (-FI_E*), reported at the end */
 };
 
 /* One krcore SEND the provider posts (a message, or a chunk's RTS/CHUNK/ACK). */
 struct kr_ofi_wsend {
 	uint8_t kind; /* KR_OFI_REQ_SEND */
 	struct kr_ofi_wsend *next;
-	struct kr_ofi_tx *tx;	/* EAGER: the operation it completes, NULL for an inject */
-	struct kr_ofi_rx *done_rx; /* the last ACK of a large receive: complete it once posted */
-	uint8_t *bounce;	/* heap copy of wire + payload, NULL: inline */
-	uint32_t len;		/* wire + payload */
-	struct kr_ofi_wire w;	/* inline: the header ... */
+	struct kr_ofi_tx *tx;	    /* EAGER: the operation it completes, NULL for an inject */
+	struct kr_ofi_rx *done_rx;  /* the last ACK of a large receive: complete it once posted */
+	uint8_t *bounce;	    /* heap copy of wire + payload, NULL: inline */
+	uint32_t len;		    /* wire + payload */
+	struct kr_ofi_wire w;	    /* inline: the header ... */
 	uint8_t inl[KR_OFI_INLINE]; /* ... and the payload after it */
 };
 
@@ -196,7 +196,7 @@ struct kr_ofi_rx {
 	void *context;
 	uint64_t flags; /* FI_RECV | FI_MSG or FI_TAGGED; FI_COMPLETION: report it */
 	uint64_t tag, ignore;
-	fi_addr_t src;	/* FI_ADDR_UNSPEC: any */
+	fi_addr_t src; /* FI_ADDR_UNSPEC: any */
 	uint8_t *buf;
 	size_t len;
 	/* the message it took, while its chunks come */
@@ -216,7 +216,7 @@ struct kr_ofi_unexp {
 	struct kr_ofi_wire w;
 	fi_addr_t src;
 	struct kr_ofi_peer *peer;
-	uint8_t *payload; /* EAGER: a copy (malloc) */
+	uint8_t *payload;			  /* EAGER: a copy (malloc) */
 	struct kr_ofi_ann ann[KR_OFI_MSG_STAGES]; /* RTS: the chunks announced so far */
 	uint32_t nann;
 };
@@ -234,17 +234,17 @@ struct kr_ofi_peer {
 	struct kr_ofi_peer *next;
 	uint32_t node;
 	uint16_t port;
-	fi_addr_t fi_addr;  /* in the endpoint's AV, FI_ADDR_NOTAVAIL: not there */
-	uint32_t av_gen;    /* the AV's generation fi_addr was found in */
-	struct kr_vqp *v;   /* NULL until the first SEND to it */
-	struct kr_ofi_wsend *q_head, *q_tail; /* SENDs not posted yet, in order */
+	fi_addr_t fi_addr; /* in the endpoint's AV, FI_ADDR_NOTAVAIL: not there */
+	uint32_t av_gen;   /* the AV's generation fi_addr was found in */
+	struct kr_vqp *v;  /* NULL until the first SEND to it */
+	struct kr_ofi_wsend *q_head, *q_tail;		/* SENDs not posted yet, in order */
 	struct kr_ofi_wsend *posted_head, *posted_tail; /* posted, completing in this order */
-	uint32_t inflight;  /* krcore requests posted, not completed */
+	uint32_t inflight;				/* krcore requests posted, not completed */
 	uint64_t refused_ns; /* first ECONNREFUSED of a connect still failing */
-	int err;	    /* the vQP failed: every later operation fails with it */
-	int fail_err;	    /* a failure seen inside a completion, for the next progress */
-	uint64_t heard_ns;  /* last message from it or completion of ours to it */
-	bool nop_out;	    /* a keepalive NOP is queued or in flight */
+	int err;	     /* the vQP failed: every later operation fails with it */
+	int fail_err;	     /* a failure seen inside a completion, for the next progress */
+	uint64_t heard_ns;   /* last message from it or completion of ours to it */
+	bool nop_out;	     /* a keepalive NOP is queued or in flight */
 };
 
 struct kr_ofi_ep {
@@ -262,12 +262,12 @@ struct kr_ofi_ep {
 	uint32_t rx_nchunks;
 	bool rx_short; /* the heap refused a chunk (warned once) */
 	struct kr_ofi_peer *peers;
-	struct kr_ofi_rx *posted[2], **posted_tail[2];  /* [0] FI_MSG, [1] FI_TAGGED */
+	struct kr_ofi_rx *posted[2], **posted_tail[2]; /* [0] FI_MSG, [1] FI_TAGGED */
 	struct kr_ofi_unexp *unexp[2], **unexp_tail[2];
 	struct kr_ofi_unexp *claimed; /* taken by FI_PEEK | FI_CLAIM, not received yet */
-	struct kr_ofi_rx *rndv_rx;  /* receives taking chunks */
-	struct kr_ofi_tx *rndv_tx;  /* sends staging chunks */
-	uint8_t *stage;		    /* KR_OFI_STAGES x KR_OFI_CHUNK, heap, READ by peers */
+	struct kr_ofi_rx *rndv_rx;    /* receives taking chunks */
+	struct kr_ofi_tx *rndv_tx;    /* sends staging chunks */
+	uint8_t *stage;		      /* KR_OFI_STAGES x KR_OFI_CHUNK, heap, READ by peers */
 	struct kr_mr *stage_mr;
 	uint32_t stage_rkey;
 	struct {
@@ -303,8 +303,7 @@ int kr_ofi_cq_fail(struct kr_ofi_cq *cq, const struct fi_cq_tagged_entry *e, int
 		   int prov_errno, size_t olen);
 
 /* ofi_ep.c */
-int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep,
-		   void *context);
+int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep, void *context);
 /* Move the endpoint's traffic on (domain lock held): poll its port and vQPs, post what waits. */
 void kr_ofi_ep_progress(struct kr_ofi_ep *ep);
 extern struct fi_ops_msg kr_ofi_msg_ops;
@@ -340,8 +339,8 @@ void kr_ofi_peers_free(struct kr_ofi_ep *ep);
 
 /* ofi_tx.c */
 /* Start a send of len bytes of buf to fi_addr. 0 or -FI_E* (-FI_EAGAIN: retry after progress). */
-int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_t len,
-		    uint64_t tag, uint64_t data, uint64_t flags, void *context);
+int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_t len, uint64_t tag,
+		    uint64_t data, uint64_t flags, void *context);
 /* A SEND of ours completed (status a kr_wc_status). */
 void kr_ofi_tx_sent(struct kr_ofi_ep *ep, struct kr_ofi_wsend *ws, uint32_t status);
 /* The receiver READ a chunk of message msg_id (an ACK from p). */
@@ -356,6 +355,12 @@ void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx);
 void kr_ofi_tx_free(struct kr_ofi_ep *ep);
 
 /* ofi_rx.c */
+/* Does receive rx take message w from src (its tag outside the ignore bits, its source)? */
+bool kr_ofi_rx_matches(const struct kr_ofi_rx *rx, const struct kr_ofi_wire *w, fi_addr_t src);
+/* rx takes message w from p: an EAGER one's payload (completes), or a large one's chunks. */
+void kr_ofi_rx_take(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, const struct kr_ofi_wire *w,
+		    fi_addr_t src, struct kr_ofi_peer *p, const uint8_t *payload,
+		    const struct kr_ofi_ann *ann, uint32_t nann);
 /* Report a finished receive (to the rx CQ: success, truncation or error) and free it. */
 void kr_ofi_rx_complete(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx);
 /* Post a receive. 0 or -FI_E*. */
@@ -370,6 +375,7 @@ void kr_ofi_rx_read_done(struct kr_ofi_ep *ep, struct kr_ofi_read *r, uint32_t s
 void kr_ofi_rx_progress(struct kr_ofi_ep *ep);
 /* Fail the large receives coming from p (its vQP went to error). */
 void kr_ofi_rx_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err);
+/* ofi_probe.c */
 /*
  * fi_trecvmsg with FI_PEEK (| FI_CLAIM or FI_DISCARD): look for a matching
  * unexpected message and complete the peek with what it found, or with

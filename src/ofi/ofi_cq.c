@@ -72,8 +72,8 @@ int kr_ofi_cq_done(struct kr_ofi_cq *q, const struct fi_cq_tagged_entry *e, fi_a
 }
 
 /* kr_ofi_cq_fail() - see ofi.h. */
-int kr_ofi_cq_fail(struct kr_ofi_cq *q, const struct fi_cq_tagged_entry *e, int err,
-		   int prov_errno, size_t olen)
+int kr_ofi_cq_fail(struct kr_ofi_cq *q, const struct fi_cq_tagged_entry *e, int err, int prov_errno,
+		   size_t olen)
 {
 	struct fi_cq_err_entry *x;
 

@@ -151,8 +151,8 @@ static int domain_endpoint2(struct fid_domain *dom, struct fi_info *info, struct
 
 /* Memory registration: none needed (mr_mode 0); the application's buffers are copied. */
 static int domain_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
-			 uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
-			 void *context)
+			 uint64_t offset, uint64_t requested_key, uint64_t flags,
+			 struct fid_mr **mr, void *context)
 {
 	(void)fid;
 	(void)buf;

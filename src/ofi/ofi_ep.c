@@ -44,17 +44,19 @@ static void ep_rx_grow(struct kr_ofi_ep *ep)
 		chunk = kr_malloc(ep->dom->ctx, (size_t)KR_OFI_RX_BUFS * KR_OFI_RX_BUF);
 		if (!chunk) {
 			if (!ep->rx_short)
-				FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL,
-					"no heap for more receive buffers (%u posted for %u peers): "
-					"peers may wait for credits (krpoold --heap-mb)\n",
-					ep->rx_nchunks * KR_OFI_RX_BUFS, want / KR_OFI_WINDOW);
+				FI_WARN(
+				    &kr_ofi_prov, FI_LOG_EP_CTRL,
+				    "no heap for more receive buffers (%u posted for %u peers): "
+				    "peers may wait for credits (krpoold --heap-mb)\n",
+				    ep->rx_nchunks * KR_OFI_RX_BUFS, want / KR_OFI_WINDOW);
 			ep->rx_short = true;
 			return;
 		}
 		for (uint32_t i = 0; i < KR_OFI_RX_BUFS; i++)
 			if (kr_post_recv(ep->port, chunk + (size_t)i * KR_OFI_RX_BUF, KR_OFI_RX_BUF,
 					 ep->rx_nchunks * KR_OFI_RX_BUFS + i))
-				FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL, "kr_post_recv refused a buffer\n");
+				FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL,
+					"kr_post_recv refused a buffer\n");
 		ep->rx_chunk[ep->rx_nchunks++] = chunk;
 	}
 }
@@ -303,9 +305,8 @@ static ssize_t ep_size_left(struct fid_ep *ep)
 static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct kr_ofi_ep *ep = container_of(fid, struct kr_ofi_ep, ep.fid);
-	struct kr_ofi_addr a = {.node = ep->dom->node,
-				.port = ep->port_no,
-				.launch_tag = ep->dom->launch_tag};
+	struct kr_ofi_addr a = {
+	    .node = ep->dom->node, .port = ep->port_no, .launch_tag = ep->dom->launch_tag};
 	size_t cap;
 
 	if (!addrlen || (!addr && *addrlen))
@@ -409,8 +410,9 @@ static int ep_setup(struct kr_ofi_ep *ep)
 	struct kr_ctx *ctx = ep->dom->ctx;
 	struct kr_bind_opts bo = {.senders = KR_OFI_SENDERS, .window = KR_OFI_WINDOW};
 	static uint32_t opened; /* endpoints this process opened: a new start for each */
-	uint32_t start = ((uint32_t)getpid() * 131u + __atomic_fetch_add(&opened, 1, __ATOMIC_RELAXED) * 7919u) %
-			 KR_OFI_PORT_SPAN;
+	uint32_t start =
+	    ((uint32_t)getpid() * 131u + __atomic_fetch_add(&opened, 1, __ATOMIC_RELAXED) * 7919u) %
+	    KR_OFI_PORT_SPAN;
 	struct kr_mr_key key;
 
 	for (uint32_t k = 0; k < KR_OFI_PORT_TRIES && !ep->port; k++) {
@@ -435,8 +437,8 @@ static int ep_setup(struct kr_ofi_ep *ep)
 		return -FI_ENOMEM;
 	}
 	/* peers READ our staged chunks, and nothing else of ours */
-	ep->stage_mr = kr_reg_mr(ctx, ep->stage, (size_t)KR_OFI_STAGES * KR_OFI_CHUNK,
-				 KR_MR_REMOTE_READ);
+	ep->stage_mr =
+	    kr_reg_mr(ctx, ep->stage, (size_t)KR_OFI_STAGES * KR_OFI_CHUNK, KR_MR_REMOTE_READ);
 	if (!ep->stage_mr || kr_mr_key(ep->stage_mr, &key)) {
 		FI_WARN(&kr_ofi_prov, FI_LOG_EP_CTRL, "kr_reg_mr: %s\n", strerror(errno));
 		return -FI_EIO;
@@ -446,8 +448,7 @@ static int ep_setup(struct kr_ofi_ep *ep)
 }
 
 /* kr_ofi_ep_open() - see ofi.h. */
-int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep **out,
-		   void *context)
+int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep **out, void *context)
 {
 	struct kr_ofi_domain *d = container_of(dom, struct kr_ofi_domain, dom);
 	struct kr_ofi_ep *ep;

@@ -20,8 +20,8 @@
 	 FI_DELIVERY_COMPLETE | FI_INJECT_COMPLETE | FI_MORE)
 #define RX_MSG_FLAGS (FI_COMPLETION | FI_MORE)
 
-static ssize_t tx(struct kr_ofi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
-		  uint64_t tag, uint64_t data, uint64_t flags, void *context)
+static ssize_t tx(struct kr_ofi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
+		  uint64_t data, uint64_t flags, void *context)
 {
 	int rc;
 
@@ -142,8 +142,8 @@ static ssize_t msg_senddata(struct fid_ep *e, const void *buf, size_t len, void 
 			    uint64_t data, fi_addr_t dest, void *context)
 {
 	(void)desc;
-	return tx(EP(e), buf, len, dest, 0, data, FI_MSG | FI_REMOTE_CQ_DATA | tx_compl(EP(e), EP(e)->tx_flags),
-		  context);
+	return tx(EP(e), buf, len, dest, 0, data,
+		  FI_MSG | FI_REMOTE_CQ_DATA | tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t msg_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data,
@@ -171,7 +171,8 @@ static ssize_t tag_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_
 			uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)desc;
-	return rx(EP(e), buf, len, src, tag, ignore, FI_TAGGED | rx_compl(EP(e), EP(e)->rx_flags), context);
+	return rx(EP(e), buf, len, src, tag, ignore, FI_TAGGED | rx_compl(EP(e), EP(e)->rx_flags),
+		  context);
 }
 
 static ssize_t tag_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
@@ -215,7 +216,8 @@ static ssize_t tag_send(struct fid_ep *e, const void *buf, size_t len, void *des
 			uint64_t tag, void *context)
 {
 	(void)desc;
-	return tx(EP(e), buf, len, dest, tag, 0, FI_TAGGED | tx_compl(EP(e), EP(e)->tx_flags), context);
+	return tx(EP(e), buf, len, dest, tag, 0, FI_TAGGED | tx_compl(EP(e), EP(e)->tx_flags),
+		  context);
 }
 
 static ssize_t tag_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,

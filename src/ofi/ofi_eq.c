@@ -63,8 +63,8 @@ static ssize_t eq_sread(struct fid_eq *eq, uint32_t *event, void *buf, size_t le
 	return eq_read(eq, event, buf, len, flags);
 }
 
-static const char *eq_strerror(struct fid_eq *eq, int prov_errno, const void *err_data,
-			       char *buf, size_t len)
+static const char *eq_strerror(struct fid_eq *eq, int prov_errno, const void *err_data, char *buf,
+			       size_t len)
 {
 	(void)eq;
 	(void)err_data;

@@ -22,8 +22,7 @@ int kr_ofi_no_control(struct fid *fid, int command, void *arg)
 	return -FI_ENOSYS;
 }
 
-int kr_ofi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-		       void *context)
+int kr_ofi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
 	(void)fid;
 	(void)name;

@@ -63,8 +63,7 @@ static bool info_fits(uint32_t version, const struct fi_info *h)
 		return false;
 	if (d && d->name && strcmp(d->name, KR_OFI_NAME))
 		return false;
-	if (d && d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP &&
-	    d->av_type != FI_AV_TABLE)
+	if (d && d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP && d->av_type != FI_AV_TABLE)
 		return false;
 	if (d && d->cq_data_size > 4)
 		return false;
@@ -108,7 +107,8 @@ static int info_fill(uint32_t version, const struct fi_info *h, struct fi_info *
 	i->ep_attr->protocol = FI_PROTO_UNSPEC;
 	i->ep_attr->protocol_version = 1;
 	i->ep_attr->max_msg_size = KR_OFI_MSG_MAX;
-	i->ep_attr->mem_tag_format = ~0ull; /* every bit of a tag matches (none kept for the provider) */
+	i->ep_attr->mem_tag_format =
+	    ~0ull; /* every bit of a tag matches (none kept for the provider) */
 	i->ep_attr->tx_ctx_cnt = 1;
 	i->ep_attr->rx_ctx_cnt = 1;
 
@@ -118,9 +118,8 @@ static int info_fill(uint32_t version, const struct fi_info *h, struct fi_info *
 	i->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	i->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	i->domain_attr->resource_mgmt = FI_RM_ENABLED;
-	i->domain_attr->av_type = h && h->domain_attr && h->domain_attr->av_type
-				      ? h->domain_attr->av_type
-				      : FI_AV_UNSPEC;
+	i->domain_attr->av_type =
+	    h && h->domain_attr && h->domain_attr->av_type ? h->domain_attr->av_type : FI_AV_UNSPEC;
 	i->domain_attr->mr_mode = version >= FI_VERSION(1, 5) ? 0 : FI_MR_SCALABLE;
 	i->domain_attr->mr_key_size = 4;
 	i->domain_attr->cq_data_size = 4;

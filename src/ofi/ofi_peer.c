@@ -15,13 +15,13 @@
 #include "common/kr_clock.h"
 #include "ofi/ofi.h"
 
-#define KR_OFI_REFUSED_MS 5000u /* a port still not there after this is gone */
+#define KR_OFI_REFUSED_MS 5000u			 /* a port still not there after this is gone */
 #define KR_OFI_QUIET_NS	  (500ull * 1000 * 1000) /* a waited-on peer this silent gets a NOP */
 #define KR_OFI_LOOK_NS	  (100ull * 1000 * 1000) /* how often to look for such peers */
 #define KR_OFI_POLL	  16
 
 _Static_assert(offsetof(struct kr_ofi_wsend, inl) ==
-		       offsetof(struct kr_ofi_wsend, w) + sizeof(struct kr_ofi_wire),
+		   offsetof(struct kr_ofi_wsend, w) + sizeof(struct kr_ofi_wire),
 	       "an inline SEND posts header and payload as one run of bytes");
 
 /* kr_ofi_peer_of() - see ofi.h. */
@@ -185,7 +185,8 @@ static void peer_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 			else
 				p->heard_ns = kr_now_ns();
 			if (kind == KR_OFI_REQ_SEND) {
-				struct kr_ofi_wsend *ws = (struct kr_ofi_wsend *)(uintptr_t)wc[i].wr_id;
+				struct kr_ofi_wsend *ws =
+				    (struct kr_ofi_wsend *)(uintptr_t)wc[i].wr_id;
 
 				/* a vQP completes in post order: it is the oldest posted */
 				p->posted_head = ws->next;
@@ -195,8 +196,8 @@ static void peer_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 					p->nop_out = false;
 				kr_ofi_tx_sent(ep, ws, wc[i].status);
 			} else
-				kr_ofi_rx_read_done(ep, (struct kr_ofi_read *)(uintptr_t)wc[i].wr_id,
-						    wc[i].status);
+				kr_ofi_rx_read_done(
+				    ep, (struct kr_ofi_read *)(uintptr_t)wc[i].wr_id, wc[i].status);
 		}
 	}
 	if (failed)
@@ -227,9 +228,9 @@ static void peer_post(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 	if (!p->q_head || kr_ofi_peer_ready(ep, p))
 		return;
 	while ((ws = p->q_head)) {
-		int rc = ws->bounce ? kr_post_send(p->v, ws->bounce, ws->len, (uintptr_t)ws, 0)
-				    : kr_post_send(p->v, &ws->w, ws->len, (uintptr_t)ws,
-						   KR_POST_INLINE);
+		int rc = ws->bounce
+			     ? kr_post_send(p->v, ws->bounce, ws->len, (uintptr_t)ws, 0)
+			     : kr_post_send(p->v, &ws->w, ws->len, (uintptr_t)ws, KR_POST_INLINE);
 
 		if (rc == -EAGAIN)
 			break; /* no credit or no room: the next progress tries again */

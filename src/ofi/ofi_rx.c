@@ -9,7 +9,7 @@
  * source address narrows it to one peer. A large message's chunks are READ
  * from the sender's staging slots into the endpoint's read slots (heap),
  * copied to the application's buffer, and acknowledged. A message longer
- * than the buffer fills it and completes with FI_ETRUNC.
+ * than the buffer fills it and completes with FI_ETRUNC. Probes: ofi_probe.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,8 @@ static int queue_of(uint8_t wflags)
 	return (wflags & KR_OFI_WF_TAGGED) ? 1 : 0;
 }
 
-static bool rx_matches(const struct kr_ofi_rx *rx, const struct kr_ofi_wire *w, fi_addr_t src)
+/* kr_ofi_rx_matches() - see ofi.h. */
+bool kr_ofi_rx_matches(const struct kr_ofi_rx *rx, const struct kr_ofi_wire *w, fi_addr_t src)
 {
 	if (rx->src != FI_ADDR_UNSPEC && rx->src != src)
 		return false;
@@ -62,8 +63,8 @@ void kr_ofi_rx_complete(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
 	free(rx);
 }
 
-/* rx takes message w from p: an EAGER one's payload, or the start of a large one's chunks. */
-static void rx_take(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, const struct kr_ofi_wire *w,
+/* kr_ofi_rx_take() - see ofi.h. */
+void kr_ofi_rx_take(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, const struct kr_ofi_wire *w,
 		    fi_addr_t src, struct kr_ofi_peer *p, const uint8_t *payload,
 		    const struct kr_ofi_ann *ann, uint32_t nann)
 {
@@ -107,7 +108,7 @@ int kr_ofi_rx_post(struct kr_ofi_ep *ep, void *buf, size_t len, fi_addr_t src, u
 	rx->buf = buf;
 	rx->len = len;
 	for (pu = &ep->unexp[q]; (u = *pu); pu = &u->next)
-		if (rx_matches(rx, &u->w, kr_ofi_peer_addr(ep, u->peer)))
+		if (kr_ofi_rx_matches(rx, &u->w, kr_ofi_peer_addr(ep, u->peer)))
 			break;
 	if (!u) {
 		rx->next = NULL;
@@ -118,8 +119,8 @@ int kr_ofi_rx_post(struct kr_ofi_ep *ep, void *buf, size_t len, fi_addr_t src, u
 	*pu = u->next;
 	if (ep->unexp_tail[q] == &u->next)
 		ep->unexp_tail[q] = pu;
-	rx_take(ep, rx, &u->w, kr_ofi_peer_addr(ep, u->peer), u->peer, u->payload, u->ann,
-		u->nann);
+	kr_ofi_rx_take(ep, rx, &u->w, kr_ofi_peer_addr(ep, u->peer), u->peer, u->payload, u->ann,
+		       u->nann);
 	free(u->payload);
 	free(u);
 	return 0;
@@ -132,7 +133,7 @@ static struct kr_ofi_rx *rx_find_posted(struct kr_ofi_ep *ep, int q, const struc
 	struct kr_ofi_rx **pp, *rx;
 
 	for (pp = &ep->posted[q]; (rx = *pp); pp = &rx->next)
-		if (rx_matches(rx, w, src))
+		if (kr_ofi_rx_matches(rx, w, src))
 			break;
 	if (!rx)
 		return NULL;
@@ -214,13 +215,14 @@ void kr_ofi_rx_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const uint8_
 	src = kr_ofi_peer_addr(ep, p);
 	rx = rx_find_posted(ep, q, &w, src);
 	if (rx) {
-		rx_take(ep, rx, &w, src, p, payload, NULL, 0);
+		kr_ofi_rx_take(ep, rx, &w, src, p, payload, NULL, 0);
 		return;
 	}
 	u = calloc(1, sizeof(*u));
 	if (!u || (plen && !(u->payload = malloc(plen)))) {
 		free(u);
-		FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA, "no memory for an unexpected message: lost\n");
+		FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA,
+			"no memory for an unexpected message: lost\n");
 		return;
 	}
 	u->w = w;
@@ -233,104 +235,6 @@ void kr_ofi_rx_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const uint8_
 bad:
 	FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA, "malformed message of %u bytes (op %u): dropped\n",
 		len, len ? msg[0] : 0);
-}
-
-/*
- * kr_ofi_rx_peek() - see ofi.h. A found message completes the peek with its
- * length, tag, data and source (no bytes); none gives FI_ENOMSG. FI_CLAIM
- * moves it to the claimed list, named from the peek's fi_context, for a
- * later FI_CLAIM receive; FI_DISCARD drops it.
- */
-int kr_ofi_rx_peek(struct kr_ofi_ep *ep, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		   uint64_t flags, void *context)
-{
-	struct kr_ofi_rx probe = {.flags = FI_TAGGED,
-				  .tag = tag,
-				  .ignore = ignore,
-				  .src = (ep->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC};
-	struct fi_cq_tagged_entry e = {.op_context = context, .flags = FI_RECV | FI_TAGGED};
-	struct kr_ofi_unexp **pu, *u;
-	fi_addr_t from;
-
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if ((flags & FI_CLAIM) && !context)
-		return -FI_EINVAL; /* the claimed message is kept in its fi_context */
-	kr_ofi_ep_progress(ep); /* what has arrived by now */
-	for (pu = &ep->unexp[1]; (u = *pu); pu = &u->next)
-		if (rx_matches(&probe, &u->w, kr_ofi_peer_addr(ep, u->peer)))
-			break;
-	if (!u) {
-		e.tag = tag;
-		return ep->rx_cq ? kr_ofi_cq_fail(ep->rx_cq, &e, FI_ENOMSG, 0, 0) : 0;
-	}
-	from = kr_ofi_peer_addr(ep, u->peer);
-	e.len = u->w.len;
-	e.tag = u->w.tag;
-	if (u->w.flags & KR_OFI_WF_DATA) {
-		e.flags |= FI_REMOTE_CQ_DATA;
-		e.data = u->w.data;
-	}
-	if (flags & (FI_CLAIM | FI_DISCARD)) {
-		*pu = u->next;
-		if (ep->unexp_tail[1] == &u->next)
-			ep->unexp_tail[1] = pu;
-		if (flags & FI_DISCARD) {
-			kr_ofi_unexp_drop(ep, u);
-		} else {
-			u->next = ep->claimed; /* still found by its chunks' announcements */
-			ep->claimed = u;
-			((struct fi_context *)context)->internal[0] = u;
-		}
-	}
-	return ep->rx_cq ? kr_ofi_cq_done(ep->rx_cq, &e, from) : 0;
-}
-
-/* kr_ofi_rx_claim() - see ofi.h. */
-int kr_ofi_rx_claim(struct kr_ofi_ep *ep, void *buf, size_t len, uint64_t flags, void *context)
-{
-	struct kr_ofi_unexp **pu, *u = context ? ((struct fi_context *)context)->internal[0] : NULL;
-	struct kr_ofi_rx *rx;
-
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	for (pu = &ep->claimed; u && *pu && *pu != u; pu = &(*pu)->next)
-		;
-	if (!u || !*pu)
-		return -FI_EINVAL; /* no message claimed with this context */
-	if (!buf && len && !(flags & FI_DISCARD))
-		return -FI_EINVAL;
-	rx = calloc(1, sizeof(*rx));
-	if (!rx)
-		return -FI_ENOMEM;
-	*pu = u->next;
-	((struct fi_context *)context)->internal[0] = NULL;
-	rx->context = context;
-	rx->flags = FI_RECV | FI_TAGGED | (flags & FI_COMPLETION);
-	rx->src = FI_ADDR_UNSPEC;
-	rx->discard = flags & FI_DISCARD;
-	rx->buf = rx->discard ? NULL : buf;
-	rx->len = rx->discard ? 0 : len;
-	rx_take(ep, rx, &u->w, kr_ofi_peer_addr(ep, u->peer), u->peer, u->payload, u->ann,
-		u->nann);
-	free(u->payload);
-	free(u);
-	return 0;
-}
-
-/* kr_ofi_unexp_drop() - see ofi.h. */
-void kr_ofi_unexp_drop(struct kr_ofi_ep *ep, struct kr_ofi_unexp *u)
-{
-	struct kr_ofi_rx *rx;
-
-	if (u->w.op == KR_OFI_W_RTS && (rx = calloc(1, sizeof(*rx)))) {
-		/* its sender waits for every chunk's ACK: acknowledge them unread */
-		rx->discard = true;
-		rx->src = FI_ADDR_UNSPEC;
-		rx_take(ep, rx, &u->w, FI_ADDR_NOTAVAIL, u->peer, NULL, u->ann, u->nann);
-	}
-	free(u->payload);
-	free(u);
 }
 
 /* Unlink rx from the large receives under way. */
@@ -352,8 +256,8 @@ static void rx_rndv_unlink(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
  */
 static bool rx_ack(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, uint64_t off, uint32_t clen)
 {
-	struct kr_ofi_wire ack = {.op = KR_OFI_W_ACK, .msg_id = rx->w.msg_id, .off = off,
-				  .clen = clen, .len = rx->w.len};
+	struct kr_ofi_wire ack = {
+	    .op = KR_OFI_W_ACK, .msg_id = rx->w.msg_id, .off = off, .clen = clen, .len = rx->w.len};
 	bool last;
 
 	rx->got += clen;
@@ -468,7 +372,8 @@ int kr_ofi_rx_cancel(struct kr_ofi_ep *ep, void *context)
 			ep->posted_tail[q] = pp;
 		if (ep->rx_cq) {
 			struct fi_cq_tagged_entry e = {.op_context = context,
-						       .flags = rx->flags & (FI_RECV | FI_MSG | FI_TAGGED),
+						       .flags = rx->flags &
+								(FI_RECV | FI_MSG | FI_TAGGED),
 						       .buf = rx->buf,
 						       .tag = rx->tag};
 

@@ -38,8 +38,8 @@ static int tx_inject(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct k
 	if (p->q_head)
 		return p->err ? p->err : -FI_EAGAIN;
 	rc = kr_ofi_peer_send(ep, p, w, buf, len, NULL, NULL);
-	for (t0 = kr_now_ns(); !rc && p->q_head && !p->err &&
-			       kr_now_ns() - t0 < KR_OFI_INJECT_SPIN_NS;)
+	for (t0 = kr_now_ns();
+	     !rc && p->q_head && !p->err && kr_now_ns() - t0 < KR_OFI_INJECT_SPIN_NS;)
 		kr_ofi_peer_progress(ep, p);
 	if (rc || !(ws = p->q_head))
 		return rc ? rc : p->err;
@@ -82,10 +82,11 @@ void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 }
 
 /* kr_ofi_tx_start() - see ofi.h. */
-int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_t len,
-		    uint64_t tag, uint64_t data, uint64_t flags, void *context)
+int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_t len, uint64_t tag,
+		    uint64_t data, uint64_t flags, void *context)
 {
-	struct kr_ofi_wire w = {.op = KR_OFI_W_EAGER, .tag = tag, .len = len, .data = (uint32_t)data};
+	struct kr_ofi_wire w = {
+	    .op = KR_OFI_W_EAGER, .tag = tag, .len = len, .data = (uint32_t)data};
 	struct kr_ofi_peer *p;
 	struct kr_ofi_tx *tx = NULL;
 	int rc;
@@ -248,9 +249,10 @@ void kr_ofi_tx_acked(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct k
 		kr_ofi_tx_progress(ep);
 	return;
 bad:
-	FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA,
-		"ACK from node %u port %u for no chunk we staged (message %u offset %llu): dropped\n",
-		p->node, (unsigned int)p->port, w->msg_id, (unsigned long long)w->off);
+	FI_WARN(
+	    &kr_ofi_prov, FI_LOG_EP_DATA,
+	    "ACK from node %u port %u for no chunk we staged (message %u offset %llu): dropped\n",
+	    p->node, (unsigned int)p->port, w->msg_id, (unsigned long long)w->off);
 }
 
 /* kr_ofi_tx_peer_failed() - see ofi.h. */

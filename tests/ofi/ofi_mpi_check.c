@@ -99,7 +99,8 @@ static void test_nonblocking(void)
 			int peer = all ? i : (g_rank + (i ? 1 : g_size - 1)) % g_size;
 
 			if (!same(in[i], len, peer, g_rank)) {
-				fprintf(stderr, "rank %d: %zu bytes from %d wrong\n", g_rank, len, peer);
+				fprintf(stderr, "rank %d: %zu bytes from %d wrong\n", g_rank, len,
+					peer);
 				g_fail = 1;
 			}
 			free(in[i]);

@@ -21,7 +21,8 @@ free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 [ "${free:-0}" -ge 128 ] || { echo "SKIP: four keepers need 128 free 2 MB hugepages, $free are free"; exit 77; }
 
 kr_mpi_env
-export FI_PROVIDER_PATH=$bin
+# the provider's own warnings (why an operation failed) in the output, nobody else's
+export FI_PROVIDER_PATH=$bin FI_LOG_LEVEL=${FI_LOG_LEVEL:-warn} FI_LOG_PROV=krcore
 dir=$(mktemp -d /tmp/krcore-ofi-mpi.XXXXXX)
 keepers=() watch=
 cleanup() {
@@ -53,6 +54,7 @@ watch=$!
 echo "== mpirun -np 8, pml cm, mtl ofi, provider krcore, two ranks on each of four nodes"
 rc=0
 timeout 240 mpirun --oversubscribe --bind-to none -np 8 -x KR_LAUNCH_KEY -x FI_PROVIDER_PATH \
+	-x FI_LOG_LEVEL -x FI_LOG_PROV \
 	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include krcore \
 	"$src/scripts/sim-rank.sh" "$dir" 2 "$prog" >"$dir/out" 2>&1 || rc=$?
 kill "$watch" 2>/dev/null || true

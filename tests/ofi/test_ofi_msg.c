@@ -46,9 +46,9 @@
 #include "kr_test.h"
 #include "ofi/ofi.h"
 
-#define BIG	 300000u
-#define HUGE	 KR_OFI_MSG_MAX /* long enough on the sim's wire to be cut */
-#define TMO_S	 30
+#define BIG   300000u
+#define HUGE  KR_OFI_MSG_MAX /* long enough on the sim's wire to be cut */
+#define TMO_S 30
 
 struct node {
 	struct fi_info *info;
@@ -224,7 +224,7 @@ static void peer_main(const char *sock, int out, int in)
 		case C_HUGE:
 			fill(buf, HUGE, 70);
 			CHECK(write(out, &c, sizeof(c)) == sizeof(c)); /* sending now */
-			send_wait(&n, buf, HUGE, 70); /* killed before it ends */
+			send_wait(&n, buf, HUGE, 70);		       /* killed before it ends */
 			break;
 		}
 		CHECK(write(out, &c, sizeof(c)) == sizeof(c));
@@ -336,8 +336,8 @@ static void test_probes(struct node *n, int to, int from, uint8_t *buf)
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 p, claim, c;
 	struct iovec iov = {.iov_base = buf, .iov_len = BIG};
-	struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
-				  .context = &p};
+	struct fi_msg_tagged m = {
+	    .msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = &p};
 	fi_addr_t src;
 
 	m.tag = 77; /* nothing with that tag */

@@ -154,8 +154,8 @@ static void test_av(struct fid_domain *dom, enum fi_av_type type)
 
 int main(void)
 {
-	static const char *const args[] = {"--tenants", "1", "--jobs", "4", "--heap-mb", "2",
-					   "--hugepages", "32", NULL};
+	static const char *const args[] = {"--tenants", "1",	       "--jobs", "4", "--heap-mb",
+					   "2",		"--hugepages", "32",	 NULL};
 	struct fid_domain *dom, *dom2;
 	struct fid_fabric *fab;
 	struct fi_info *info;
