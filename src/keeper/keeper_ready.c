@@ -15,7 +15,9 @@
  * tenant's built DCIs are free (the rule the library follows for a thread's
  * second DCI), not for a throttled job, not past KR_JOB_MAX_DCIS; and a
  * lease that finds the tenant without a free DCI takes back the offers no
- * job claimed (kr_keeper_ready_revoke), so rings never starve another job:
+ * job claimed (kr_keeper_ready_revoke), so rings never starve another job
+ * (all but the attach's KR_POOL_READY_DCIS, the job's own as a lease it holds:
+ * its first connect never meets a pool another job drained):
  * without kmod-min straight into the free ring (the library touches a DCI
  * only once its claim won, and a trusted keeper's jobs could write any queue
  * anyway), fenced through a reset like any DCI that comes back (the offer's
@@ -182,6 +184,8 @@ uint32_t kr_keeper_ready_revoke(struct kr_keeper *k, uint32_t tenant)
 		for (uint32_t i = c->ready_done; i != job->ready_prod; i++) {
 			const struct kr_pool_ready *e = &job->ready[i % KR_JOB_READY_RING];
 
+			if (i < KR_POOL_READY_DCIS)
+				continue; /* the attach's own: a fresh job's first connect calls nobody */
 			if (!ready_withdraw(k, j, i))
 				continue; /* the job claimed it first */
 			if (!kr_keeper_lease_take(k, j, KR_SLOT_DCI, e->index, e->gen,
