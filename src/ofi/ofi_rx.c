@@ -279,7 +279,8 @@ void kr_ofi_rx_progress(struct kr_ofi_ep *ep)
 		bool gone = false;
 
 		next = rx->next;
-		while (rx->discard && rx->nann && !rx->err && !gone) { /* acknowledged unread */
+		/* acknowledged unread; gone: rx went with its last ACK (freed) */
+		while (!gone && rx->discard && rx->nann && !rx->err) {
 			struct kr_ofi_ann a = rx->ann[0];
 
 			memmove(rx->ann, rx->ann + 1, --rx->nann * sizeof(rx->ann[0]));

@@ -21,7 +21,8 @@
  *                alone, unknown flags
  *   peer died    B takes a 100 KB message's RTS and chunk and dies idle: A's
  *                send fails (the keepalive NOP to a silent awaited peer)
- *   peer killed  a new B starts a 64 MiB send and is SIGKILLed 50 ms into it: A's
+ *   peer killed  a new B starts a 64 MiB send (A peeks until its RTS is in,
+ *                then receives) and is SIGKILLed 50 ms into it: A's
  *                receive completes with an error, not a hang (its next READ
  *                or ACK fails, or the keepalive NOP of a silent peer), and
  *                a send to B fails too
@@ -59,6 +60,8 @@ struct node {
 	struct fid_ep *ep;
 	fi_addr_t peer, self;
 };
+
+static const char *g_step = "setup"; /* named when a completion never comes */
 
 enum cmd { C_UNEXP = 1, C_DIRECTED, C_DATA, C_TRUNC, C_PROBE, C_HUGE, C_QUIT };
 
@@ -157,7 +160,7 @@ static int wait_one(struct node *n, struct fi_cq_tagged_entry *e, fi_addr_t *src
 		}
 		CHECK_EQ(r, -FI_EAGAIN);
 		if (now_s() - t0 > TMO_S) {
-			fprintf(stderr, "no completion in %d s\n", TMO_S);
+			fprintf(stderr, "%s: no completion in %d s\n", g_step, TMO_S);
 			exit(1);
 		}
 	}
@@ -180,7 +183,7 @@ static void send_wait(struct node *n, const void *buf, size_t len, uint64_t tag)
 static void peer_main(const char *sock, int out, int in)
 {
 	uint8_t *buf = malloc(HUGE);
-	struct node n;
+	struct node n = {0};
 	struct fi_context2 ctx;
 	int c = 0;
 
@@ -429,9 +432,20 @@ static void test_peer_killed(struct node *n, int to, int from, pid_t b, uint8_t 
 	double t0;
 	int rc;
 
-	trecv(n, buf, HUGE, FI_ADDR_UNSPEC, 70, 0, &c);
+	struct iovec iov = {.iov_base = buf, .iov_len = HUGE};
+	struct fi_msg_tagged m = {
+	    .msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .tag = 70, .context = &c};
+
 	ask(to, C_HUGE);
 	done(n, from, C_HUGE); /* B starts sending */
+	/* its RTS is here (however slow B is, under valgrind say): then the receive */
+	for (t0 = now_s(); now_s() - t0 < TMO_S;) {
+		CHECK_OK(fi_trecvmsg(n->ep, &m, FI_PEEK));
+		if (!wait_one(n, &e, NULL, NULL))
+			break;
+	}
+	CHECK(e.op_context == &c && e.len == HUGE && e.tag == 70);
+	trecv(n, buf, HUGE, FI_ADDR_UNSPEC, 70, 0, &c);
 	/* let some of it arrive, then B dies mid-stream */
 	t0 = now_s();
 	while (now_s() - t0 < 0.05)
@@ -439,7 +453,7 @@ static void test_peer_killed(struct node *n, int to, int from, pid_t b, uint8_t 
 	kill(b, SIGKILL);
 	CHECK_EQ(waitpid(b, NULL, 0), b);
 	rc = wait_one(n, &e, NULL, NULL);
-	CHECK(rc == -FI_EIO);
+	CHECK_EQ(rc, -FI_EIO);
 	/* a send to the dead peer fails too, and does not hang */
 	rc = fi_tsend(n->ep, buf, 100, NULL, n->peer, 71, &s);
 	if (!rc)
@@ -488,16 +502,24 @@ int main(int argc, char **argv)
 	b2 = spawn_peer(argv[2], &to2, &from2);
 	node_open(&n, argv[1]);
 	node_meet(&n, to, from);
+	g_step = "unexpected";
 	test_unexpected(&n, to, from, buf);
+	g_step = "directed";
 	test_directed(&n, to, from, buf);
+	g_step = "data inject";
 	test_data_inject(&n, to, from, buf);
+	g_step = "truncation";
 	test_truncation(&n, to, from, buf);
+	g_step = "probes";
 	test_probes(&n, to, from, buf);
+	g_step = "bad input";
 	test_bad_input(&n, buf);
+	g_step = "peer died idle";
 	test_peer_died_idle(&n, b, buf);
 	close(to);
 	close(from);
 	node_meet(&n, to2, from2); /* the second B: a new endpoint, a new address */
+	g_step = "peer killed";
 	test_peer_killed(&n, to2, from2, b2, buf);
 	node_close(&n);
 	free(buf);
