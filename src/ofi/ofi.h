@@ -184,6 +184,31 @@ struct kr_ofi_wsend {
 	uint8_t inl[KR_OFI_INLINE]; /* ... and the payload after it */
 };
 
+/* A FIFO of SENDs: a peer's queued ones, its posted ones. */
+struct kr_ofi_wq {
+	struct kr_ofi_wsend *head, *tail;
+};
+
+static inline void kr_ofi_wq_push(struct kr_ofi_wq *q, struct kr_ofi_wsend *ws)
+{
+	ws->next = NULL;
+	if (q->tail)
+		q->tail->next = ws;
+	else
+		q->head = ws;
+	q->tail = ws;
+}
+
+/* The oldest, taken off q, or NULL. */
+static inline struct kr_ofi_wsend *kr_ofi_wq_pop(struct kr_ofi_wq *q)
+{
+	struct kr_ofi_wsend *ws = q->head;
+
+	if (ws && !(q->head = ws->next))
+		q->tail = NULL;
+	return ws;
+}
+
 /* A chunk the sender announced and the receiver has not READ yet. */
 struct kr_ofi_ann {
 	uint64_t off, addr;
@@ -234,17 +259,17 @@ struct kr_ofi_peer {
 	struct kr_ofi_peer *next;
 	uint32_t node;
 	uint16_t port;
-	fi_addr_t fi_addr; /* in the endpoint's AV, FI_ADDR_NOTAVAIL: not there */
-	uint32_t av_gen;   /* the AV's generation fi_addr was found in */
-	struct kr_vqp *v;  /* NULL until the first SEND to it */
-	struct kr_ofi_wsend *q_head, *q_tail;		/* SENDs not posted yet, in order */
-	struct kr_ofi_wsend *posted_head, *posted_tail; /* posted, completing in this order */
-	uint32_t inflight;				/* krcore requests posted, not completed */
-	uint64_t refused_ns; /* first ECONNREFUSED of a connect still failing */
-	int err;	     /* the vQP failed: every later operation fails with it */
-	int fail_err;	     /* a failure seen inside a completion, for the next progress */
-	uint64_t heard_ns;   /* last message from it or completion of ours to it */
-	bool nop_out;	     /* a keepalive NOP is queued or in flight */
+	fi_addr_t fi_addr;	 /* in the endpoint's AV, FI_ADDR_NOTAVAIL: not there */
+	uint32_t av_gen;	 /* the AV's generation fi_addr was found in */
+	struct kr_vqp *v;	 /* NULL until the first SEND to it */
+	struct kr_ofi_wq queued; /* SENDs not posted yet, in order */
+	struct kr_ofi_wq posted; /* posted, completing in this order */
+	uint32_t inflight;	 /* krcore requests posted, not completed */
+	uint64_t refused_ns;	 /* first ECONNREFUSED of a connect still failing */
+	int err;		 /* the vQP failed: every later operation fails with it */
+	int fail_err;		 /* a failure seen inside a completion, for the next progress */
+	uint64_t heard_ns;	 /* last message from it or completion of ours to it */
+	bool nop_out;		 /* a keepalive NOP is queued or in flight */
 };
 
 struct kr_ofi_ep {

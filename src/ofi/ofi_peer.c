@@ -85,7 +85,6 @@ int kr_ofi_peer_send(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct k
 	if (!ws)
 		return -FI_ENOMEM;
 	ws->kind = KR_OFI_REQ_SEND;
-	ws->next = NULL;
 	ws->tx = tx;
 	ws->done_rx = done_rx;
 	ws->w = *w;
@@ -103,11 +102,7 @@ int kr_ofi_peer_send(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct k
 		memcpy(ws->bounce, w, sizeof(*w));
 		memcpy(ws->bounce + sizeof(*w), payload, len);
 	}
-	if (p->q_tail)
-		p->q_tail->next = ws;
-	else
-		p->q_head = ws;
-	p->q_tail = ws;
+	kr_ofi_wq_push(&p->queued, ws);
 	peer_post(ep, p); /* only posts: callers are inside completions of their own */
 	return 0;
 }
@@ -153,12 +148,8 @@ static void peer_fail(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err)
 		FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA, "peer node %u port %u failed: %s\n", p->node,
 			(unsigned int)p->port, fi_strerror(-err));
 	p->err = err;
-	while ((ws = p->q_head)) {
-		p->q_head = ws->next;
-		if (!p->q_head)
-			p->q_tail = NULL;
+	while ((ws = kr_ofi_wq_pop(&p->queued)))
 		kr_ofi_tx_sent(ep, ws, KR_WC_WR_FLUSH_ERR);
-	}
 	kr_ofi_tx_peer_failed(ep, p, err);
 	kr_ofi_rx_peer_failed(ep, p, err);
 }
@@ -171,7 +162,7 @@ static void peer_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 	int n;
 
 	/* queued SENDs wait for credits, whose READ completes in kr_poll too */
-	while ((p->inflight || p->q_head) && (n = kr_poll(p->v, wc, KR_OFI_POLL)) != 0) {
+	while ((p->inflight || p->queued.head) && (n = kr_poll(p->v, wc, KR_OFI_POLL)) != 0) {
 		if (n < 0) {
 			peer_fail(ep, p, n == -ENOTCONN ? -FI_ENOTCONN : -FI_EIO);
 			return;
@@ -188,10 +179,8 @@ static void peer_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 				struct kr_ofi_wsend *ws =
 				    (struct kr_ofi_wsend *)(uintptr_t)wc[i].wr_id;
 
-				/* a vQP completes in post order: it is the oldest posted */
-				p->posted_head = ws->next;
-				if (!p->posted_head)
-					p->posted_tail = NULL;
+				kr_ofi_wq_pop(
+				    &p->posted); /* a vQP completes in post order: it is ws */
 				if (ws->w.op == KR_OFI_W_NOP)
 					p->nop_out = false;
 				kr_ofi_tx_sent(ep, ws, wc[i].status);
@@ -225,9 +214,9 @@ static void peer_post(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 {
 	struct kr_ofi_wsend *ws;
 
-	if (!p->q_head || kr_ofi_peer_ready(ep, p))
+	if (!p->queued.head || kr_ofi_peer_ready(ep, p))
 		return;
-	while ((ws = p->q_head)) {
+	while ((ws = p->queued.head)) {
 		int rc = ws->bounce
 			     ? kr_post_send(p->v, ws->bounce, ws->len, (uintptr_t)ws, 0)
 			     : kr_post_send(p->v, &ws->w, ws->len, (uintptr_t)ws, KR_POST_INLINE);
@@ -238,15 +227,7 @@ static void peer_post(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 			p->fail_err = rc == -ENOTCONN ? -FI_ENOTCONN : -FI_EIO;
 			return;
 		}
-		p->q_head = ws->next;
-		if (!p->q_head)
-			p->q_tail = NULL;
-		ws->next = NULL;
-		if (p->posted_tail)
-			p->posted_tail->next = ws;
-		else
-			p->posted_head = ws;
-		p->posted_tail = ws;
+		kr_ofi_wq_push(&p->posted, kr_ofi_wq_pop(&p->queued));
 		p->inflight++;
 		if (ws->done_rx) { /* the NIC delivers it now without us */
 			kr_ofi_rx_complete(ep, ws->done_rx);
@@ -308,15 +289,13 @@ void kr_ofi_peers_free(struct kr_ofi_ep *ep)
 		ep->peers = p->next;
 		if (p->v)
 			kr_disconnect(p->v); /* waits for what is in flight; drops completions */
-		for (int l = 0; l < 2; l++)
-			while ((ws = l ? p->q_head : p->posted_head)) {
-				*(l ? &p->q_head : &p->posted_head) = ws->next;
-				if (ws->w.op == KR_OFI_W_EAGER)
-					free(ws->tx); /* a large send's is on the endpoint's list */
-				free(ws->done_rx);
-				kr_free(ep->dom->ctx, ws->bounce);
-				free(ws);
-			}
+		while ((ws = kr_ofi_wq_pop(&p->posted)) || (ws = kr_ofi_wq_pop(&p->queued))) {
+			if (ws->w.op == KR_OFI_W_EAGER)
+				free(ws->tx); /* a large send's is on the endpoint's list */
+			free(ws->done_rx);
+			kr_free(ep->dom->ctx, ws->bounce);
+			free(ws);
+		}
 		free(p);
 	}
 }

@@ -33,17 +33,16 @@ static int tx_inject(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct k
 	uint64_t t0;
 	int rc;
 
-	if (p->q_head) /* older SENDs first (send-after-send order) */
+	if (p->queued.head) /* older SENDs first (send-after-send order) */
 		kr_ofi_peer_progress(ep, p);
-	if (p->q_head)
+	if (p->queued.head)
 		return p->err ? p->err : -FI_EAGAIN;
 	rc = kr_ofi_peer_send(ep, p, w, buf, len, NULL, NULL);
 	for (t0 = kr_now_ns();
-	     !rc && p->q_head && !p->err && kr_now_ns() - t0 < KR_OFI_INJECT_SPIN_NS;)
+	     !rc && p->queued.head && !p->err && kr_now_ns() - t0 < KR_OFI_INJECT_SPIN_NS;)
 		kr_ofi_peer_progress(ep, p);
-	if (rc || !(ws = p->q_head))
+	if (rc || !(ws = kr_ofi_wq_pop(&p->queued))) /* it was the only one: not sent, refused */
 		return rc ? rc : p->err;
-	p->q_head = p->q_tail = NULL; /* it was the only one: not sent, refused */
 	kr_free(ep->dom->ctx, ws->bounce);
 	free(ws);
 	return -FI_EAGAIN;
@@ -192,10 +191,10 @@ static void tx_rndv_end(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, int err)
 	if (err && !tx->err)
 		tx->err = err;
 	/* its announcements still queued or in flight no longer name it */
-	for (struct kr_ofi_wsend *ws = p->q_head; ws; ws = ws->next)
+	for (struct kr_ofi_wsend *ws = p->queued.head; ws; ws = ws->next)
 		if (ws->tx == tx)
 			ws->tx = NULL;
-	for (struct kr_ofi_wsend *ws = p->posted_head; ws; ws = ws->next)
+	for (struct kr_ofi_wsend *ws = p->posted.head; ws; ws = ws->next)
 		if (ws->tx == tx)
 			ws->tx = NULL;
 	tx_unlink(ep, tx);
