@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The engine of one simulated host: the thread that does what a ConnectX's
- * packet processors do. Each pass, with sh->lock held:
+ * packet processors do (with the UDP receive thread, which runs inbound
+ * packets itself when the lock is free: sim_engine_rx_direct). Each pass,
+ * with sh->lock held:
  *   1. drain the inbound packet queue: requests to the responder, ACKs and
  *      responses to the completer;
  *   2. for every QP in RTS run its timers and its requester (new WQEs from
@@ -171,26 +173,44 @@ static void sim_engine_rescan(struct sim_engine *eng)
 			eng->qp_hi = i + 1;
 }
 
-static void sim_engine_pass(struct sim_engine *eng)
+/* sh->lock held: the inbound queue, oldest first, then list (may be NULL). */
+static void sim_engine_drain(struct sim_engine *eng, struct sim_pkt *list)
 {
-	struct sim_shared *sh = eng->sh;
-	struct sim_pkt *list, *pkt;
-	uint32_t n;
-
-	sim_lock(eng->dev);
-	eng->now = sim_now_ns();
-	sim_wire_pass(eng); /* held packets now due: first, they were sent earlier */
+	struct sim_pkt *queued, *pkt;
 
 	pthread_mutex_lock(&eng->inq_lock);
-	list = eng->inq_head;
+	queued = eng->inq_head;
 	eng->inq_head = eng->inq_tail = NULL;
 	pthread_mutex_unlock(&eng->inq_lock);
+	while ((pkt = queued)) {
+		queued = pkt->next;
+		sim_engine_rx(eng, pkt);
+		eng->work = true;
+	}
 	while ((pkt = list)) {
 		list = pkt->next;
 		sim_engine_rx(eng, pkt);
 		eng->work = true;
 	}
 	sim_resp_pump(eng);
+}
+
+/*
+ * One pass. The per-pass fields (work, next_deadline, now) are written under
+ * sh->lock only, by the pass and by sim_engine_rx_direct() on the receiving
+ * thread, so the loop gets its copies in *out before the lock is dropped.
+ */
+static void sim_engine_pass(struct sim_engine *eng, struct sim_engine_pass *out)
+{
+	struct sim_shared *sh = eng->sh;
+	uint32_t n;
+
+	sim_lock(eng->dev);
+	eng->work = false;
+	eng->next_deadline = UINT64_MAX;
+	eng->now = sim_now_ns();
+	sim_wire_pass(eng); /* held packets now due: first, they were sent earlier */
+	sim_engine_drain(eng, NULL);
 
 	eng->tx_budget = SIM_PASS_BUDGET;
 	if (eng->qp_next >= eng->qp_hi)
@@ -211,7 +231,33 @@ static void sim_engine_pass(struct sim_engine *eng)
 	}
 	eng->qp_next++;
 	sim_wire_flush(eng); /* what the pass queued on the UDP socket */
+	out->now = eng->now;
+	out->work = eng->work;
+	out->deadline = eng->next_deadline;
 	sim_unlock(eng->dev);
+}
+
+/* sim_engine_rx_direct() - see sim_engine.h. */
+bool sim_engine_rx_direct(struct sim_engine *eng, struct sim_pkt *list)
+{
+	int rc = pthread_mutex_trylock(&eng->sh->lock);
+
+	if (rc == EBUSY)
+		return false;
+	if (rc == EOWNERDEAD) {
+		KR_WARN("sim", "%s: a process died holding the device lock; recovering",
+			eng->dev->ctx.name);
+		pthread_mutex_consistent(&eng->sh->lock);
+	} else if (rc) {
+		return false; /* the engine's own sim_lock() reports it */
+	}
+	eng->now = sim_now_ns();
+	sim_engine_drain(eng, list);
+	sim_wire_flush(eng); /* the answers leave now, not at the engine's next pass */
+	sim_unlock(eng->dev);
+	/* what follows (the next WQEs behind an ACK, timers) is the engine's */
+	sim_engine_kick(eng->sh);
+	return true;
 }
 
 static bool sim_engine_inq_empty(struct sim_engine *eng)
@@ -287,15 +333,15 @@ static void sim_engine_wait(struct sim_engine *eng, uint64_t wait_ns)
 	}
 }
 
-static void sim_engine_sleep(struct sim_engine *eng)
+static void sim_engine_sleep(struct sim_engine *eng, uint64_t deadline)
 {
 	uint64_t now = sim_now_ns(), wait = SIM_SLEEP_MAX_NS;
 
-	if (eng->next_deadline != UINT64_MAX) {
-		if (eng->next_deadline <= now)
+	if (deadline != UINT64_MAX) {
+		if (deadline <= now)
 			return;
-		if (eng->next_deadline - now < wait)
-			wait = eng->next_deadline - now;
+		if (deadline - now < wait)
+			wait = deadline - now;
 	}
 	sim_engine_sleeping(eng, 1);
 	if (sim_engine_inq_empty(eng) && !atomic_load(&eng->stop))
@@ -314,31 +360,28 @@ static void *sim_engine_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	while (!atomic_load(&eng->stop)) {
-		uint64_t now;
+		struct sim_engine_pass p;
 
 		if (idle_since)
 			sim_engine_arm(eng);
-		eng->work = false;
-		eng->next_deadline = UINT64_MAX;
-		sim_engine_pass(eng);
-		now = eng->now;
-		if (now - last_rescan > SIM_RESCAN_NS) {
+		sim_engine_pass(eng, &p);
+		if (p.now - last_rescan > SIM_RESCAN_NS) {
 			sim_lock(eng->dev);
 			sim_engine_rescan(eng);
 			sim_unlock(eng->dev);
-			last_rescan = now;
+			last_rescan = p.now;
 		}
-		if (eng->work) {
+		if (p.work) {
 			idle_since = 0;
 			continue;
 		}
 		if (!idle_since)
-			idle_since = now;
-		if (now - idle_since < SIM_POLL_NS) {
+			idle_since = p.now;
+		if (p.now - idle_since < SIM_POLL_NS) {
 			sched_yield();
 			continue;
 		}
-		sim_engine_sleep(eng);
+		sim_engine_sleep(eng, p.deadline);
 	}
 	return NULL;
 }

@@ -353,7 +353,21 @@ struct sim_engine {
 };
 
 /* ---- sim_engine.c ---- */
+/* What a pass leaves its loop (copied under sh->lock). */
+struct sim_engine_pass {
+	uint64_t now;
+	uint64_t deadline; /* earliest timer, UINT64_MAX if none */
+	bool work;
+};
 uint64_t sim_now_ns(void);
+/*
+ * The receiving thread runs inbound packets (a list, oldest first) to
+ * completion itself when no one holds the device lock, as a NIC answers a
+ * READ without a scheduler in between: what they produce (responses, ACKs,
+ * CQEs) leaves at once, and the engine is kicked for what follows. false:
+ * the lock was busy and nothing was taken; queue them for the engine.
+ */
+bool sim_engine_rx_direct(struct sim_engine *eng, struct sim_pkt *list);
 /* A timer of this pass: the engine sleeps no longer than deadline. */
 void sim_engine_timer(struct sim_engine *eng, uint64_t deadline);
 /* The engine moves a QP to ERR (it found an error); flushes its queues. */

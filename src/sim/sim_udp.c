@@ -8,9 +8,10 @@
  * cluster uses the same port, as RoCEv2 uses 4791: a packet goes to the IPv4
  * address inside its IPv4-mapped destination GID, at our own port.
  *
- * Send (engine thread, sh->lock held): sim_udp_send() serialises a packet
- * into the next slot of a batch; sim_udp_flush() hands the batch to the kernel
- * with one sendmmsg() at the end of the engine pass (or when it is full). The
+ * Send (whoever holds sh->lock: the engine's pass, or the receive thread
+ * running packets itself): sim_udp_send() serialises a packet into the next
+ * slot of a batch; sim_udp_flush() hands the batch to the kernel with one
+ * sendmmsg() before the lock is dropped (or when it is full). The
  * socket is unconnected and sends with IP_PMTUDISC_DO, so every datagram has
  * Don't Fragment set and, on Linux, IP identification 0: the two IP fields
  * the ICRC covers that a receiver cannot see (sim_roce.c). A send error
@@ -20,10 +21,13 @@
  * Receive: a thread per host blocks in poll() on the socket and an eventfd
  * (stop), takes datagrams with recvmmsg(), checks and parses them
  * (sim_roce_parse: malformed or ICRC-failed ones are dropped and counted) and
- * appends them to the engine's inbound queue, then kicks the engine as the
- * in-process wire does. It touches nothing else of the engine.
+ * runs them to completion itself when the device lock is free
+ * (sim_engine_rx_direct: a READ is answered without waking the engine, as a
+ * NIC answers without a scheduler in between); when the engine holds it, it
+ * appends them to the engine's inbound queue and kicks the engine as the
+ * in-process wire does.
  *
- * Owners: tx_* fields belong to the engine thread; rx_* fields to the
+ * Owners: tx_* fields belong to the holder of sh->lock; rx_* fields to the
  * receive thread (what it drops is counted in the host's statistics); fd and
  * stop_fd are set before either thread starts and closed after both are gone.
  */
@@ -179,7 +183,7 @@ static void sim_udp_deliver(struct sim_udp *u, int n)
 			head = pkt;
 		last = pkt;
 	}
-	if (!head)
+	if (!head || sim_engine_rx_direct(eng, head))
 		return;
 	pthread_mutex_lock(&eng->inq_lock);
 	if (eng->inq_tail)
