@@ -470,8 +470,9 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
  */
 #define KR_PROTO_MAGIC	      0x6b725031u /* "krP1" */
 /* 10: the ready-DCI ring in the job slot (the attach's grant comes on it);
- * 11: KR_MSG_PAIR answered in the job slot (kr_pool_pair_ans), not by a reply */
-#define KR_PROTO_VERSION      11u
+ * 11: KR_MSG_PAIR answered in the job slot (kr_pool_pair_ans), not by a reply;
+ * 12: the attach carries the launch key, the keeper derives tag and DC key */
+#define KR_PROTO_VERSION      12u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_NO_FD	      0xffffffffu
 
@@ -504,20 +505,24 @@ _Static_assert(sizeof(struct kr_msg_hdr) == 16, "kr_msg_hdr layout");
 enum kr_attach_flags {
 	/* krctl: no job slot, no descriptor, no shared memory; status by KR_MSG_STATUS */
 	KR_ATTACH_F_OBSERVE = 1u << 0,
+	/* a job without a launch key: the keeper draws one (a launch of one job) */
+	KR_ATTACH_F_LONE = 1u << 1,
 };
 
 /*
- * A job names its launch (abi_launch.c): the tag and the DC access key its
- * launch key derives. The keeper binds the job to the tenant slot of that
- * launch (binding a free one to it on its first rank), and refuses a tag
- * bound under another uid or with another key. Observers send zeros.
+ * A job gives its launch key (to a keeper whose uid it checked first); the
+ * keeper derives the launch's tag and DC access key (abi_launch.c), so a
+ * fresh process pays no hashing and no libsodium start-up, and an attach
+ * cannot name a launch whose key it lacks. The keeper binds the job to the
+ * tenant slot of that launch (binding a free one to it on its first rank)
+ * and refuses a launch bound under another uid. Observers and lone jobs send
+ * a zero key; a zero key without KR_ATTACH_F_LONE is refused.
  */
 struct kr_msg_attach {
 	struct kr_msg_hdr hdr;
 	uint32_t flags;
 	uint32_t rsvd;
-	uint64_t launch_tag;
-	uint64_t dc_key;
+	uint8_t launch_key[32]; /* KR_LAUNCH_KEY_BYTES */
 };
 
 /* A region to map: fds[fd_index] at file offset off, length len, at va. */
@@ -578,6 +583,9 @@ struct kr_msg_attach_reply {
 	uint32_t dci_bf_size;
 	/* fenced: bytes of an RC slot's block (its rings; then its own UAR page), else 0 */
 	uint32_t rc_block;
+	/* what the job's launch key derives (a job; 0 to an observer) */
+	uint64_t launch_tag;
+	uint64_t dc_key;
 };
 
 struct kr_msg_lease {
@@ -740,7 +748,7 @@ struct kr_msg_status_reply {
 	uint8_t data[KR_STATUS_CHUNK];
 };
 
-_Static_assert(sizeof(struct kr_msg_attach) == 40, "kr_msg_attach layout");
+_Static_assert(sizeof(struct kr_msg_attach) == 56, "kr_msg_attach layout");
 _Static_assert(sizeof(struct kr_msg_status) == 32, "kr_msg_status layout");
 _Static_assert(offsetof(struct kr_msg_status_reply, data) == 32, "kr_msg_status_reply layout");
 _Static_assert(sizeof(struct kr_msg_lease) == 32, "kr_msg_lease layout");
@@ -753,7 +761,7 @@ _Static_assert(sizeof(struct kr_msg_mr_fd) == 48, "kr_msg_mr_fd layout");
 _Static_assert(sizeof(struct kr_msg_heap_reply) == 56, "kr_msg_heap_reply layout");
 _Static_assert(offsetof(struct kr_msg_attach_reply, region) == 208 &&
 		   sizeof(struct kr_msg_attach_reply) ==
-		       208 + 33 * KR_ATTACH_MAX_REGIONS + 8,
+		       208 + 33 * KR_ATTACH_MAX_REGIONS + 24,
 	       "kr_msg_attach_reply layout");
 
 /* Fill a header. */
@@ -831,12 +839,24 @@ uint64_t kr_launch_tag_of(uint64_t dc_key);
  */
 #define KR_PORT_GEN_MASK 0xffffu
 uint64_t kr_port_dc_key(uint64_t dc_key, uint32_t port, uint32_t gen);
-/* 64 hex digits into key. 0 or -EINVAL. */
+/* 64 hex digits into key (no libsodium: a fresh job parses it). 0 or -EINVAL. */
 int kr_launch_parse(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES]);
 /*
- * kr_launch_init() - the launch of this job: from hex (64 hex digits), else
- * $KR_LAUNCH_KEY, else a random key. 0, -EINVAL (reported: a key that is not
- * 64 hex digits), -EIO (libsodium failed to start).
+ * kr_launch_key_get() - the launch key of this job, as the attach sends it:
+ * from hex (64 hex digits), else $KR_LAUNCH_KEY; 1 when there is none (a
+ * lone job: its keeper draws one), 0 with key filled, -EINVAL (reported).
+ * Calls nothing of libsodium.
+ */
+int kr_launch_key_get(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES]);
+/*
+ * kr_launch_derive() - the tag and DC key of launch key key (the keeper's
+ * side of an attach, and tests). 0, -EIO (libsodium failed to start).
+ */
+int kr_launch_derive(const uint8_t key[KR_LAUNCH_KEY_BYTES], struct kr_launch *l);
+/*
+ * kr_launch_init() - the launch of this job: kr_launch_key_get() and
+ * kr_launch_derive(), a random key when there is none. 0, -EINVAL
+ * (reported), -EIO (libsodium failed to start).
  */
 int kr_launch_init(const char *hex, struct kr_launch *l);
 

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The launch key, job side. A launch is a tenant: the ranks of one launch
- * share a 32-byte launch key (kr_attach_opts.launch_key, else
- * $KR_LAUNCH_KEY, else a random one: a lone job), and each derives from it
- * the same two values, so no one has to publish them:
- *   - the DC access key of the launch's DC target on every node (secret: it
- *     goes to the local keeper only, over its socket), from libsodium's
- *     crypto_kdf (BLAKE2b keyed with the launch key);
+ * The launch key. A launch is a tenant: the ranks of one launch share a
+ * 32-byte launch key (kr_attach_opts.launch_key, else $KR_LAUNCH_KEY, else
+ * none: a lone job, whose keeper draws one). A job gives it to its local
+ * keeper at attach (kr_launch_key_get: hex parsing only, no libsodium, so a
+ * fresh process pays no library start-up), and the keeper derives from it
+ * the same values on every node (kr_launch_derive), so no one has to
+ * publish them:
+ *   - the DC access key of the launch's DC target on every node (secret:
+ *     the keeper hands it back to the job, which posts with it), from
+ *     libsodium's crypto_kdf (BLAKE2b keyed with the launch key);
  *   - the launch tag, which names the launch in the MetaServer and in krctl
  *     (public), a BLAKE2b hash of the DC key (crypto_generichash): it tells
- *     nothing about the key, and a keeper checks that an attach naming a tag
- *     carries the key behind it, so no one without the launch key can hold
- *     the launch's name on a node (squat it between two of its ranks).
+ *     nothing about the key, and since an attach names a launch only by its
+ *     key, no one without the launch key can hold the launch's name on a
+ *     node (squat it between two of its ranks).
  *   - the DC key of each binding of a port (kr_port_dc_key): a hash of the
  *     launch's DC key, the port and the binding's generation, so a sender
  *     still aiming at an earlier binding of the port is dropped by the new
@@ -95,46 +98,77 @@ uint64_t kr_port_dc_key(uint64_t dc_key, uint32_t port, uint32_t gen)
 	return launch_hash(KR_PORT_KEY_DOMAIN, dc_key, pg, sizeof(pg));
 }
 
-/* kr_launch_parse() - see abi.h. */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* kr_launch_parse() - see abi.h. Hex decoding is not crypto: no library start-up for it. */
 int kr_launch_parse(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES])
 {
-	size_t n = 0;
-	const char *end = NULL;
-
-	if (!hex || strlen(hex) != 2 * KR_LAUNCH_KEY_BYTES ||
-	    sodium_hex2bin(key, KR_LAUNCH_KEY_BYTES, hex, strlen(hex), NULL, &n, &end) ||
-	    n != KR_LAUNCH_KEY_BYTES || *end)
+	if (!hex || strlen(hex) != 2 * KR_LAUNCH_KEY_BYTES)
 		return -EINVAL;
+	for (uint32_t i = 0; i < KR_LAUNCH_KEY_BYTES; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0) {
+			explicit_bzero(key, KR_LAUNCH_KEY_BYTES);
+			return -EINVAL;
+		}
+		key[i] = (uint8_t)(hi << 4 | lo);
+	}
 	return 0;
+}
+
+/* kr_launch_key_get() - see abi.h. */
+int kr_launch_key_get(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES])
+{
+	const char *from = "kr_attach_opts.launch_key";
+
+	if (!hex) {
+		hex = getenv("KR_LAUNCH_KEY");
+		from = "KR_LAUNCH_KEY";
+	}
+	if (!hex || !*hex)
+		return 1;
+	if (kr_launch_parse(hex, key)) {
+		KR_ERR("pool", "%s is not a launch key: 64 hex digits (32 bytes) expected", from);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* kr_launch_derive() - see abi.h. */
+int kr_launch_derive(const uint8_t key[KR_LAUNCH_KEY_BYTES], struct kr_launch *l)
+{
+	if (sodium_init() < 0)
+		return -EIO;
+	l->dc_key = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_DC, KR_LAUNCH_KDF_CTX);
+	l->tag = kr_launch_tag_of(l->dc_key);
+	return l->tag ? 0 : -EIO;
 }
 
 /* kr_launch_init() - see abi.h. */
 int kr_launch_init(const char *hex, struct kr_launch *l)
 {
-	const char *from = "kr_attach_opts.launch_key";
 	uint8_t key[KR_LAUNCH_KEY_BYTES];
-	int rc = 0;
+	int rc;
 
 	if (sodium_init() < 0)
 		return -EIO;
-	if (!hex) {
-		hex = getenv("KR_LAUNCH_KEY");
-		from = "KR_LAUNCH_KEY";
-	}
-	if (hex && *hex) {
-		rc = kr_launch_parse(hex, key);
-		if (rc) {
-			KR_ERR("pool", "%s is not a launch key: 64 hex digits (32 bytes) expected",
-			       from);
-			return rc;
-		}
-		l->lone = false;
-	} else {
-		randombytes_buf(key, sizeof(key)); /* a lone job: a launch of its own */
-		l->lone = true;
-	}
-	l->dc_key = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_DC, KR_LAUNCH_KDF_CTX);
-	l->tag = kr_launch_tag_of(l->dc_key);
+	rc = kr_launch_key_get(hex, key);
+	if (rc < 0)
+		return rc;
+	l->lone = rc == 1;
+	if (l->lone)
+		randombytes_buf(key, sizeof(key)); /* a launch of its own */
+	rc = kr_launch_derive(key, l);
 	sodium_memzero(key, sizeof(key));
-	return l->tag ? 0 : -EIO;
+	return rc;
 }

@@ -110,13 +110,14 @@ static void close_fds(int *fds, unsigned int n, int keep)
 			close(fds[i]);
 }
 
-/* Connect and run the ATTACH call; on success rep and fds are filled. */
-static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
+/*
+ * Connect and run the ATTACH call with launch key key (NULL: none, for an
+ * observer or a lone job, as flags say); on success rep and fds are filled.
+ */
+static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags, const uint8_t *key,
 		       struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
 {
-	struct kr_msg_attach req = {.flags = flags,
-				    .launch_tag = ctx->launch.tag,
-				    .dc_key = ctx->launch.dc_key};
+	struct kr_msg_attach req = {.flags = flags};
 	int rc;
 
 	ctx->sock = kr_msg_connect(path);
@@ -128,12 +129,15 @@ static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
 		if (rc)
 			return rc;
 	}
+	if (key)
+		memcpy(req.launch_key, key, sizeof(req.launch_key));
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), ++ctx->seq);
 	/* while the keeper answers: jemalloc's one-time set-up, which the first kr_malloc
 	 * would pay alone (an observer never allocates) */
 	rc = kr_msg_call_then(ctx->sock, &req, sizeof(req), rep, sizeof(*rep), fds,
 			      KR_ATTACH_MAX_REGIONS + 1, nfds,
 			      (flags & KR_ATTACH_F_OBSERVE) ? NULL : kr_arena_boot);
+	explicit_bzero(req.launch_key, sizeof(req.launch_key));
 	if (rc)
 		return rc == -EMSGSIZE ? -EPROTO : rc;
 	if (rep->hdr.len != sizeof(*rep)) {
@@ -152,14 +156,14 @@ static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags,
  * takes about a registration (~1 ms on a ConnectX-4); asked again every
  * 100 us for up to KR_ATTACH_WAIT_MS, then ENOSPC.
  */
-static int attach_wait(struct kr_ctx *ctx, const char *path, struct kr_msg_attach_reply *rep,
-		       int *fds, unsigned int *nfds)
+static int attach_wait(struct kr_ctx *ctx, const char *path, const uint8_t *key,
+		       struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds)
 {
 	uint64_t t0 = kr_now_ns();
 	int rc;
 
 	for (;;) {
-		rc = attach_call(ctx, path, 0, rep, fds, nfds);
+		rc = attach_call(ctx, path, key ? 0 : KR_ATTACH_F_LONE, key, rep, fds, nfds);
 		if (rc != -EAGAIN)
 			return rc;
 		close(ctx->sock);
@@ -250,6 +254,7 @@ static void ctx_free(struct kr_ctx *ctx)
 struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 {
 	struct kr_msg_attach_reply *rep = NULL;
+	uint8_t key[KR_LAUNCH_KEY_BYTES];
 	int fds[KR_ATTACH_MAX_REGIONS + 1];
 	unsigned int nfds = 0;
 	struct kr_ctx *ctx;
@@ -271,9 +276,11 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 		rc = -ENOMEM;
 		goto err_free;
 	}
-	rc = kr_launch_init(opts ? opts->launch_key : NULL, &ctx->launch);
-	if (rc)
+	/* the keeper derives the launch's tag and DC key: no hashing here */
+	rc = kr_launch_key_get(opts ? opts->launch_key : NULL, key);
+	if (rc < 0)
 		goto err_free;
+	ctx->launch.lone = rc == 1;
 	rc = kr_attach_keeper_uid(opts ? opts->keeper_uid : 0, &ctx->keeper_uid);
 	if (!rc)
 		rc = attach_dcis_per_thread(opts ? opts->dcis_per_thread : 0,
@@ -284,7 +291,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 		goto err_free;
 	rc = attach_wait(ctx,
 			 opts && opts->socket_path ? opts->socket_path : kr_msg_socket_default(),
-			 rep, fds, &nfds);
+			 ctx->launch.lone ? NULL : key, rep, fds, &nfds);
+	explicit_bzero(key, sizeof(key));
 	if (rc)
 		goto err_free;
 	rc = ctx_map_fixed(ctx, rep, fds);
@@ -308,6 +316,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->dci_block = rep->dci_block;
 	ctx->rc_block = rep->rc_block;
 	ctx->keeper_gen = rep->keeper_gen;
+	ctx->launch.tag = rep->launch_tag;
+	ctx->launch.dc_key = rep->dc_key;
 	ctx->attach_id = ++attach_count; /* attach_mtx held */
 	rc = kr_job_seg_check(ctx->seg, ctx->seg_len);
 	if (!rc &&
@@ -315,8 +325,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 		rc = -EPROTO;
 	if (!rc)
 		rc = kr_job_zone_check(ctx->zone, ctx->zone_len, ctx->tenant);
-	/* the keeper's DC target for our launch answers to our key */
-	if (!rc && ctx->zone->dc_key != ctx->launch.dc_key)
+	/* the keeper's DC target for our launch answers to the key it derived */
+	if (!rc && (!ctx->launch.tag || ctx->zone->dc_key != ctx->launch.dc_key))
 		rc = -EPROTO;
 	if (!rc && rep->fenced) /* the rings only through /dev/krmin, a lease at a time */
 		rc = kr_job_krmin_open(ctx, kr_attach_zone_head_len(rep));
@@ -350,6 +360,7 @@ err_unmap:
 		close(fds[rep->uar_fd_index]);
 	ctx_unmap(ctx);
 err_free:
+	explicit_bzero(key, sizeof(key));
 	if (ctx)
 		ctx_free(ctx);
 	free(rep);
@@ -435,7 +446,7 @@ static int observe_round(struct kr_ctx *ctx)
 
 	if (!rep)
 		return -ENOMEM;
-	rc = attach_call(ctx, ctx->obs_path, KR_ATTACH_F_OBSERVE, rep, fds, &nfds);
+	rc = attach_call(ctx, ctx->obs_path, KR_ATTACH_F_OBSERVE, NULL, rep, fds, &nfds);
 	if (rc)
 		goto out;
 	if (ctx->nregions && ctx->region[0].len != rep->seg_len)

@@ -618,13 +618,13 @@ int kr_keeper_target_build(struct kr_keeper *k, struct kr_keeper_tenant *t, cons
 
 /* keeper_bind.c */
 /*
- * kr_keeper_tenant_of_launch() - the tenant slot of launch tag for a job of
- * uid holding dc_key: the slot bound to it, else a free one (pinned to uid,
- * or unpinned), bound now: its DCT is created with dc_key. -EPERM (tag bound
- * under another uid or key), -ENOSPC (no free slot), -EINVAL (tag 0), or the
- * DCT's error.
+ * kr_keeper_tenant_of_launch() - the tenant slot of launch l (derived here
+ * from the key the job gave) for a job of uid: the slot bound to it, else a
+ * free one (pinned to uid, or unpinned), bound now: its DCT is created with
+ * l's DC key. -EPERM (bound under another uid), -ENOSPC (no free slot),
+ * -EINVAL (tag 0), or the DCT's error.
  */
-int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uint64_t dc_key);
+int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, const struct kr_launch *l);
 /*
  * Every bound slot its launch has left (no job attached or being scrubbed,
  * no DCI coming back): the DCT and its key die, the node cache is emptied,

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A launch is a tenant. A job names its launch by a tag and the DC key its
- * launch key derives (abi_launch.c). The launch's first rank on this node
+ * A launch is a tenant. A job gives its launch key at attach and the keeper
+ * derives the launch's tag and DC key from it (abi_launch.c, keeper_server.c),
+ * so an attach names only a launch whose key it holds: no one can hold a
+ * launch's name between its ranks. The launch's first rank on this node
  * binds a free tenant slot to (uid, tag, key) and the slot gets a DCT that
  * answers to that key: remote ranks of the launch derive the same key, any
  * other requester is dropped by the DCT (a key violation, as mlx5 does).
- * The launch's other ranks join the slot; a job of another uid, or with the
- * tag but not the key, is refused. The tag is a hash of the key
- * (kr_launch_tag_of), checked at every attach: a tag without its key never
- * binds a slot, so no one can hold a launch's name between its ranks. When the launch's last rank
+ * The launch's other ranks join the slot; a job of another uid is refused.
+ * When the launch's last rank
  * has left and everything it held is back, and no rank came back for KR_LAUNCH_LINGER_MS, the DCT
  * and its key die and the slot is renewed for the next launch.
  *
@@ -66,20 +66,15 @@ static void launch_publish(struct kr_keeper *k, struct kr_keeper_tenant *t)
 }
 
 /* kr_keeper_tenant_of_launch() - see keeper.h. */
-int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, uint64_t tag, uint64_t dc_key)
+int kr_keeper_tenant_of_launch(struct kr_keeper *k, uid_t uid, const struct kr_launch *l)
 {
 	bool pinned_only = uid_has_pinned(k, uid);
 	struct kr_keeper_tenant *t = NULL;
+	uint64_t tag = l->tag, dc_key = l->dc_key;
 	int rc;
 
 	if (!tag)
 		return -EINVAL;
-	if (tag != kr_launch_tag_of(dc_key)) { /* the tag is public, its key is not */
-		KR_WARN_RATELIMITED(
-		    "pool", "uid %u named launch %016" PRIx64 " without the key behind it: refused",
-		    (unsigned int)uid, tag);
-		return -EPERM;
-	}
 	for (uint32_t i = 0; i < k->cfg.tenants; i++) {
 		struct kr_keeper_tenant *b = &k->tenant[i];
 

@@ -23,6 +23,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "common/kr_clock.h"
 #include "common/kr_log.h"
 #include "keeper/keeper.h"
@@ -355,9 +357,8 @@ static int attach_regions(struct kr_keeper *k, struct kr_keeper_conn *c,
 	return rc;
 }
 
-/* Bind the connection to a job slot of its launch's tenant. 0, -ENOSPC, -EPERM. */
-static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
-		      const struct kr_msg_attach *req)
+/* Bind the connection to a job slot of launch l's tenant. 0, -ENOSPC, -EPERM. */
+static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c, const struct kr_launch *l)
 {
 	struct kr_keeper_heap *h;
 	struct kr_pool_tenant *tr;
@@ -365,7 +366,7 @@ static int attach_job(struct kr_keeper *k, struct kr_keeper_conn *c,
 	uint32_t j;
 	int t;
 
-	t = kr_keeper_tenant_of_launch(k, c->uid, req->launch_tag, req->dc_key);
+	t = kr_keeper_tenant_of_launch(k, c->uid, l);
 	if (t < 0)
 		return t;
 	tr = kr_seg_tenant(k->seg, (uint32_t)t);
@@ -428,12 +429,44 @@ static void release_job(struct kr_keeper *k, struct kr_keeper_conn *c, bool died
 	c->job_plus1 = 0;
 }
 
+/*
+ * The launch an attach names: its key's tag and DC key, or a key drawn here
+ * for a lone job. -EINVAL: unknown flags, an observer or lone job with a
+ * key, a job with none.
+ */
+static int attach_launch(const struct kr_msg_attach *req, struct kr_launch *l)
+{
+	static const uint8_t zero[KR_LAUNCH_KEY_BYTES];
+	const uint32_t known = KR_ATTACH_F_OBSERVE | KR_ATTACH_F_LONE;
+	uint8_t key[KR_LAUNCH_KEY_BYTES];
+	bool keyless = !memcmp(req->launch_key, zero, sizeof(zero));
+	int rc;
+
+	_Static_assert(sizeof(req->launch_key) == KR_LAUNCH_KEY_BYTES, "launch key size");
+	memset(l, 0, sizeof(*l));
+	if ((req->flags & ~known) || req->rsvd || req->flags == known)
+		return -EINVAL;
+	if (req->flags & KR_ATTACH_F_OBSERVE)
+		return keyless ? 0 : -EINVAL; /* an observer names no launch */
+	if (!!(req->flags & KR_ATTACH_F_LONE) != keyless)
+		return -EINVAL;
+	if (keyless)
+		randombytes_buf(key, sizeof(key)); /* a launch of its own */
+	else
+		memcpy(key, req->launch_key, sizeof(key));
+	rc = kr_launch_derive(key, l);
+	sodium_memzero(key, sizeof(key));
+	l->lone = keyless;
+	return rc;
+}
+
 static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg_attach *req)
 {
 	struct kr_keeper_conn *c = k->conn[slot];
 	struct kr_msg_attach_reply *rep;
 	int fds[KR_ATTACH_MAX_REGIONS + 1];
 	unsigned int nfds = 0;
+	struct kr_launch l;
 	int rc = 0;
 
 	rep = calloc(1, sizeof(*rep));
@@ -443,13 +476,12 @@ static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg
 	}
 	if (c->job_plus1 || c->observer)
 		rc = -EALREADY;
-	else if (req->flags & ~(uint32_t)KR_ATTACH_F_OBSERVE || req->rsvd ||
-		 ((req->flags & KR_ATTACH_F_OBSERVE) && (req->launch_tag || req->dc_key)))
-		rc = -EINVAL; /* unknown flags, or an observer that names a launch */
-	else if (req->flags & KR_ATTACH_F_OBSERVE)
-		c->observer = true;
 	else
-		rc = attach_job(k, c, req);
+		rc = attach_launch(req, &l);
+	if (!rc && (req->flags & KR_ATTACH_F_OBSERVE))
+		c->observer = true;
+	else if (!rc)
+		rc = attach_job(k, c, &l);
 	if (!rc)
 		rc = attach_regions(k, c, rep, fds, &nfds);
 	if (rc) {
@@ -461,6 +493,8 @@ static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg
 		k->seg->refused++;
 	} else if (!c->observer) {
 		k->seg->attaches++;
+		rep->launch_tag = l.tag;
+		rep->dc_key = l.dc_key;
 		/* the first connect's DCI, on the job's ready ring: it calls nobody */
 		kr_keeper_ready_offer(k, c, KR_POOL_READY_DCIS);
 	}

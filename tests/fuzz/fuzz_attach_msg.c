@@ -46,7 +46,7 @@
 #define MSG_MAX	    600u
 #define DEADLINE_MS 5000
 #define DEADLINE_NS (DEADLINE_MS * 1000000ull)
-#define PROBE_KEY   0x6b72667a7a746167ull /* the probe launch's DC key; its tag the hash */
+#define PROBE_KEY   "krfuzz attach probe launch key!" /* 31 chars + NUL: 32 bytes */
 
 static struct kr_keeper_cfg cfg;
 static pthread_t keeper;
@@ -114,8 +114,10 @@ static void name_launch(uint8_t *msg)
 	memcpy(&a, msg, sizeof(a));
 	if (a.hdr.type != KR_MSG_ATTACH)
 		return;
-	a.dc_key = (a.flags & KR_ATTACH_F_OBSERVE) ? 0 : PROBE_KEY;
-	a.launch_tag = a.dc_key ? kr_launch_tag_of(a.dc_key) : 0;
+	if (a.flags & (KR_ATTACH_F_OBSERVE | KR_ATTACH_F_LONE))
+		memset(a.launch_key, 0, sizeof(a.launch_key));
+	else
+		memcpy(a.launch_key, PROBE_KEY, sizeof(a.launch_key));
 	memcpy(msg, &a, sizeof(a));
 }
 
@@ -190,8 +192,7 @@ static bool one_way(const uint8_t *msg, size_t len, bool with_fd)
 static void probe_attach(void)
 {
 	for (uint64_t t0 = kr_test_now_ns();;) {
-		struct kr_msg_attach req = {.launch_tag = kr_launch_tag_of(PROBE_KEY),
-					    .dc_key = PROBE_KEY};
+		struct kr_msg_attach req = {0};
 		union {
 			struct kr_msg_attach_reply a;
 			struct kr_msg_reply r;
@@ -200,6 +201,8 @@ static void probe_attach(void)
 		unsigned int nfds = 0;
 		int sock = connect_keeper(), rc;
 
+		_Static_assert(sizeof(PROBE_KEY) == sizeof(req.launch_key), "probe key size");
+		memcpy(req.launch_key, PROBE_KEY, sizeof(req.launch_key));
 		kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), 1);
 		rc = kr_msg_call(sock, &req, sizeof(req), &rep, sizeof(rep), fds,
 				 KR_ATTACH_MAX_REGIONS + 1, &nfds);

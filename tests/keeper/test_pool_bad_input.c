@@ -59,12 +59,16 @@ static void raw_messages(const struct kp_keeper *k)
 	a.hdr.len = sizeof(a) + 4;
 	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* length field lies */
 	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
-	expect_refused(k, &a, sizeof(a), -1, -EINVAL); /* names no launch (tag 0) */
+	expect_refused(k, &a, sizeof(a), -1, -EINVAL); /* a job without a key, not lone */
 	a.flags = KR_ATTACH_F_OBSERVE;
-	a.launch_tag = 5;
+	a.launch_key[0] = 5;
 	expect_refused(k, &a, sizeof(a), -1, -EINVAL); /* an observer names no launch */
+	a.flags = KR_ATTACH_F_LONE;
+	expect_refused(k, &a, sizeof(a), -1, -EINVAL); /* lone, yet a key */
+	a.launch_key[0] = 0;
+	a.flags = KR_ATTACH_F_LONE | KR_ATTACH_F_OBSERVE;
+	expect_refused(k, &a, sizeof(a), -1, -EINVAL); /* an observer is not a job */
 	a.flags = 0;
-	a.launch_tag = 0;
 	kr_msg_init(&a.hdr, 99, sizeof(a), 1);
 	expect_refused(k, &a, sizeof(a), -1, -EPROTO); /* unknown type */
 	kr_msg_init(&a.hdr, KR_MSG_ATTACH, sizeof(a), 1);
@@ -114,7 +118,7 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t
 {
 	static int fds[CONCURRENT];
 	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
-	struct kr_launch me;
+	uint8_t key[KR_LAUNCH_KEY_BYTES];
 	struct rlimit rl;
 	int ok = 0, full = 0, refused = 0, again = 0, rc;
 
@@ -125,10 +129,11 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t
 			CONCURRENT + 200);
 	rl.rlim_cur = rl.rlim_max;
 	CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
-	CHECK_OK(kr_launch_init(NULL, &me));
+	CHECK_EQ(kr_launch_key_get(NULL, key), 0); /* the tests' launch (KR_LAUNCH_KEY) */
 	for (int i = 0; i < CONCURRENT; i++) {
-		struct kr_msg_attach a = {.launch_tag = me.tag, .dc_key = me.dc_key};
+		struct kr_msg_attach a = {0};
 
+		memcpy(a.launch_key, key, sizeof(key));
 		fds[i] = kr_msg_connect(k->sock);
 		if (fds[i] < 0)
 			KR_FAIL("connect %d: %s", i, strerror(-fds[i]));
@@ -159,8 +164,9 @@ static void many_attaches(const struct kp_keeper *k, uint32_t capacity, uint32_t
 		CHECK_EQ(rep->hdr.seq, (uint32_t)i + 1);
 		if (rep->status == -EAGAIN) {
 			/* a job slot, but no heap warm yet: ask again, as kr_attach does */
-			struct kr_msg_attach a = {.launch_tag = me.tag, .dc_key = me.dc_key};
+			struct kr_msg_attach a = {0};
 
+			memcpy(a.launch_key, key, sizeof(key));
 			CHECK_EQ(n, 0);
 			CHECK(++again < 10000); /* the worker warms a heap in milliseconds */
 			usleep(1000);

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "job/job.h"
 #include "keeper/meta/meta.h"
 #include "kr_test.h"
@@ -58,26 +60,50 @@ int sec_as_nobody(int (*fn)(void *arg), void *arg)
 	return sec_wait(sec_spawn_nobody(fn, arg));
 }
 
+/* This process's launch key: the tests' (KR_LAUNCH_KEY), else one of its own. NULL: bad. */
+static const uint8_t *sec_key(void)
+{
+	static uint8_t key[KR_LAUNCH_KEY_BYTES]; /* one launch per process */
+	static pid_t key_pid;
+	int rc;
+
+	if (key_pid != getpid()) {
+		rc = kr_launch_key_get(NULL, key);
+		if (rc < 0)
+			return NULL;
+		if (rc == 1)
+			randombytes_buf(key, sizeof(key));
+		key_pid = getpid();
+	}
+	return key;
+}
+
 const struct kr_launch *sec_launch(void)
 {
 	static struct kr_launch l; /* one launch per process */
 	static pid_t l_pid;
+	const uint8_t *key = sec_key();
 
 	if (l_pid != getpid()) {
-		if (kr_launch_init(NULL, &l))
+		if (!key || kr_launch_derive(key, &l))
 			return NULL;
 		l_pid = getpid();
 	}
 	return &l;
 }
 
-/* One ATTACH naming tag with dc_key: the reply's status, or the call's -errno; *fd kept on 0. */
-static int attach_named(const char *sock, uint64_t tag, uint64_t dc_key,
-			struct kr_msg_attach_reply *rep, int *fds, unsigned int *nfds, int *fd)
+/*
+ * One ATTACH giving launch key key (NULL: a lone job's, drawn by the keeper):
+ * the reply's status, or the call's -errno; *fd kept on 0.
+ */
+static int attach_named(const char *sock, const uint8_t *key, struct kr_msg_attach_reply *rep,
+			int *fds, unsigned int *nfds, int *fd)
 {
-	struct kr_msg_attach req = {.launch_tag = tag, .dc_key = dc_key};
+	struct kr_msg_attach req = {.flags = key ? 0 : KR_ATTACH_F_LONE};
 	int rc;
 
+	if (key)
+		memcpy(req.launch_key, key, sizeof(req.launch_key));
 	*fd = kr_msg_connect(sock);
 	if (*fd < 0)
 		return *fd;
@@ -97,16 +123,16 @@ static int attach_named(const char *sock, uint64_t tag, uint64_t dc_key,
 static int attach_once(const char *sock, struct kr_msg_attach_reply *rep, int *fds,
 		       unsigned int *nfds)
 {
-	const struct kr_launch *l = sec_launch();
+	const uint8_t *key = sec_key();
 	int fd;
 
-	if (!l)
+	if (!key)
 		return -1;
-	attach_named(sock, l->tag, l->dc_key, rep, fds, nfds, &fd);
+	attach_named(sock, key, rep, fds, nfds, &fd);
 	return fd;
 }
 
-int sec_attach_launch(const char *sock, uint64_t tag, uint64_t dc_key, int *conn)
+int sec_attach_launch(const char *sock, const uint8_t *key, uint64_t *tag, int *conn)
 {
 	struct kr_msg_attach_reply *rep = calloc(1, sizeof(*rep));
 	int fds[KR_ATTACH_MAX_REGIONS + 1];
@@ -117,13 +143,15 @@ int sec_attach_launch(const char *sock, uint64_t tag, uint64_t dc_key, int *conn
 	if (!rep)
 		return -ENOMEM;
 	for (double t0 = kp_now_ms();;) {
-		rc = attach_named(sock, tag, dc_key, rep, fds, &nfds, conn);
+		rc = attach_named(sock, key, rep, fds, &nfds, conn);
 		for (unsigned int i = 0; i < nfds; i++)
 			close(fds[i]);
 		if (rc != -EAGAIN || kp_now_ms() - t0 > 5000)
 			break;
 		usleep(1000); /* a heap being warmed */
 	}
+	if (tag)
+		*tag = rc ? 0 : rep->launch_tag;
 	free(rep);
 	return rc;
 }

@@ -29,7 +29,10 @@
 void sec_require_root(void);
 /* In a child: drop every privilege to SEC_UID/SEC_GID; exits 1 if that fails. */
 void sec_drop(void);
-/* This process's launch (KR_LAUNCH_KEY, else random; after sec_drop: its own). */
+/*
+ * This process's launch (KR_LAUNCH_KEY, else a random key; after sec_drop: its
+ * own), the one sec_attach_raw attaches as.
+ */
 const struct kr_launch *sec_launch(void);
 /* Run fn() in a child dropped to SEC_UID; returns its exit status (or 128 + signal). */
 int sec_as_nobody(int (*fn)(void *arg), void *arg);
@@ -46,12 +49,13 @@ int sec_attach_raw(const char *sock, struct kr_msg_attach_reply *rep, int *fds, 
 		   int timeout_ms);
 
 /*
- * Attach to the keeper at sock by hand, naming launch tag with dc_key (an
- * attacker's choice): the reply's status (0 or -errno; -EAGAIN, a heap
- * being warmed, is asked again for up to 5 s). The descriptors it carried
- * are closed; on 0, *conn is the connection (close it to detach), else -1.
+ * Attach to the keeper at sock by hand, giving launch key key (an attacker's
+ * choice; NULL: a lone job, the keeper draws one): the reply's status (0 or
+ * -errno; -EAGAIN, a heap being warmed, is asked again for up to 5 s). The
+ * descriptors it carried are closed; on 0, *conn is the connection (close it
+ * to detach), else -1. tag (may be NULL): the launch tag the keeper derived.
  */
-int sec_attach_launch(const char *sock, uint64_t tag, uint64_t dc_key, int *conn);
+int sec_attach_launch(const char *sock, const uint8_t *key, uint64_t *tag, int *conn);
 
 /* What a lender rank lends: its region, its key, its launch's DCT on its node. */
 struct sec_lent {

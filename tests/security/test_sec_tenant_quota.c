@@ -30,10 +30,10 @@ static struct kp_keeper K;
 /* A raw attach of a launch of its own (a random key): the status; *conn kept on success. */
 static int lone_attach(int *conn)
 {
-	uint64_t key;
+	uint8_t key[KR_LAUNCH_KEY_BYTES];
 
-	randombytes_buf(&key, sizeof(key));
-	return sec_attach_launch(K.sock, kr_launch_tag_of(key), key, conn);
+	randombytes_buf(key, sizeof(key));
+	return sec_attach_launch(K.sock, key, NULL, conn);
 }
 
 /* As uid 65534: two launches, then EDQUOT; a byte on the pipe, then wait to be killed. */
