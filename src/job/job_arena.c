@@ -46,8 +46,13 @@
 #define KR_ARENA_META_ALIGN (2u << 20) /* jemalloc's HUGEPAGE: base blocks */
 #define KR_ARENA_META_MAX   32u
 
-/* jemalloc options (its malloc_conf, renamed): exact-size extents */
-const char *krje_malloc_conf = "retain:false";
+/*
+ * jemalloc options (its malloc_conf, renamed): exact-size extents; one
+ * automatic arena, since every call names its arena (its boot then clears
+ * the statistics of 1 arena instead of 4 per CPU: 30 page faults instead of
+ * 37 in a fresh process, on the attach path)
+ */
+const char *krje_malloc_conf = "retain:false,narenas:1";
 
 /* jemalloc's mallctl/mallocx/dallocx under their private names (krje.syms) */
 int krje_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
