@@ -121,6 +121,9 @@ struct kr_ctx {
 	/* the MetaServer lookup's READ on the caller's DCI (virtqp_look.c), NULL: its own DCI */
 	kr_job_look_read_fn look_read;
 	bool lib_buf_lost; /* a lookup READ may still land in the heap's library bytes */
+	/* a node cache report held for the next empty poll (lock; set: atomic) */
+	struct kr_msg_cache cache_held;
+	bool cache_held_set;
 	/* kr_malloc's arena over the heap, made at the first kr_malloc (arena_lock) */
 	struct kr_arena *arena;
 	pthread_mutex_t arena_lock;
@@ -277,6 +280,17 @@ bool kr_job_keeper_gone_fast(struct kr_ctx *ctx);
  */
 void kr_job_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
 			  size_t len);
+/*
+ * kr_job_cache_report_later() - the same, sent by the caller's next empty
+ * poll (kr_job_cache_flush) or disconnect, not now: a message wakes the
+ * keeper, which on a busy node runs on the sender's core before its send
+ * returns; a poll waiting for a completion has that time to spare. One is
+ * held; a second sends the first.
+ */
+void kr_job_cache_report_later(struct kr_ctx *ctx, uint32_t op, uint32_t node_id,
+				const void *rec, size_t len);
+/* kr_job_cache_flush() - send the held report, if any (one load when none). */
+void kr_job_cache_flush(struct kr_ctx *ctx);
 
 /* job_lease.c: the posting view of a leased DCI and the tenant's own DCT. */
 /*

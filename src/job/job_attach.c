@@ -377,6 +377,7 @@ int kr_detach(struct kr_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
+	kr_job_cache_flush(ctx); /* before the keeper forgets us */
 	pthread_mutex_lock(&ctx->lock);
 	was_dead = ctx->dead;
 	if (!ctx->dead && !ctx->observer) {

@@ -52,23 +52,68 @@ int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *
 
 /* ---- the node cache: the keeper writes it, jobs report ---- */
 
+/* A report, filled; false when rec does not fit. */
+static bool cache_msg(struct kr_msg_cache *m, uint32_t op, uint32_t node_id, const void *rec,
+		      size_t len)
+{
+	if (len > sizeof(m->rec))
+		return false;
+	memset(m, 0, sizeof(*m));
+	m->op = op;
+	m->node_id = node_id;
+	if (len)
+		memcpy(m->rec, rec, len);
+	kr_msg_init(&m->hdr, KR_MSG_CACHE, sizeof(*m), 0);
+	return true;
+}
+
+/* ctx->lock held: send m (one-way: a lost report only costs a later lookup a READ). */
+static void cache_send(struct kr_ctx *ctx, struct kr_msg_cache *m)
+{
+	if (ctx->dead || ctx->observer)
+		return;
+	m->hdr.seq = ++ctx->seq;
+	if (kr_msg_send(ctx->sock, m, sizeof(*m), NULL, 0) == -EPIPE)
+		ctx->dead = true;
+}
+
 void kr_job_cache_report(struct kr_ctx *ctx, uint32_t op, uint32_t node_id, const void *rec,
 			  size_t len)
 {
-	struct kr_msg_cache m = {.op = op, .node_id = node_id};
+	struct kr_msg_cache m;
 
-	if (len > sizeof(m.rec))
+	if (!cache_msg(&m, op, node_id, rec, len))
 		return;
-	if (len)
-		memcpy(m.rec, rec, len);
-	kr_msg_init(&m.hdr, KR_MSG_CACHE, sizeof(m), 0);
 	pthread_mutex_lock(&ctx->lock);
-	if (!ctx->dead && !ctx->observer) {
-		m.hdr.seq = ++ctx->seq;
-		/* one-way: a lost report only costs a later lookup a READ */
-		if (kr_msg_send(ctx->sock, &m, sizeof(m), NULL, 0) == -EPIPE)
-			ctx->dead = true;
-	}
+	cache_send(ctx, &m);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* kr_job_cache_report_later() - see job.h. */
+void kr_job_cache_report_later(struct kr_ctx *ctx, uint32_t op, uint32_t node_id,
+				const void *rec, size_t len)
+{
+	struct kr_msg_cache m;
+
+	if (!cache_msg(&m, op, node_id, rec, len))
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->cache_held_set)
+		cache_send(ctx, &ctx->cache_held);
+	ctx->cache_held = m;
+	__atomic_store_n(&ctx->cache_held_set, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* kr_job_cache_flush() - see job.h. */
+void kr_job_cache_flush(struct kr_ctx *ctx)
+{
+	if (!__atomic_load_n(&ctx->cache_held_set, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->cache_held_set)
+		cache_send(ctx, &ctx->cache_held);
+	__atomic_store_n(&ctx->cache_held_set, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ctx->lock);
 }
 

@@ -421,9 +421,10 @@ static int dct_meta_resolve(struct kr_ctx *ctx, struct kr_dct_zone *dz, uint32_t
 	if (!rc) {
 		struct kr_dct_wire w;
 
-		/* the keeper alone writes the cache: report, do not wait */
+		/* the keeper alone writes the cache: report at the next empty
+		 * poll (the connect's caller is about to wait for a completion) */
 		if (!kr_dct_rec_encode(rec, 0, 0, &w))
-			kr_job_cache_report(ctx, KR_CACHE_PUT, 0, &w, sizeof(w));
+			kr_job_cache_report_later(ctx, KR_CACHE_PUT, 0, &w, sizeof(w));
 		fresh_put(node_id, rec);
 	} else if (rc != -ENOENT && rc != -ENOTCONN && rc != -EAGAIN && rc != -ECONNREFUSED)
 		rc = -EHOSTUNREACH;

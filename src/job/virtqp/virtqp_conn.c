@@ -153,6 +153,7 @@ int kr_disconnect(struct kr_vqp *v)
 		snd = kr_vq_send_close(v); /* its slot on the port goes back first */
 	kr_vq_promote_drop(v);		   /* a pair being made, a DCI picked to go back to */
 	d = v->dci;
+	kr_job_cache_flush(d->ctx); /* a report its connect held, if no poll sent it */
 	kr_vq_dci_ring_pending(d); /* its KR_POST_MORE requests go out, to complete as orphans */
 	inflight = vq_orphan(v, d, &end);
 	/*

@@ -73,6 +73,7 @@ static __attribute__((noinline)) int vq_poll_queued(struct kr_vqp *v, struct kr_
 	}
 	if (got)
 		return got;
+	kr_job_cache_flush(v->dci->ctx); /* a lookup's report, while we wait anyway */
 	/* nothing came: a dead keeper (its device gone with it) is why, or not */
 	if (rc == 0 && kr_job_keeper_gone_fast(v->dci->ctx)) /* the step may have moved v */
 		rc = -ENOTCONN;
