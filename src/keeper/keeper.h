@@ -825,6 +825,8 @@ static inline const struct kr_devx_mr *kr_keeper_heap_mr(const struct kr_keeper_
 void kr_keeper_ready_reset(struct kr_keeper *k, struct kr_keeper_conn *c);
 /* Offer DCIs on c's ring until KR_JOB_READY_FILL unclaimed ones are ahead (pool permitting). */
 void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c);
+/* The same, once c's job has taken a DCI from its ring (a DCI release: it will want one again). */
+void kr_keeper_ready_fill_used(struct kr_keeper *k, struct kr_keeper_conn *c);
 /* At attach: n DCIs on c's ring whatever the pool (the first connect's). */
 void kr_keeper_ready_offer(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t n);
 /* The loop's tick: the rings of jobs that claimed an offer since the last one filled again. */

@@ -7,9 +7,10 @@
  *
  * Demand-driven: the attach puts KR_POOL_READY_DCIS on the ring (the first
  * connect's DCI); each time the job has claimed one, the keeper's next tick
- * (every 10 ms: it reads the claim words, the job sends nothing), and each
- * DCI lease the job had to ask for (KR_MSG_LEASE), offer DCIs until
- * KR_JOB_READY_FILL unclaimed ones are ahead again. A job that posts from
+ * (every 10 ms: it reads the claim words, the job sends nothing), each DCI
+ * lease the job had to ask for (KR_MSG_LEASE), and each DCI it gives back
+ * once it has used its ring (KR_MSG_RELEASE: threads that come and go), offer
+ * DCIs until KR_JOB_READY_FILL unclaimed ones are ahead again. A job that posts from
  * one thread holds one DCI, as before; one that starts threads finds the
  * next DCI there. Offers are made only while more than a quarter of the
  * tenant's built DCIs are free (the rule the library follows for a thread's
@@ -104,6 +105,14 @@ void kr_keeper_ready_fill(struct kr_keeper *k, struct kr_keeper_conn *c)
 		    !ready_offer_one(k, c))
 			return;
 	}
+}
+
+/* kr_keeper_ready_fill_used() - see keeper.h. */
+void kr_keeper_ready_fill_used(struct kr_keeper *k, struct kr_keeper_conn *c)
+{
+	ready_settle(k, c);
+	if (c->ready_done)
+		kr_keeper_ready_fill(k, c);
 }
 
 /* kr_keeper_ready_offer() - see keeper.h. */

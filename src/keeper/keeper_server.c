@@ -704,6 +704,11 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		rc = req.lease.rsvd ? -EINVAL
 				    : kr_keeper_lease_release(k, c, req.lease.kind, req.lease.index,
 							      req.lease.gen);
+		/* a job that gives DCIs back takes them again (threads that come and
+		 * go): its next thread's first connect finds one on the ring, not at
+		 * the tick 10 ms later; nothing while its ring is unused */
+		if (!rc && req.lease.kind == KR_SLOT_DCI)
+			kr_keeper_ready_fill_used(k, c);
 		break;
 	case KR_MSG_REG_MR:
 		rc = kr_keeper_reg_mr(k, c, &req.mr, &rep);
