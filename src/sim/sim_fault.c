@@ -228,6 +228,7 @@ int sim_stats_query(struct kr_devx_ctx *ctx, struct sim_stats *st)
 	SIM_STAT_COPY_(fault_reorders);
 	SIM_STAT_COPY_(fault_delays);
 	SIM_STAT_COPY_(fault_corrupts);
+	SIM_STAT_COPY_(loopback);
 #undef SIM_STAT_COPY_
 	return 0;
 }

@@ -6,7 +6,8 @@
  * delivers in process: a list of running engines by GID and a FIFO inbound
  * queue per engine. A packet for a GID no engine owns is dropped, as a switch
  * would; the requester's retransmission timer deals with it. Traffic between
- * two QPs of one host takes the same path (destination == source). The two
+ * two QPs of one host goes onto its own inbound queue, with an address or
+ * without (a NIC's loopback: it never reaches the wire). The two
  * kinds of host do not mix: hosts with an address are not on the list, and
  * the only GID they answer is ::ffff:<address>.
  *
@@ -252,13 +253,42 @@ static void sim_wire_deliver(struct sim_engine *eng, struct sim_pkt *pkt, bool c
 	pthread_mutex_unlock(&sim_wire_lock);
 }
 
+/*
+ * A host's packet to itself (a QP of this host to another of it: a job's
+ * MetaServer lookup on the MetaServer's node, two ranks of one node): a NIC
+ * loops it back inside, it never reaches the wire. Onto the host's own
+ * inbound queue; this engine's next pass (it loops while it has work) takes
+ * it: no socket, no thread woken.
+ */
+static void sim_wire_loopback(struct sim_engine *eng, struct sim_pkt *pkt, bool corrupt)
+{
+	SIM_STAT_INC(eng->sh, loopback);
+	if (corrupt && sim_wire_icrc_rejects(pkt)) {
+		SIM_STAT_INC(eng->sh, icrc_drops);
+		sim_pkt_free(pkt);
+		return;
+	}
+	pthread_mutex_lock(&eng->inq_lock);
+	if (eng->inq_tail)
+		eng->inq_tail->next = pkt;
+	else
+		eng->inq_head = pkt;
+	eng->inq_tail = pkt;
+	pthread_mutex_unlock(&eng->inq_lock);
+	eng->work = true;
+}
+
 /* ---- routing ---- */
 
-/* Onto the wire now: the host's UDP socket, or the in-process list. */
+/* Onto the wire now: the host's UDP socket, or the in-process list; to itself, looped back. */
 static void sim_wire_xmit(struct sim_engine *eng, struct sim_pkt *pkt, bool corrupt)
 {
 	pkt->next = NULL;
 	eng->pkts_tx++;
+	if (eng->udp && !memcmp(pkt->dgid, eng->gid, sizeof(eng->gid))) {
+		sim_wire_loopback(eng, pkt, corrupt);
+		return;
+	}
 	if (eng->udp) {
 		sim_udp_send(eng, pkt, corrupt);
 		sim_pkt_free(pkt);

@@ -12,7 +12,11 @@
  * and checks every completion, every byte read, every byte received (by
  * source QP), the atomics' returned values and, after a barrier, its own
  * memory: the peers' WRITEs, the counter (== hosts - 1), the CAS slots.
- * Last, a host with corrupt=1: the ICRC check drops all it sends.
+ * Then a host with corrupt=1: the ICRC check drops all it sends. Last, two
+ * QPs of one UDP host: a WRITE and a READ between them loop back inside the
+ * host (as a NIC's loopback: every packet counted in its loopback statistic,
+ * none on the socket), bytes checked; with corrupt=1 the looped packets meet
+ * the ICRC check too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -415,6 +419,76 @@ static int run_corrupt(void)
 	return 0;
 }
 
+/* Two RC QPs of one host: a WRITE then a READ between them, looped back inside. */
+static int run_loopback(bool corrupt)
+{
+	const char *addrs[] = {"127.0.0.1"};
+	uint16_t port = mp_pick_port(addrs, 1);
+	struct kr_fx_host a;
+	struct kr_devx_qp q1, q2;
+	struct kr_devx_qp_conn c;
+	struct sim_stats st;
+	uint8_t *m;
+	char da[80];
+
+	if (!port)
+		KR_SKIP("no free UDP port on 127.0.0.1");
+	snprintf(da, sizeof(da), "sim:lo@127.0.0.1:%u%s", port, corrupt ? ",corrupt=1" : "");
+	CHECK_OK(kr_fx_host_open(&a, da, MEM_LEN));
+	m = a.mem;
+	kr_fx_conn_default(&c);
+	c.ack_timeout = 8; /* 1 ms */
+	c.retry_count = 2;
+	CHECK_OK(kr_fx_rc_pair(&a, &q1, &a, &q2, &c));
+	for (int k = 0; k < 300; k++)
+		m[k] = (uint8_t)(k * 7 + 1);
+	{
+		struct kr_devx_sge sge = kr_fx_sge(&a, 0, 300);
+		struct kr_devx_wr wr = {.wr_id = 1,
+					.opcode = KR_WR_RDMA_WRITE,
+					.sge = &sge,
+					.num_sge = 1,
+					.remote_addr = (uint64_t)(uintptr_t)(m + 0x1000),
+					.rkey = a.mr.rkey};
+
+		CHECK_EQ(kr_fx_post_wait(&a, &q1, &wr, TMO_MS),
+			 corrupt ? KR_WC_RETRY_EXC_ERR : KR_WC_SUCCESS);
+	}
+	CHECK_OK(sim_stats_query(a.ctx, &st));
+	if (corrupt) {
+		CHECK_EQ(st.loopback, c.retry_count + 1);
+		CHECK_EQ(st.icrc_drops, c.retry_count + 1);
+		CHECK_EQ(st.pkts_rx, 0);
+		goto out;
+	}
+	{
+		struct kr_devx_sge sge = kr_fx_sge(&a, 0x2000, 300);
+		struct kr_devx_wr wr = {.wr_id = 2,
+					.opcode = KR_WR_RDMA_READ,
+					.sge = &sge,
+					.num_sge = 1,
+					.remote_addr = (uint64_t)(uintptr_t)(m + 0x1000),
+					.rkey = a.mr.rkey};
+
+		CHECK_EQ(kr_fx_post_wait(&a, &q2, &wr, TMO_MS), KR_WC_SUCCESS);
+	}
+	CHECK(!memcmp(m + 0x1000, m, 300));
+	CHECK(!memcmp(m + 0x2000, m, 300));
+	CHECK_OK(sim_stats_query(a.ctx, &st));
+	/* WRITE + its ACK, READ request + response: all looped, all taken */
+	CHECK(st.loopback >= 4);
+	CHECK_EQ(st.loopback, st.pkts_tx);
+	CHECK_EQ(st.pkts_rx, st.pkts_tx);
+	CHECK_EQ(st.rx_malformed, 0);
+out:
+	printf("loopback%s: %lu packets looped inside one UDP host\n", corrupt ? " corrupt=1" : "",
+	       (unsigned long)st.loopback);
+	kr_fx_qp_destroy(&q1);
+	kr_fx_qp_destroy(&q2);
+	kr_fx_host_close(&a);
+	return 0;
+}
+
 int main(void)
 {
 	int rc;
@@ -427,6 +501,10 @@ int main(void)
 	if (rc)
 		return rc;
 	rc = run_corrupt();
+	if (!rc)
+		rc = run_loopback(false);
+	if (!rc)
+		rc = run_loopback(true);
 	if (rc)
 		return rc;
 	KR_PASS("sim_udp_hosts");
