@@ -39,7 +39,7 @@
 #include "job/virtqp/virtqp.h"
 
 #define KB_SD_BUFS 64  /* receive buffers per port */
-#define KB_SD_SRC  128 /* messages being sent: more than an echo can have in flight */
+#define KB_SD_SRC  128 /* messages being sent: sd_send keeps no more in flight */
 #define KB_SD_PORT 7100
 
 /*
@@ -55,6 +55,7 @@ struct sd_way {
 	struct kr_devx_dc_av av[2]; /* raw mode: the two target ports' DCTs */
 	uint8_t *buf[2];	    /* KB_SD_BUFS receive buffers of each port */
 	uint8_t *src;		    /* KB_SD_SRC messages: one per send in flight */
+	uint64_t posted, reaped;    /* sends, and their completions taken */
 	uint32_t len;
 	bool yield; /* --peer: two jobs and two sim NICs share this machine's cores */
 };
@@ -93,14 +94,26 @@ static int sd_post_recv(struct sd_way *w, int s, uint32_t i)
 	}
 }
 
-/* Send seq to side s: 0, -EAGAIN (no credit or queue room), -errno. */
+/*
+ * Send seq to side s: 0, -EAGAIN (no credit or queue room, or KB_SD_SRC
+ * sends not complete), -errno. A source slot is stamped again only once the
+ * send that used it completed: the device reads it at (re)transmission, so
+ * a raw DCI with no flow control retrying an RNR NAK would otherwise carry a
+ * message KB_SD_SRC later (what an echo with a deep queue did, #47).
+ */
 static int sd_send(struct sd_way *w, int s, uint64_t seq)
 {
 	uint8_t *m = w->src + (size_t)(seq % KB_SD_SRC) * w->len;
+	int rc;
 
+	if (w->posted >= w->reaped + KB_SD_SRC) /* (a case may reap the last one's) */
+		return -EAGAIN;
 	sd_stamp(m, w->len, seq);
-	if (!w->raw)
-		return kr_post_send(w->v[s], m, w->len, seq, 0);
+	if (!w->raw) {
+		rc = kr_post_send(w->v[s], m, w->len, seq, 0);
+		w->posted += !rc;
+		return rc;
+	}
 	{
 		struct kr_devx_sge sge = {
 		    .addr = (uintptr_t)m, .length = w->len, .lkey = w->dci.lkey};
@@ -110,10 +123,11 @@ static int sd_send(struct sd_way *w, int s, uint64_t seq)
 					.sge = &sge,
 					.num_sge = 1,
 					.av = &w->av[s]};
-		int rc = kr_devx_qp_post_send(w->dci.qp, &wr);
-
-		if (!rc)
+		rc = kr_devx_qp_post_send(w->dci.qp, &wr);
+		if (!rc) {
 			kr_devx_qp_ring(w->dci.qp);
+			w->posted++;
+		}
 		return rc;
 	}
 }
@@ -135,6 +149,7 @@ static int sd_reap_sends(struct sd_way *w)
 					return -EIO;
 			got += n;
 		}
+		w->reaped += (uint64_t)got;
 		return got;
 	}
 	{
@@ -146,6 +161,7 @@ static int sd_reap_sends(struct sd_way *w)
 		for (int i = 0; i < n; i++)
 			if (wc[i].status != KR_WC_SUCCESS)
 				return -EIO;
+		w->reaped += (uint64_t)n;
 		return n;
 	}
 }
