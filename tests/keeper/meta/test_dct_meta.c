@@ -11,7 +11,8 @@
  * after kr_dct_invalidate; with node 1 stopped, lookups fall back to node 3;
  * node 1 restarted (empty, new table and DCT) is re-populated by the keepers'
  * periodic registration, and node 2 reaches it at its new address once node 3
- * is gone too.
+ * is gone too. A connect's lookup reports the record at the job's first
+ * empty poll: the node cache holds it then, with the vQP still open.
  * Every job runs in its own process (one attachment per process).
  */
 #include <arpa/inet.h>
@@ -100,6 +101,48 @@ static void rec_same(const struct kr_dct_rec *a, const struct kr_dct_rec *b)
 	CHECK_EQ(a->dctn, b->dctn);
 	CHECK(a->tag == b->tag);
 	CHECK(!memcmp(&a->addr, &b->addr, sizeof(a->addr)));
+}
+
+/*
+ * In a child attached to k: node's record dropped, a kr_connect (one READ)
+ * whose report to the keeper waits for the job's next empty poll: not cached
+ * after the connect, cached once a kr_poll found nothing, the vQP still
+ * open (no disconnect or detach sent it). 0, or the step that failed.
+ */
+static int held_report(const struct kp_keeper *k, uint32_t node)
+{
+	int status;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct kr_ctx *ctx = kp_attach(k, 5000);
+		struct kr_vqp *v;
+		struct kr_wc wc;
+		double t0;
+
+		if (!ctx)
+			_exit(2);
+		kr_dct_invalidate(ctx, node);
+		for (t0 = kp_now_ms(); kr_dct_cached(ctx, node); usleep(1000))
+			if (kp_now_ms() - t0 > 5000)
+				_exit(3);
+		v = kr_connect(ctx, node, NULL);
+		if (!v)
+			_exit(4);
+		if (kr_dct_cached(ctx, node))
+			_exit(5); /* reported inside the connect */
+		if (kr_poll(v, &wc, 1) != 0)
+			_exit(6);
+		for (t0 = kp_now_ms(); !kr_dct_cached(ctx, node); usleep(1000))
+			if (kp_now_ms() - t0 > 5000)
+				_exit(7); /* the poll did not send it */
+		kr_disconnect(v);
+		kr_detach(ctx);
+		_exit(0);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* The tests' launch (KR_LAUNCH_KEY): what the fake node registers under. */
@@ -310,6 +353,8 @@ int main(void)
 		a = job_resolve(&k2, 4, false);
 		CHECK_OK(a.rc);
 		rec_same(&a.rec, &self4.rec);
+		/* a connect's report goes at its first empty poll */
+		CHECK_EQ(held_report(&k2, 3), 0);
 		/* never registered; beyond the table */
 		CHECK_EQ(job_resolve(&k2, 9, false).rc, -ENOENT);
 		CHECK_EQ(job_resolve(&k2, 5000, false).rc, -ENOENT);
