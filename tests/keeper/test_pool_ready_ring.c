@@ -8,6 +8,9 @@
  *   threads   four threads lease and give back DCIs while the keeper
  *             refills the ring: every lease is the job's in the segment,
  *             never one held by two threads at once
+ *   release   a DCI given back refills the ring before the release returns
+ *             (not at a tick): ten rounds of take and give back, every take
+ *             from the ring, no lease request
  *   killed    a job killed while it takes from its ring and gives back:
  *             every DCI it held or was offered comes back FREE
  *   pressure  another job leases every DCI this one does not hold: the
@@ -235,6 +238,29 @@ static void test_threads(struct kr_ctx *ctx)
 		 "the job holds only its unclaimed offers");
 }
 
+static bool settled(const struct kr_ctx *ctx);
+
+static void test_release(struct kr_ctx *ctx)
+{
+	for (int i = 0; i < 10; i++) {
+		uint64_t calls0, takes0;
+		struct kr_lease l;
+
+		/* the DCIs given back are FREE again: the pool has room to offer */
+		WAIT_FOR(settled(ctx), 5000, "the pool settles");
+		calls0 = __atomic_load_n(&ctx->seg->lease_calls, __ATOMIC_RELAXED);
+		takes0 = ctx->ready_ring_takes;
+		CHECK_OK(kr_lease_alloc(ctx, KR_LEASE_DCI, &l));
+		check_mine(ctx, &l);
+		CHECK_EQ(ctx->ready_ring_takes, takes0 + 1);
+		CHECK_EQ(__atomic_load_n(&ctx->seg->lease_calls, __ATOMIC_RELAXED), calls0);
+		CHECK_OK(kr_lease_free(ctx, &l));
+		/* the release's reply comes after the refill: an offer ahead now */
+		if (ring_prod(ctx) - ctx->ready_taken < 1)
+			KR_FAIL("round %d: the ring is empty after a release", i);
+	}
+}
+
 /* The DCIs job j holds or was offered. */
 static uint32_t held_by(const struct kr_ctx *ctx, uint32_t j)
 {
@@ -354,6 +380,7 @@ int main(void)
 
 	test_refill(ctx);
 	test_threads(ctx);
+	test_release(ctx);
 	test_killed(ctx, &churn);
 	test_pressure(ctx, &taker);
 	test_hostile(ctx);
