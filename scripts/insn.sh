@@ -5,8 +5,11 @@
 # polled with the public devx API: kr_devx_qp_post_send, kr_devx_cq_poll),
 # counted by callgrind in a release build (tests/job/virtqp/bench_virtqp_insn.c:
 # 2,000 of each, the wait for the CQE outside the count). One row per request: READ, an inline
-# WRITE, CAS, and batch: 16 READs posted with one doorbell (the vQP: KR_POST_MORE on all but the
-# last; raw: a post list) and polled with one call, per request; insn_ratio = vqp / raw.
+# WRITE, CAS, batch: 16 READs posted with one doorbell (the vQP: KR_POST_MORE on all but the
+# last; raw: a post list) and polled with one call, per request, and send: an 8-byte SEND to a
+# port of this node with its send completion, its receive completion and the buffer posted
+# again (the vQP: kr_post_send, kr_poll, kr_poll_recv, kr_post_recv, the port's credits
+# included; raw: the DCI to the port's DC target, its CQ and SRQ); insn_ratio = vqp / raw.
 # Repeatable to the instruction.
 # Usage: scripts/insn.sh [--json] [--per-function] [BUILDDIR]   (default build-release)
 #   --per-function   also each function's own instructions per request (vQP path)
@@ -35,7 +38,7 @@ trap 'rm -rf "$work"' EXIT
 count() {
 	out="$work/$1.$2"
 	if ! valgrind --tool=callgrind --callgrind-out-file="$out" \
-		--toggle-collect="$2_post*" --toggle-collect="$2_poll" \
+		--toggle-collect="$2_post*" --toggle-collect="$2_poll" --toggle-collect="$2_recv" \
 		"$build/tests/job/virtqp/bench_virtqp_insn" "$1" >"$out.log" 2>&1; then
 		echo "insn.sh: bench_virtqp_insn $1 failed under callgrind:" >&2
 		tail -n 20 "$out.log" >&2
@@ -46,7 +49,7 @@ count() {
 }
 
 rows=""
-for op in read write cas batch; do
+for op in read write cas batch send; do
 	vq=$(count "$op" vq)
 	raw=$(count "$op" raw)
 	ratio=$(awk -v a="$vq" -v b="$raw" 'BEGIN { printf "%.3f", a / b }')
@@ -64,7 +67,7 @@ else
 	printf '%s' "$rows" | awk 'NF { printf "%-8s %10d %10d %11s\n", $1, $2, $3, $4 }'
 fi
 if [ "$perfn" = 1 ]; then
-	for op in read write cas batch; do
+	for op in read write cas batch send; do
 		echo "vQP $op: each function's own instructions per request"
 		callgrind_annotate "$work/$op.vq" 2>/dev/null |
 			awk -v n="$ops" '/Auto-annotated/ { exit }
