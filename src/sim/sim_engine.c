@@ -173,6 +173,18 @@ static void sim_engine_rescan(struct sim_engine *eng)
 			eng->qp_hi = i + 1;
 }
 
+/* sim_engine_inq_append() - see sim_engine.h. */
+void sim_engine_inq_append(struct sim_engine *eng, struct sim_pkt *head, struct sim_pkt *last)
+{
+	pthread_mutex_lock(&eng->inq_lock);
+	if (eng->inq_tail)
+		eng->inq_tail->next = head;
+	else
+		eng->inq_head = head;
+	eng->inq_tail = last;
+	pthread_mutex_unlock(&eng->inq_lock);
+}
+
 /* sh->lock held: the inbound queue, oldest first, then list (may be NULL). */
 static void sim_engine_drain(struct sim_engine *eng, struct sim_pkt *list)
 {

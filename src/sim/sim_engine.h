@@ -368,6 +368,8 @@ uint64_t sim_now_ns(void);
  * the lock was busy and nothing was taken; queue them for the engine.
  */
 bool sim_engine_rx_direct(struct sim_engine *eng, struct sim_pkt *list);
+/* Append packets head..last (linked by next, last->next NULL) to eng's inbound queue. */
+void sim_engine_inq_append(struct sim_engine *eng, struct sim_pkt *head, struct sim_pkt *last);
 /* A timer of this pass: the engine sleeps no longer than deadline. */
 void sim_engine_timer(struct sim_engine *eng, uint64_t deadline);
 /* The engine moves a QP to ERR (it found an error); flushes its queues. */

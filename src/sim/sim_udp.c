@@ -185,13 +185,7 @@ static void sim_udp_deliver(struct sim_udp *u, int n)
 	}
 	if (!head || sim_engine_rx_direct(eng, head))
 		return;
-	pthread_mutex_lock(&eng->inq_lock);
-	if (eng->inq_tail)
-		eng->inq_tail->next = head;
-	else
-		eng->inq_head = head;
-	eng->inq_tail = last;
-	pthread_mutex_unlock(&eng->inq_lock);
+	sim_engine_inq_append(eng, head, last);
 	/* queued before db_seq moves, as sim_wire_deliver() */
 	sim_engine_kick(eng->sh);
 }

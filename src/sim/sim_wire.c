@@ -239,13 +239,7 @@ static void sim_wire_deliver(struct sim_engine *eng, struct sim_pkt *pkt, bool c
 		sim_pkt_free(pkt);
 		return;
 	}
-	pthread_mutex_lock(&dst->inq_lock);
-	if (dst->inq_tail)
-		dst->inq_tail->next = pkt;
-	else
-		dst->inq_head = pkt;
-	dst->inq_tail = pkt;
-	pthread_mutex_unlock(&dst->inq_lock);
+	sim_engine_inq_append(dst, pkt, pkt);
 	/* The packet is queued before db_seq moves: an engine that saw the old
 	 * db_seq before sleeping is woken, one that sees the new one drains it. */
 	if (dst != eng)
@@ -268,13 +262,7 @@ static void sim_wire_loopback(struct sim_engine *eng, struct sim_pkt *pkt, bool 
 		sim_pkt_free(pkt);
 		return;
 	}
-	pthread_mutex_lock(&eng->inq_lock);
-	if (eng->inq_tail)
-		eng->inq_tail->next = pkt;
-	else
-		eng->inq_head = pkt;
-	eng->inq_tail = pkt;
-	pthread_mutex_unlock(&eng->inq_lock);
+	sim_engine_inq_append(eng, pkt, pkt);
 	eng->work = true;
 }
 
