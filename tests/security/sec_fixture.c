@@ -71,6 +71,8 @@ static const uint8_t *sec_key(void)
 		rc = kr_launch_key_get(NULL, key);
 		if (rc < 0)
 			return NULL;
+		if (rc == 1 && sodium_init() < 0)
+			return NULL;
 		if (rc == 1)
 			randombytes_buf(key, sizeof(key));
 		key_pid = getpid();
