@@ -289,6 +289,11 @@ enum kr_devx_backend_caps {
 	 * exported to that process (a software device sleeps when idle): a
 	 * fenced job needs its tenant's page besides its DCIs' own. */
 	KR_DEVX_BE_WAKE_PAGE = 1u << 2,
+	/* The device's work runs on the host's own CPUs (a software device: its
+	 * engine and receive threads): a thread that polls it empty for a
+	 * while gives its core up now and then, or on a small host the device
+	 * waits a scheduler slice (ms) for a core the poller holds. */
+	KR_DEVX_BE_HOST_CPU = 1u << 3,
 };
 
 /*

@@ -843,9 +843,10 @@ void sim_cost_charge_locked(struct sim_dev *dev, enum sim_cost_cmd c);
 /* ---- the devx backends (sim_device.c: a host opened here; sim_view.c: a job's) ---- */
 
 #define SIM_PREFIX "sim:" /* the device names the sim serves: "sim:<host>[,options]" */
-/* A UAR page travels as its own memfd, is memory (not MMIO), and a ring in
- * another process wakes the engine only through a page exported to it. */
-#define SIM_BACKEND_CAPS (KR_DEVX_BE_UAR_FD | KR_DEVX_BE_WAKE_PAGE)
+/* A UAR page travels as its own memfd, is memory (not MMIO), a ring in
+ * another process wakes the engine only through a page exported to it, and
+ * the engine runs on the host's CPUs. */
+#define SIM_BACKEND_CAPS (KR_DEVX_BE_UAR_FD | KR_DEVX_BE_WAKE_PAGE | KR_DEVX_BE_HOST_CPU)
 /* What a program that opens sim hosts adds (kr_devx_backend_add). */
 extern const struct kr_devx_backend kr_sim_backend;
 /* What a job adds: views of a keeper's host only (sim_view.c, no engine). */

@@ -117,6 +117,11 @@ struct kr_vq_dci {
 	struct kr_vq_tgt *tgt;	    /* [ntgt] the targets its vQPs post to */
 	uint32_t ntgt, tgt_cap;
 	bool rc; /* a paired RC slot of one promoted vQP (virtqp_promote.c), not a DCI */
+	/* virtqp_poll.c: empty kr_poll calls since the CQ's consumer index was
+	 * empty_ci, the first of them at empty_since */
+	uint32_t empty_polls;
+	uint32_t empty_ci;
+	uint64_t empty_since;
 };
 
 /* Where a vQP stands with promotion (virtqp_promote.c). */
