@@ -23,8 +23,7 @@ sizes=("$@")
 . "$(dirname "$0")/sim-cluster-lib.sh"
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
 [ -x "$bin/examples/mpi_alltoall" ] || { echo "SKIP: no $bin/examples/mpi_alltoall"; exit 77; }
-free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-[ "${free:-0}" -ge 128 ] || { echo "SKIP: four keepers need 128 free hugepages"; exit 77; }
+kr_need_hugepages 128 "four keepers"
 
 kr_mpi_env
 dir=$(mktemp -d /tmp/krcore-mpib.XXXXXX)

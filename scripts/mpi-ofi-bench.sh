@@ -27,8 +27,7 @@ command -v fi_pingpong >/dev/null || { echo "SKIP: no fi_pingpong (libfabric-bin
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun (openmpi-bin)"; exit 77; }
 prog=$bin/tests/ofi/ofi_mpi_bench
 [ -x "$prog" ] && [ -f "$bin/libkrcore-fi.so" ] || { echo "SKIP: $prog or the provider not built"; exit 77; }
-free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-[ "${free:-0}" -ge 160 ] || { echo "SKIP: the keepers need 160 free hugepages, $free are free"; exit 77; }
+kr_need_hugepages 160 "the keepers"
 
 kr_mpi_env
 export FI_PROVIDER_PATH=$bin

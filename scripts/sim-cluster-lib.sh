@@ -83,6 +83,16 @@ kr_stop() {
 	for p in "$@"; do wait "$p" 2>/dev/null || true; done
 }
 
+# kr_need_hugepages N WHAT: skip (exit 77, saying why) unless N 2 MB hugepages
+# are free; WHAT names what needs them.
+kr_need_hugepages() {
+	local free
+	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+	[ "${free:-0}" -ge "$1" ] && return 0
+	echo "SKIP: $2 need $1 free 2 MB hugepages, ${free:-0} are free"
+	exit 77
+}
+
 # kr_hugepages_left BEFORE: the hugepage files made since BEFORE (a listing
 # of /dev/hugepages) that no live process maps (others' keepers may run
 # meanwhile); prints them, nothing when none.

@@ -21,9 +21,7 @@ bin=$1 src=$2
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
 [ -x "$bin/examples/mpi_alltoall" ] ||
 	{ echo "SKIP: examples/mpi_alltoall not built (libopenmpi-dev missing at setup)"; exit 77; }
-free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-[ "${free:-0}" -ge 128 ] ||
-	{ echo "SKIP: four keepers need 128 free 2 MB hugepages, $free are free"; exit 77; }
+kr_need_hugepages 128 "four keepers"
 
 kr_mpi_env
 dir=$(mktemp -d /tmp/krcore-mpi.XXXXXX)

@@ -17,8 +17,7 @@ bin=$1 src=$2
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
 prog=$bin/tests/ofi/ofi_mpi_check
 [ -x "$prog" ] || { echo "SKIP: $prog not built (libopenmpi-dev missing at setup)"; exit 77; }
-free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-[ "${free:-0}" -ge 128 ] || { echo "SKIP: four keepers need 128 free 2 MB hugepages, $free are free"; exit 77; }
+kr_need_hugepages 128 "four keepers"
 
 kr_mpi_env
 # the provider's own warnings (why an operation failed) in the output, nobody else's

@@ -13,8 +13,7 @@ set -euo pipefail
 bin=$1 src=$2
 . "$src/scripts/sim-cluster-lib.sh"
 command -v fi_pingpong >/dev/null || { echo "SKIP: no fi_pingpong (apt-get install libfabric-bin)"; exit 77; }
-free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-[ "${free:-0}" -ge 64 ] || { echo "SKIP: two keepers need 64 free 2 MB hugepages, $free are free"; exit 77; }
+kr_need_hugepages 64 "two keepers"
 
 export KR_LAUNCH_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 export FI_PROVIDER_PATH=$bin FI_PROVIDER=krcore
