@@ -849,10 +849,11 @@ int kr_launch_parse(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES]);
  */
 int kr_launch_key_get(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES]);
 /*
- * kr_launch_derive() - the tag and DC key of launch key key (the keeper's
- * side of an attach, and tests). 0, -EIO (libsodium failed to start).
+ * kr_launch_derive() - the tag and DC key of launch key key (KR_LAUNCH_KEY_BYTES;
+ * the keeper's side of an attach, and tests); key NULL: a key drawn here and
+ * wiped, a lone launch (l->lone). 0, -EIO (libsodium failed to start).
  */
-int kr_launch_derive(const uint8_t key[KR_LAUNCH_KEY_BYTES], struct kr_launch *l);
+int kr_launch_derive(const uint8_t *key, struct kr_launch *l);
 /*
  * kr_launch_init() - the launch of this job: kr_launch_key_get() and
  * kr_launch_derive(), a random key when there is none. 0, -EINVAL

@@ -145,12 +145,20 @@ int kr_launch_key_get(const char *hex, uint8_t key[KR_LAUNCH_KEY_BYTES])
 }
 
 /* kr_launch_derive() - see abi.h. */
-int kr_launch_derive(const uint8_t key[KR_LAUNCH_KEY_BYTES], struct kr_launch *l)
+int kr_launch_derive(const uint8_t *key, struct kr_launch *l)
 {
+	uint8_t drawn[KR_LAUNCH_KEY_BYTES];
+
 	if (sodium_init() < 0)
 		return -EIO;
+	l->lone = !key;
+	if (!key) {
+		randombytes_buf(drawn, sizeof(drawn)); /* a launch of its own */
+		key = drawn;
+	}
 	l->dc_key = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_DC, KR_LAUNCH_KDF_CTX);
 	l->tag = kr_launch_tag_of(l->dc_key);
+	sodium_memzero(drawn, sizeof(drawn));
 	return l->tag ? 0 : -EIO;
 }
 
@@ -160,15 +168,10 @@ int kr_launch_init(const char *hex, struct kr_launch *l)
 	uint8_t key[KR_LAUNCH_KEY_BYTES];
 	int rc;
 
-	if (sodium_init() < 0)
-		return -EIO;
 	rc = kr_launch_key_get(hex, key);
 	if (rc < 0)
 		return rc;
-	l->lone = rc == 1;
-	if (l->lone)
-		randombytes_buf(key, sizeof(key)); /* a launch of its own */
-	rc = kr_launch_derive(key, l);
+	rc = kr_launch_derive(rc == 1 ? NULL : key, l);
 	sodium_memzero(key, sizeof(key));
 	return rc;
 }

@@ -23,8 +23,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "common/kr_clock.h"
 #include "common/kr_log.h"
 #include "keeper/keeper.h"
@@ -438,9 +436,7 @@ static int attach_launch(const struct kr_msg_attach *req, struct kr_launch *l)
 {
 	static const uint8_t zero[KR_LAUNCH_KEY_BYTES];
 	const uint32_t known = KR_ATTACH_F_OBSERVE | KR_ATTACH_F_LONE;
-	uint8_t key[KR_LAUNCH_KEY_BYTES];
 	bool keyless = !memcmp(req->launch_key, zero, sizeof(zero));
-	int rc;
 
 	_Static_assert(sizeof(req->launch_key) == KR_LAUNCH_KEY_BYTES, "launch key size");
 	memset(l, 0, sizeof(*l));
@@ -450,14 +446,7 @@ static int attach_launch(const struct kr_msg_attach *req, struct kr_launch *l)
 		return keyless ? 0 : -EINVAL; /* an observer names no launch */
 	if (!!(req->flags & KR_ATTACH_F_LONE) != keyless)
 		return -EINVAL;
-	if (keyless)
-		randombytes_buf(key, sizeof(key)); /* a launch of its own */
-	else
-		memcpy(key, req->launch_key, sizeof(key));
-	rc = kr_launch_derive(key, l);
-	sodium_memzero(key, sizeof(key));
-	l->lone = keyless;
-	return rc;
+	return kr_launch_derive(keyless ? NULL : req->launch_key, l); /* lone: a key drawn */
 }
 
 static void serve_attach(struct kr_keeper *k, uint32_t slot, const struct kr_msg_attach *req)
