@@ -242,8 +242,7 @@ static void sim_wire_deliver(struct sim_engine *eng, struct sim_pkt *pkt, bool c
 	sim_engine_inq_append(dst, pkt, pkt);
 	/* The packet is queued before db_seq moves: an engine that saw the old
 	 * db_seq before sleeping is woken, one that sees the new one drains it. */
-	if (dst != eng)
-		sim_engine_kick(dst->sh);
+	sim_engine_kick(dst->sh); /* another host: its own packets loop back (sim_wire_loopback) */
 	pthread_mutex_unlock(&sim_wire_lock);
 }
 
@@ -273,7 +272,7 @@ static void sim_wire_xmit(struct sim_engine *eng, struct sim_pkt *pkt, bool corr
 {
 	pkt->next = NULL;
 	eng->pkts_tx++;
-	if (eng->udp && !memcmp(pkt->dgid, eng->gid, sizeof(eng->gid))) {
+	if (!memcmp(pkt->dgid, eng->gid, sizeof(eng->gid))) {
 		sim_wire_loopback(eng, pkt, corrupt);
 		return;
 	}
