@@ -231,6 +231,7 @@ struct port_snd {
 	uint32_t granted; /* credits given to this holder */
 	uint32_t recv;	  /* its messages received */
 	uint32_t state;	  /* enum port_snd_state */
+	uint32_t queued;  /* on the port's want queue (once at most) */
 };
 
 struct port_rx {
@@ -250,9 +251,14 @@ struct kr_port {
 	bool rsc_set;
 	struct kr_port_table *table;
 	struct kr_mr *table_mr;
-	struct port_rx *rx;	   /* [srq.nwqe], by SRQ slot */
-	struct port_snd *snd;	   /* [nslots] */
-	uint32_t *active;	   /* [nslots]: slots admitted, in admission order */
+	struct port_rx *rx;   /* [srq.nwqe], by SRQ slot */
+	struct port_snd *snd; /* [nslots] */
+	uint32_t *active;     /* [nslots]: slots admitted, in admission order */
+	uint32_t *want;	      /* [nslots]: FIFO of slots that may lack credits */
+	uint32_t want_head, want_len;
+	uint32_t grant_cap;   /* the largest share given since the senders changed */
+	uint32_t grant_next;  /* posted buffers that make the share grow */
+	uint64_t grant_looks; /* senders a grant pass looked at (tests: O(1) per message) */
 	uint32_t nactive;
 	uint32_t nslots;
 	uint32_t window;

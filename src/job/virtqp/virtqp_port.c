@@ -99,6 +99,7 @@ static void port_free(struct kr_port *p)
 	free(p->rx);
 	free(p->snd);
 	free(p->active);
+	free(p->want);
 	free(p);
 }
 
@@ -146,9 +147,10 @@ struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_
 	table_len = sizeof(struct kr_port_table) + (size_t)p->nslots * sizeof(struct kr_port_slot);
 	p->snd = calloc(p->nslots, sizeof(*p->snd));
 	p->active = calloc(p->nslots, sizeof(*p->active));
+	p->want = calloc(p->nslots, sizeof(*p->want));
 	p->table = kr_malloc(ctx, table_len);
 	rc = -ENOMEM;
-	if (!p->snd || !p->active || !p->table)
+	if (!p->snd || !p->active || !p->want || !p->table)
 		goto err_free;
 	memset(p->table, 0, table_len);
 	p->table_mr = kr_reg_mr(ctx, p->table, table_len,
@@ -210,7 +212,8 @@ static int port_post(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 	if (rc)
 		return rc;
 	p->posted++;
-	p->grant_due = true;
+	if (p->want_len || p->posted >= p->grant_next)
+		p->grant_due = true;
 	return 0;
 }
 
@@ -225,6 +228,28 @@ int kr_post_recv(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 
 /* ---- senders: admission, release, credits ---- */
 
+/* Slot i may lack credits: onto the want queue, once (port_grant takes it off). */
+static void port_want(struct kr_port *p, uint32_t i)
+{
+	uint32_t tail = p->want_head + p->want_len;
+
+	if (p->snd[i].queued)
+		return;
+	p->snd[i].queued = 1;
+	p->want[tail < p->nslots ? tail : tail - p->nslots] = i;
+	p->want_len++;
+}
+
+static uint32_t port_want_pop(struct kr_port *p)
+{
+	uint32_t i = p->want[p->want_head];
+
+	p->want_head = p->want_head + 1 < p->nslots ? p->want_head + 1 : 0;
+	p->want_len--;
+	p->snd[i].queued = 0;
+	return i;
+}
+
 /* Read the owner words: admit new holders, mark released ones GONE. */
 static void port_scan(struct kr_port *p)
 {
@@ -236,11 +261,17 @@ static void port_scan(struct kr_port *p)
 			s->state = SND_GONE;
 			p->gone++;
 		} else if (s->state == SND_FREE && owner) {
-			*s = (struct port_snd){
-			    .owner = owner, .nonce = (uint32_t)(owner >> 32), .state = SND_ACTIVE};
+			/* (a slot its last holder left on the want queue stays there once) */
+			*s = (struct port_snd){.owner = owner,
+					       .nonce = (uint32_t)(owner >> 32),
+					       .state = SND_ACTIVE,
+					       .queued = s->queued};
 			__atomic_store_n(&p->table->slot[i].granted, (uint64_t)s->nonce << 32,
 					 __ATOMIC_RELEASE);
 			p->active[p->nactive++] = i;
+			port_want(p, i);
+			p->grant_cap = 0; /* the share changed */
+			p->grant_next = 0;
 			p->grant_due = true;
 		}
 	}
@@ -263,42 +294,65 @@ static void port_reap_gone(struct kr_port *p)
 	}
 	p->nactive = j;
 	p->gone = 0;
+	p->grant_cap = 0; /* the share changed */
+	p->grant_next = 0;
 	p->rescan = true; /* a slot let go may already have a new holder */
 	p->grant_due = true;
 }
 
 /*
- * Give each admitted sender credits up to its window and its share of the
- * posted buffers, from buffers nobody was promised: a sender that holds
- * credits and does not send (stopped, failed) keeps no more than its share.
+ * The share grew past the largest since the senders changed (more buffers
+ * posted, fewer senders): every admitted sender may take more.
+ */
+static void port_share_grows(struct kr_port *p)
+{
+	uint32_t cap = p->nactive ? p->posted / p->nactive : 0;
+
+	cap = cap < 1 ? 1 : cap > p->window ? p->window : cap;
+	if (cap > p->grant_cap) {
+		for (uint32_t k = 0; k < p->nactive; k++)
+			port_want(p, p->active[k]);
+		p->grant_cap = cap;
+	}
+	p->grant_next = cap >= p->window ? UINT32_MAX : (cap + 1) * p->nactive;
+}
+
+/*
+ * Give admitted senders credits up to their window and their share of the
+ * posted buffers (the largest share since the senders changed: a repost
+ * that lifts the share back after a completion lowered it changes nothing),
+ * from buffers nobody was promised: a sender that holds credits and does
+ * not send (stopped, failed) keeps no more than that share. Only the
+ * senders on the want queue are looked at (admitted, or a message of theirs
+ * came since), in queue order; one a short supply left short goes to the
+ * back, so the supply is shared. A pass costs what the messages since the
+ * last one cost, not the number of senders.
  */
 static void port_grant(struct kr_port *p)
 {
 	uint32_t avail = p->posted > p->promised ? p->posted - p->promised : 0;
-	uint32_t cap = p->nactive ? p->posted / p->nactive : 0;
 
 	p->grant_due = false;
-	cap = cap < 1 ? 1 : cap > p->window ? p->window : cap;
-	for (uint32_t k = 0; k < p->nactive && avail; k++) {
-		uint32_t i = p->active[k];
+	if (!avail)
+		return; /* nothing to give: the queue waits for buffers */
+	if (p->posted >= p->grant_next)
+		port_share_grows(p);
+	while (avail && p->want_len) {
+		uint32_t i = port_want_pop(p);
 		struct port_snd *s = &p->snd[i];
 		uint32_t ahead = s->granted - s->recv, give;
 
-		if (s->state != SND_ACTIVE || ahead >= cap)
+		p->grant_looks++;
+		if (s->state != SND_ACTIVE || ahead >= p->grant_cap)
 			continue;
-		give = cap - ahead < avail ? cap - ahead : avail;
+		give = p->grant_cap - ahead < avail ? p->grant_cap - ahead : avail;
 		s->granted += give;
 		p->promised += give;
 		avail -= give;
 		__atomic_store_n(&p->table->slot[i].granted, (uint64_t)s->nonce << 32 | s->granted,
 				 __ATOMIC_RELEASE);
-	}
-	/* the first admitted go first; rotate so that a short supply is shared */
-	if (p->nactive > 1) {
-		uint32_t first = p->active[0];
-
-		memmove(p->active, p->active + 1, (p->nactive - 1) * sizeof(*p->active));
-		p->active[p->nactive - 1] = first;
+		if (ahead + give < p->grant_cap)
+			port_want(p, i); /* short: after the others */
 	}
 }
 
@@ -350,6 +404,7 @@ static bool port_complete(struct kr_port *p, const struct kr_devx_wc *dwc, struc
 			p->misordered++;
 		s->recv++;
 		p->promised--;
+		port_want(p, (uint32_t)(s - p->snd));
 		p->grant_due = true;
 	}
 	/* an error CQE names no sender (no imm): its credit stays promised until that sender goes

@@ -6,7 +6,9 @@
  * (a receiver that posts nothing stops its senders with -EAGAIN and loses
  * nothing), a SEND longer than its buffer (an error on both sides, the port
  * and the other sender go on), and the bad inputs of bind, connect and post:
- * each a clear errno with nothing posted.
+ * each a clear errno with nothing posted. Many senders: a grant pass looks
+ * at the senders that may lack credits, not at all of them, and a short
+ * supply is shared.
  */
 #include <signal.h>
 #include <string.h>
@@ -78,8 +80,8 @@ static int bad_inputs(struct kr_ctx *ctx, struct kr_port *p, uint8_t *buf)
 	co.port = 70000;
 	CHECK(kr_connect(ctx, KR_NODE_SELF, &co) == NULL && errno == EINVAL);
 	co = (struct kr_connect_opts){.port = PORT};
-	CHECK(kr_connect(ctx, 9999, &co) == NULL && errno == ENOENT);	  /* no such node */
-	CHECK_ERR(kr_post_recv(p, stack, sizeof(stack), 0), -EINVAL);	  /* not heap memory */
+	CHECK(kr_connect(ctx, 9999, &co) == NULL && errno == ENOENT); /* no such node */
+	CHECK_ERR(kr_post_recv(p, stack, sizeof(stack), 0), -EINVAL); /* not heap memory */
 	CHECK_ERR(kr_post_recv(p, buf, 0, 0), -EINVAL);
 	CHECK_ERR(kr_poll_recv(p, NULL, 1), -EINVAL);
 	CHECK_ERR(kr_poll_recv(NULL, &wc, 1), -EINVAL);
@@ -277,6 +279,117 @@ static int back_pressure(struct kr_ctx *ctx, struct kr_port *p, uint8_t *bufs)
 	return 0;
 }
 
+/*
+ * Many senders on one port: 16 vQPs admitted, then one of them streams while
+ * the others idle. A grant pass looks only at the senders that may lack
+ * credits (admitted, or a message of theirs came since), not at every
+ * admitted one per message. Then a short supply (16 buffers for 16 senders
+ * of window 2: one credit each, 4 messages each) is shared: every message
+ * arrives, in its sender's order. (Credits granted are not taken back: with
+ * fewer buffers than senders, senders that stopped would hold them all.)
+ */
+#define MANY	   16
+#define MANY_MSGS  200
+#define SHORT_BUFS MANY
+#define SHORT_EACH 4
+
+static int many_senders(struct kr_ctx *ctx, uint8_t *bufs)
+{
+	struct kr_bind_opts bo = {.senders = MANY, .window = 2}; /* 32 buffers: 2 each */
+	struct kr_connect_opts co = {.port = PORT};
+	uint32_t *src = kr_malloc(ctx, MANY * sizeof(uint32_t));
+	uint32_t next[MANY] = {0}, seen[MANY] = {0}, of_slot[MANY], recvd = 0;
+	struct kr_vqp *v[MANY];
+	struct kr_wc wc[8], swc[8];
+	uint64_t looks;
+	struct kr_port *p = kr_bind(ctx, PORT, &bo);
+	int got = 0;
+
+	CHECK(src != NULL);
+	CHECK(p != NULL);
+	for (int i = 0; i < BUFS; i++)
+		CHECK_OK(kr_post_recv(p, bufs + (size_t)i * BUFSZ, BUFSZ, (uint64_t)i));
+	for (uint32_t j = 0; j < MANY; j++) {
+		v[j] = kr_connect(ctx, KR_NODE_SELF, &co);
+		CHECK(v[j] != NULL);
+		CHECK(v[j]->snd->slot < MANY);
+		of_slot[v[j]->snd->slot] = j;
+		src[j] = j;
+		got = 0;
+		CHECK_OK(send_retry(v[j], p, &src[j], 4, j, wc, &got));
+		got += recv_wait(p, wc + got, 1 - got);
+		CHECK_EQ(got, 1);
+		CHECK_EQ(wc[0].status, KR_WC_SUCCESS);
+		CHECK_OK(kr_post_recv(p, bufs + wc[0].wr_id * BUFSZ, BUFSZ, wc[0].wr_id));
+		CHECK_OK(vq_wait_ok(v[j], j));
+	}
+
+	/* one streams, fifteen idle: a grant pass per message, each looking at one sender */
+	looks = p->grant_looks;
+	for (uint32_t m = 0; m < MANY_MSGS; m++) {
+		got = 0;
+		CHECK_OK(send_retry(v[0], p, &src[0], 4, m, wc, &got));
+		got += recv_wait(p, wc + got, 1 - got);
+		CHECK_EQ(got, 1);
+		CHECK_EQ(wc[0].status, KR_WC_SUCCESS);
+		CHECK_OK(kr_post_recv(p, bufs + wc[0].wr_id * BUFSZ, BUFSZ, wc[0].wr_id));
+		CHECK(kr_poll(v[0], swc, 8) >= 0);
+	}
+	looks = p->grant_looks - looks;
+	printf("many senders: %u messages of one of %u, %llu senders looked at by grant passes\n",
+	       MANY_MSGS, MANY, (unsigned long long)looks);
+	CHECK(looks <= 2 * MANY_MSGS + 2 * MANY);
+	CHECK_OK(vq_wait_ok(v[0], MANY_MSGS - 1));
+	CHECK_OK(kr_unbind(p));
+
+	/* a short supply, shared */
+	p = kr_bind(ctx, PORT, &bo);
+	CHECK(p != NULL);
+	for (uint32_t j = 0; j < MANY; j++) {
+		CHECK_OK(kr_disconnect(v[j]));
+		v[j] = kr_connect(ctx, KR_NODE_SELF, &co);
+		CHECK(v[j] != NULL);
+		CHECK(v[j]->snd->slot < MANY);
+		of_slot[v[j]->snd->slot] = j;
+	}
+	for (int i = 0; i < SHORT_BUFS; i++)
+		CHECK_OK(kr_post_recv(p, bufs + (size_t)i * BUFSZ, BUFSZ, (uint64_t)i));
+	for (double t0 = kp_now_ms(); recvd < MANY * SHORT_EACH && kp_now_ms() - t0 < 10000;) {
+		int r;
+
+		for (uint32_t j = 0; j < MANY; j++) {
+			if (next[j] < SHORT_EACH) {
+				src[j] = j << 16 | next[j];
+				if (!kr_post_send(v[j], &src[j], 4, next[j], KR_POST_INLINE))
+					next[j]++;
+			}
+			CHECK(kr_poll(v[j], swc, 8) >= 0);
+		}
+		r = kr_poll_recv(p, wc, 8);
+		CHECK(r >= 0);
+		for (int i = 0; i < r; i++) {
+			uint32_t word = *(uint32_t *)(bufs + wc[i].wr_id * BUFSZ), j;
+
+			CHECK_EQ(wc[i].status, KR_WC_SUCCESS);
+			CHECK(wc[i].src < MANY);
+			j = of_slot[wc[i].src];
+			CHECK_EQ(word, j << 16 | seen[j]);
+			seen[j]++;
+			recvd++;
+			CHECK_OK(kr_post_recv(p, bufs + wc[i].wr_id * BUFSZ, BUFSZ, wc[i].wr_id));
+		}
+	}
+	CHECK_EQ(recvd, MANY * SHORT_EACH);
+	for (uint32_t j = 0; j < MANY; j++) {
+		CHECK_EQ(seen[j], SHORT_EACH);
+		CHECK_OK(kr_disconnect(v[j]));
+	}
+	CHECK_EQ(kr_poll_recv(p, wc, 8), 0);
+	CHECK_OK(kr_unbind(p));
+	kr_free(ctx, src);
+	return 0;
+}
+
 int main(void)
 {
 	const char *args[] = {"--tenants", "1", "--dcis", "4", NULL};
@@ -306,6 +419,7 @@ int main(void)
 	CHECK(p != NULL);
 	CHECK_OK(back_pressure(ctx, p, bufs));
 	CHECK_OK(kr_unbind(p));
+	CHECK_OK(many_senders(ctx, bufs));
 	/* the port is free again: a new binding gets a new DC target */
 	p = kr_bind(ctx, PORT, NULL);
 	CHECK(p != NULL);
