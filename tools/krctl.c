@@ -65,6 +65,7 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 		    "\"rc_spares_per_tenant\": %u, \"jobs_per_tenant\": %u, "
 		    "\"vqps_per_tenant\": %u, \"heap_bytes\": %llu, \"attaches\": %llu, "
 		    "\"detaches\": %llu, \"deaths\": %llu, \"reclaims\": %llu, \"resets\": %llu, "
+		    "\"idle_returns\": %llu, "
 		    "\"refused\": %llu, \"last_reclaim_us\": %.1f, \"gid_index\": %u, "
 		    "\"meta_drops\": {\"size\": "
 		    "%llu, \"unauthenticated\": %llu, \"malformed\": %llu, \"replayed\": %llu}}\n",
@@ -72,8 +73,8 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 		    s->dcis, s->rc_spares, s->jobs, s->vqps, (unsigned long long)s->heap_len,
 		    (unsigned long long)s->attaches, (unsigned long long)s->detaches,
 		    (unsigned long long)s->deaths, (unsigned long long)s->reclaims,
-		    (unsigned long long)s->resets, (unsigned long long)s->refused,
-		    (double)s->last_reclaim_ns / 1e3, s->port.gid_index,
+		    (unsigned long long)s->resets, (unsigned long long)s->idle_returns,
+		    (unsigned long long)s->refused, (double)s->last_reclaim_ns / 1e3, s->port.gid_index,
 		    (unsigned long long)s->meta_drops[0], (unsigned long long)s->meta_drops[1],
 		    (unsigned long long)s->meta_drops[2], (unsigned long long)s->meta_drops[3]);
 		return;
@@ -94,11 +95,11 @@ static void show_status(const struct kr_pool_seg *s, bool json)
 	       s->ntenants, s->dcis, s->rc_spares, s->vqps, s->jobs,
 	       (unsigned long long)(s->heap_len >> 20));
 	printf("attaches %llu, detaches %llu, deaths %llu, leases reclaimed %llu, QP resets %llu, "
-	       "refused %llu, last reclaim %.1f us\n",
+	       "DCIs back idle (no reset) %llu, refused %llu, last reclaim %.1f us\n",
 	       (unsigned long long)s->attaches, (unsigned long long)s->detaches,
 	       (unsigned long long)s->deaths, (unsigned long long)s->reclaims,
-	       (unsigned long long)s->resets, (unsigned long long)s->refused,
-	       (double)s->last_reclaim_ns / 1e3);
+	       (unsigned long long)s->resets, (unsigned long long)s->idle_returns,
+	       (unsigned long long)s->refused, (double)s->last_reclaim_ns / 1e3);
 	printf("MetaServer datagrams dropped: %llu bad size, %llu unauthenticated, %llu malformed, "
 	       "%llu replayed\n",
 	       (unsigned long long)s->meta_drops[0], (unsigned long long)s->meta_drops[1],

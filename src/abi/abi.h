@@ -87,7 +87,7 @@
 
 #define KR_POOL_SEG_MAGIC  0x6b72706fu /* "krpo" */
 #define KR_POOL_ZONE_MAGIC 0x6b72747au /* "krtz" */
-#define KR_POOL_VERSION	   6u	       /* 6: per-uid quotas, ports per tenant */
+#define KR_POOL_VERSION	   7u	       /* 7: idle_returns */
 
 enum kr_slot_state {
 	KR_SLOT_EMPTY = 0, /* no QP built (yet) */
@@ -315,8 +315,9 @@ struct kr_pool_seg {
 	uint32_t uid_ports; /* per-uid quota in force (keeper_quota.c) */
 	uint32_t rsvd;
 	uint64_t ready_grants; /* DCIs leased into jobs' ready rings (keeper_ready.c) */
+	uint64_t idle_returns; /* DCIs given back idle, FREE with no reset (keeper_dci_idle.c) */
 };
-_Static_assert(sizeof(struct kr_pool_seg) == 352, "kr_pool_seg layout");
+_Static_assert(sizeof(struct kr_pool_seg) == 360, "kr_pool_seg layout");
 _Static_assert(offsetof(struct kr_pool_seg, tenants_off) == 56, "kr_pool_seg.tenants_off");
 _Static_assert(offsetof(struct kr_pool_seg, device) == 176, "kr_pool_seg.device");
 
@@ -472,7 +473,7 @@ static inline const struct kr_zone_ep *kr_zone_ep_at(const struct kr_zone_hdr *z
 /* 10: the ready-DCI ring in the job slot (the attach's grant comes on it);
  * 11: KR_MSG_PAIR answered in the job slot (kr_pool_pair_ans), not by a reply;
  * 12: the attach carries the launch key, the keeper derives tag and DC key */
-#define KR_PROTO_VERSION      12u
+#define KR_PROTO_VERSION      13u
 #define KR_ATTACH_MAX_REGIONS 64u
 #define KR_ATTACH_NO_FD	      0xffffffffu
 
@@ -593,8 +594,11 @@ struct kr_msg_lease {
 	uint32_t kind;	/* enum kr_slot_kind */
 	uint32_t index; /* release only */
 	uint32_t gen;	/* release only */
-	uint32_t rsvd;
+	uint32_t flags; /* release only: KR_RELEASE_F_* */
 };
+/* A DCI given back with nothing in flight and no error seen: a trusted keeper
+ * checks its rings and frees it with no reset (keeper_dci_idle.c) */
+#define KR_RELEASE_F_IDLE 1u
 
 struct kr_msg_mr {
 	struct kr_msg_hdr hdr;

@@ -203,6 +203,12 @@ uint64_t kr_attach_zone_head_len(const struct kr_msg_attach_reply *rep);
 int kr_job_call(struct kr_ctx *ctx, void *req, size_t len, struct kr_msg_reply *rep);
 int kr_job_call_fd(struct kr_ctx *ctx, void *req, size_t len, int fd, struct kr_msg_reply *rep);
 int kr_job_lost(struct kr_ctx *ctx, int rc);
+/*
+ * kr_lease_free() with KR_RELEASE_F_* flags: KR_RELEASE_F_IDLE for a DCI with
+ * nothing in flight and no error seen, which a trusted keeper frees with no
+ * reset when its rings agree. 0 or as kr_lease_free().
+ */
+int kr_job_lease_give_back(struct kr_ctx *ctx, const struct kr_lease *lease, uint32_t flags);
 
 /* job_port.c: a job's calls and reads for receive endpoints (see there) */
 /*

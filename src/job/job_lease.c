@@ -179,6 +179,11 @@ static int job_dci_view(struct kr_ctx *ctx, const struct kr_lease *l, uint64_t t
 	jd->qp.send_cq = &jd->cq;
 	jd->qp.uar = uar;
 	jd->qp.dbrec = (volatile uint32_t *)(z + d->dbrec_off);
+	/* the send counter goes on where the last holder's stands: 0 after a
+	 * reset, further on after a DCI given back idle (keeper_dci_idle.c) */
+	jd->qp.sq_pi = be32toh(jd->qp.dbrec[MLX5_SND_DBR]) & 0xffff;
+	jd->qp.sq_ci = jd->qp.sq_pi;
+	jd->qp.sq_db_pi = jd->qp.sq_pi;
 	jd->qp.sq_buf = z + d->sq_off;
 	jd->qp.sq_wqebb_cnt = d->sq_wqebb_cnt;
 	jd->qp.sq_wrid = calloc(d->sq_wqebb_cnt, sizeof(*jd->qp.sq_wrid));
@@ -339,12 +344,18 @@ out:
 
 int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease)
 {
+	return kr_job_lease_give_back(ctx, lease, 0);
+}
+
+/* kr_job_lease_give_back() - see job.h. */
+int kr_job_lease_give_back(struct kr_ctx *ctx, const struct kr_lease *lease, uint32_t flags)
+{
 	struct kr_msg_lease req;
 	struct kr_msg_reply rep;
 	struct kr_job_dci *jd = NULL;
 	int rc;
 
-	if (!ctx || !lease ||
+	if (!ctx || !lease || (flags & ~KR_RELEASE_F_IDLE) ||
 	    (lease->kind != KR_LEASE_DCI && lease->kind != KR_LEASE_RC &&
 	     lease->kind != KR_LEASE_VQP))
 		return -EINVAL;
@@ -356,7 +367,8 @@ int kr_lease_free(struct kr_ctx *ctx, const struct kr_lease *lease)
 	}
 	if (jd) /* the view goes first: the keeper resets the QP under it */
 		kr_job_dci_drop(ctx, jd);
-	req = (struct kr_msg_lease){.kind = lease->kind, .index = lease->index, .gen = lease->gen};
+	req = (struct kr_msg_lease){
+	    .kind = lease->kind, .index = lease->index, .gen = lease->gen, .flags = flags};
 	kr_msg_init(&req.hdr, KR_MSG_RELEASE, sizeof(req), 0);
 	rc = kr_job_call(ctx, &req, sizeof(req), &rep);
 out:

@@ -251,6 +251,7 @@ struct kr_keeper_qp {
 	bool built;
 	bool ready; /* reset or built by the worker, not yet in the free ring (atomic) */
 	bool came_back_err;	/* the worker found it in error (keeper_guard.c) */
+	uint16_t free_pi; /* DCI: the send counter it last went FREE at (0: built or reset) */
 	uint32_t kind;		/* KR_SLOT_DCI or KR_SLOT_RC; 0: the control DCI */
 	uint32_t from_job_plus1; /* the job that gave it back, and that job's gen */
 	uint32_t from_job_gen;
@@ -844,14 +845,21 @@ uint32_t kr_keeper_ready_revoke(struct kr_keeper *k, uint32_t tenant);
 int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
 			  struct kr_msg_reply *rep);
 int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
-			    uint32_t index, uint32_t gen);
+			    uint32_t index, uint32_t gen, uint32_t flags);
+/* How a lease comes back (kr_keeper_lease_take) */
+enum {
+	/* a DCI no job could have used: straight back to the free ring, no reset */
+	KR_LEASE_BACK_UNTOUCHED = 1,
+	/* a DCI its job says is idle: no reset if its rings agree (kr_keeper_dci_idle) */
+	KR_LEASE_BACK_IDLE = 2,
+};
 /*
- * The same, initiated by the keeper for job j (its ready ring's offers);
- * untouched: a DCI no job could have used goes straight back to the free
- * ring, no reset. 0 or -EINVAL.
+ * The same, for job j, how a mask of KR_LEASE_BACK_* (0: a reset for DCIs
+ * and RC QPs); the keeper's own for the offers of a job's ready ring. 0 or
+ * -EINVAL.
  */
 int kr_keeper_lease_take(struct kr_keeper *k, uint32_t j, uint32_t kind, uint32_t index,
-			 uint32_t gen, bool untouched);
+			 uint32_t gen, uint32_t how);
 /* kmod-min took a DCI from its holder: reclaim that lease. True if it was leased. */
 bool kr_keeper_lease_lost(struct kr_keeper *k, uint32_t kind, uint32_t tenant, uint32_t index);
 /* Take back everything job j owns (detach or death). Returns leases taken. */
@@ -897,6 +905,15 @@ void kr_keeper_meta_tick(struct kr_keeper *k);
 struct kr_meta_msg;
 /* This node's REGISTER (node id, GID, every tenant slot's launch, bound ports). */
 void kr_keeper_meta_own(struct kr_keeper *k, struct kr_meta_msg *m);
+
+/* keeper_dci_idle.c */
+/*
+ * DCI q, just taken back from a job that said it is idle: true if a
+ * trusted keeper may put it back FREE with no reset (its rings show nothing
+ * in flight, nothing unread, no error), its zone descriptor then giving the
+ * next holder the consumer index this one left. False: reset it.
+ */
+bool kr_keeper_dci_idle(struct kr_keeper *k, struct kr_keeper_qp *q);
 
 /* keeper_worker.c */
 /* Start the worker thread (after every tenant is built). 0 or -errno. */

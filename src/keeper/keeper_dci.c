@@ -217,6 +217,7 @@ int kr_keeper_dci_reset(struct kr_keeper *k, struct kr_keeper_qp *q)
 	rc = kr_keeper_dci_up(k, q, psn);
 	if (rc)
 		return rc;
+	q->free_pi = 0; /* 2RST zeroed its doorbell record */
 	if (q != &t->ctl) /* the control DCI has no descriptor: no job sees it */
 		dci_describe(t, q->index);
 	k->seg->resets++;

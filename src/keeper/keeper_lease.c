@@ -122,11 +122,13 @@ int kr_keeper_lease_grant(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_
 /*
  * The slot is taken from its holder: DCIs and RC QPs to DIRTY (the worker
  * resets them), vQPs free now; untouched (an offer no job claimed, no
- * module in the way): a DCI free now too.
+ * module in the way) or idle and its rings agree: a DCI free now too.
  */
 static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_t ring_off,
-			    bool untouched)
+			    uint32_t how)
 {
+	bool untouched = how & KR_LEASE_BACK_UNTOUCHED;
+
 	if (s->kind == KR_SLOT_DCI || s->kind == KR_SLOT_RC) {
 		struct kr_keeper_tenant *t = &k->tenant[s->tenant];
 		struct kr_keeper_qp *q =
@@ -134,6 +136,9 @@ static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_
 
 		/* its mapping goes before the reset */
 		kr_keeper_krmin_revoke(k, q);
+		if ((how & KR_LEASE_BACK_IDLE) && s->kind == KR_SLOT_DCI &&
+		    kr_keeper_dci_idle(k, q))
+			untouched = true;
 		/* whose errors, if it comes back broken */
 		if (s->owner_job) {
 			q->from_job_plus1 = s->owner_job;
@@ -152,21 +157,23 @@ static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_
 }
 
 /*
- * kr_keeper_lease_release() - the job on c gives back slot index of kind.
- * Returns 0, -EINVAL (unknown kind or index, not this job's, stale gen),
- * -EPERM (not attached).
+ * kr_keeper_lease_release() - the job on c gives back slot index of kind;
+ * flags KR_RELEASE_F_IDLE: a DCI it says is idle (no reset if its rings
+ * agree, trusted keeper: keeper_dci_idle.c). Returns 0, -EINVAL (unknown
+ * kind or index, not this job's, stale gen), -EPERM (not attached).
  */
 int kr_keeper_lease_release(struct kr_keeper *k, struct kr_keeper_conn *c, uint32_t kind,
-			    uint32_t index, uint32_t gen)
+			    uint32_t index, uint32_t gen, uint32_t flags)
 {
 	if (!c->job_plus1)
 		return -EPERM;
-	return kr_keeper_lease_take(k, c->job_plus1 - 1, kind, index, gen, false);
+	return kr_keeper_lease_take(k, c->job_plus1 - 1, kind, index, gen,
+				    (flags & KR_RELEASE_F_IDLE) ? KR_LEASE_BACK_IDLE : 0);
 }
 
 /* kr_keeper_lease_take() - see keeper.h. */
 int kr_keeper_lease_take(struct kr_keeper *k, uint32_t j, uint32_t kind, uint32_t index,
-			 uint32_t gen, bool untouched)
+			 uint32_t gen, uint32_t how)
 {
 	struct kr_pool_job *job = kr_seg_job(k->seg, j);
 	struct kr_pool_slot *s;
@@ -181,7 +188,7 @@ int kr_keeper_lease_take(struct kr_keeper *k, uint32_t j, uint32_t kind, uint32_
 		job->dci_leases--;
 	else if (kind == KR_SLOT_VQP)
 		job->vqp_leases--;
-	lease_take_back(k, s, lk.ring_off, untouched);
+	lease_take_back(k, s, lk.ring_off, how);
 	return 0;
 }
 
@@ -202,7 +209,7 @@ bool kr_keeper_lease_lost(struct kr_keeper *k, uint32_t kind, uint32_t tenant, u
 		return false;
 	if (kind == KR_SLOT_DCI)
 		kr_seg_job(k->seg, s->owner_job - 1)->dci_leases--;
-	lease_take_back(k, s, lk.ring_off, false);
+	lease_take_back(k, s, lk.ring_off, 0);
 	k->seg->reclaims++;
 	if (!k->reclaim_t0)
 		k->reclaim_t0 = kr_now_ns();
@@ -223,7 +230,7 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 		struct kr_pool_slot *s = kr_seg_dci(k->seg, job->tenant, i);
 
 		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
-			lease_take_back(k, s, tr->dci_ring_off, false);
+			lease_take_back(k, s, tr->dci_ring_off, 0);
 			n++;
 		}
 	}
@@ -231,7 +238,7 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 		struct kr_pool_slot *s = kr_seg_rc(k->seg, job->tenant, i);
 
 		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
-			lease_take_back(k, s, tr->rc_ring_off, false);
+			lease_take_back(k, s, tr->rc_ring_off, 0);
 			n++;
 		}
 	}
@@ -239,7 +246,7 @@ uint32_t kr_keeper_lease_reclaim(struct kr_keeper *k, uint32_t j)
 		struct kr_pool_slot *s = kr_seg_vqp(k->seg, job->tenant, i);
 
 		if (s->state == KR_SLOT_LEASED && s->owner_job == j + 1) {
-			lease_take_back(k, s, tr->vqp_ring_off, false);
+			lease_take_back(k, s, tr->vqp_ring_off, 0);
 			n++;
 		}
 	}

@@ -198,7 +198,7 @@ uint32_t kr_keeper_ready_revoke(struct kr_keeper *k, uint32_t tenant)
 			if (!ready_withdraw(k, j, i))
 				continue; /* the job claimed it first */
 			if (!kr_keeper_lease_take(k, j, KR_SLOT_DCI, e->index, e->gen,
-						  k->krmin_fd < 0))
+						  k->krmin_fd < 0 ? KR_LEASE_BACK_UNTOUCHED : 0))
 				n++;
 		}
 		ready_settle(k, c);

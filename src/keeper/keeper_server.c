@@ -677,7 +677,7 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 		break;
 	case KR_MSG_LEASE:
 		k->seg->lease_calls++;
-		if (req.lease.index || req.lease.gen || req.lease.rsvd)
+		if (req.lease.index || req.lease.gen || req.lease.flags)
 			rc = -EINVAL;
 		else if (c->job_plus1 && kr_keeper_guard_busy(k, c->job_plus1 - 1))
 			rc = -EBUSY; /* too many remote errors lately (keeper_guard.c) */
@@ -690,9 +690,10 @@ void kr_keeper_conn_serve(struct kr_keeper *k, uint32_t slot)
 			kr_keeper_ready_fill(k, c);
 		break;
 	case KR_MSG_RELEASE:
-		rc = req.lease.rsvd ? -EINVAL
-				    : kr_keeper_lease_release(k, c, req.lease.kind, req.lease.index,
-							      req.lease.gen);
+		rc = req.lease.flags & ~KR_RELEASE_F_IDLE
+			 ? -EINVAL
+			 : kr_keeper_lease_release(k, c, req.lease.kind, req.lease.index,
+						   req.lease.gen, req.lease.flags);
 		/* a job that gives DCIs back takes them again (threads that come and
 		 * go): its next thread's first connect finds one on the ring, not at
 		 * the tick 10 ms later; nothing while its ring is unused */

@@ -327,6 +327,8 @@ void kr_vq_tables_free(struct kr_vq_dci *d);
 struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx, bool spare_only);
 /* Give d back to the keeper (if leased) and free it. */
 void kr_vq_dci_free(struct kr_vq_dci *d);
+/* Nothing in flight on d, no error seen, no vQP on it: another holder may take it as it is. */
+bool kr_vq_dci_idle(const struct kr_vq_dci *d);
 
 /* virtqp_policy.c */
 /*

@@ -117,10 +117,19 @@ err_free:
 	return NULL;
 }
 
+bool kr_vq_dci_idle(const struct kr_vq_dci *d)
+{
+	return d->leased && !d->broken && d->head == d->tail && !d->nredo && !d->nvqp &&
+	       d->credits_free == d->cnt;
+}
+
 void kr_vq_dci_free(struct kr_vq_dci *d)
 {
+	/* an idle DCI needs no reset before its next holder (keeper_dci_idle.c) */
+	bool idle = d->lease.kind == KR_LEASE_DCI && kr_vq_dci_idle(d);
+
 	if (d->leased)
-		kr_lease_free(d->ctx, &d->lease);
+		kr_job_lease_give_back(d->ctx, &d->lease, idle ? KR_RELEASE_F_IDLE : 0);
 	kr_vq_tables_free(d);
 	free(d->tgt);
 	free(d);

@@ -58,8 +58,7 @@ bool kr_vq_spare_put(struct kr_vq_dci *d)
 {
 	bool kept = false;
 
-	if (!d->leased || d->broken || d->head != d->tail || d->nredo || d->nvqp ||
-	    d->credits_free != d->cnt || __atomic_load_n(&d->ctx->dead, __ATOMIC_RELAXED))
+	if (!kr_vq_dci_idle(d) || __atomic_load_n(&d->ctx->dead, __ATOMIC_RELAXED))
 		return false;
 	pthread_mutex_lock(&g_spare.lock);
 	spare_own(d->ctx);
