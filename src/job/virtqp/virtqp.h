@@ -320,7 +320,12 @@ int kr_vq_look_read(struct kr_ctx *ctx, const struct kr_devx_dc_av *av, uint64_t
 		    uint32_t rkey, void *buf, uint32_t len);
 
 /* virtqp_dci.c */
-/* A DCI's (or RC QP's) ent and redo tables for d->cnt requests, zero pages mapped on touch. 0 or -ENOMEM. */
+/* virtqp_tables.c */
+/*
+ * A DCI's (or RC QP's) ent and redo tables for d->cnt requests: a mapping an
+ * earlier DCI of the process gave back, else a new one (zero pages mapped on
+ * touch). 0 or -ENOMEM. Free: kept for the next, or unmapped.
+ */
 int kr_vq_tables_alloc(struct kr_vq_dci *d);
 void kr_vq_tables_free(struct kr_vq_dci *d);
 /* A DCI for ctx: a spare of the process, else (unless spare_only) a new lease. NULL + errno. */

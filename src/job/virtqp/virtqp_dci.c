@@ -22,7 +22,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "job/job.h"
 #include "common/kr_clock.h"
@@ -43,41 +42,6 @@ static int vq_dci_view(struct kr_vq_dci *d)
 	d->qpn = d->lease.qpn;
 	d->head = d->tail = 0;
 	return 0;
-}
-
-/* Bytes of d's request tables: ent and redo, cnt each, whole pages. */
-static size_t vq_tables_len(uint32_t cnt)
-{
-	size_t page = 4096;
-
-	return (2 * (size_t)cnt * sizeof(struct kr_vq_ent) + page - 1) & ~(page - 1);
-}
-
-/*
- * kr_vq_tables_alloc() - d->ent and d->redo for d->cnt requests, in one
- * anonymous mapping: the kernel hands zeroed pages as they are first
- * touched, so a fresh process's first connect clears none of it (a calloc
- * of these ~200 KB cleared them all, on the first connect's path). 0 or
- * -ENOMEM.
- */
-int kr_vq_tables_alloc(struct kr_vq_dci *d)
-{
-	void *p = mmap(NULL, vq_tables_len(d->cnt), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	d->ent = p;
-	d->redo = d->ent + d->cnt;
-	return 0;
-}
-
-/* kr_vq_tables_free() - what kr_vq_tables_alloc() mapped, if anything. */
-void kr_vq_tables_free(struct kr_vq_dci *d)
-{
-	if (d->ent)
-		munmap(d->ent, vq_tables_len(d->cnt));
-	d->ent = d->redo = NULL;
 }
 
 struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx, bool spare_only)
