@@ -13,22 +13,36 @@
 
 #define KR_RSC_MIN_CAP	 64u
 #define KR_RSC_MAX_INDEX 0xffffffu /* qpc.user_index / dctc.user_index are 24 bits */
+#define KR_RSC_STEP	 1024u
 
-static int kr_devx_rsc_grow(struct kr_devx_ctx *ctx)
+/*
+ * Room for index need - 1 at least: one new table, twice the old one or,
+ * when that is not enough, need rounded up to KR_RSC_STEP entries, zeroed by
+ * calloc, which touches no fresh page. A job's first DCI names the keeper's
+ * user index, often in the thousands: doubling there with realloc and
+ * memset faulted in every page of every step, and a power of two past 4,096
+ * (128 KB) is a mapping of its own (1.5 us here), both on a thread's first
+ * connect.
+ */
+static int kr_devx_rsc_grow(struct kr_devx_ctx *ctx, uint64_t need)
 {
-	uint32_t cap = ctx->rsc_cap ? ctx->rsc_cap * 2 : KR_RSC_MIN_CAP;
+	uint64_t cap = ctx->rsc_cap ? 2ull * ctx->rsc_cap : KR_RSC_MIN_CAP;
 	struct kr_devx_rsc *rsc;
 
-	if (ctx->rsc_cap > KR_RSC_MAX_INDEX)
+	if (ctx->rsc_cap > KR_RSC_MAX_INDEX || need > KR_RSC_MAX_INDEX + 1ull)
 		return -ENOMEM;
-	if (cap > KR_RSC_MAX_INDEX + 1)
-		cap = KR_RSC_MAX_INDEX + 1;
-	rsc = realloc(ctx->rsc, (size_t)cap * sizeof(*rsc));
+	if (cap < need)
+		cap = (need + KR_RSC_STEP - 1) / KR_RSC_STEP * KR_RSC_STEP;
+	if (cap > KR_RSC_MAX_INDEX + 1ull)
+		cap = KR_RSC_MAX_INDEX + 1ull;
+	rsc = calloc(cap, sizeof(*rsc));
 	if (!rsc)
 		return -ENOMEM;
-	memset(rsc + ctx->rsc_cap, 0, (size_t)(cap - ctx->rsc_cap) * sizeof(*rsc));
+	if (ctx->rsc_cap)
+		memcpy(rsc, ctx->rsc, (size_t)ctx->rsc_cap * sizeof(*rsc));
+	free(ctx->rsc);
 	ctx->rsc = rsc;
-	ctx->rsc_cap = cap;
+	ctx->rsc_cap = (uint32_t)cap;
 	return 0;
 }
 
@@ -48,7 +62,7 @@ int kr_devx_rsc_alloc(struct kr_devx_ctx *ctx, enum kr_devx_rsc_type type, void 
 		if (ctx->rsc[i].type == KR_DEVX_RSC_NONE)
 			break;
 	if (i >= ctx->rsc_cap) {
-		rc = kr_devx_rsc_grow(ctx);
+		rc = kr_devx_rsc_grow(ctx, (uint64_t)i + 1);
 		if (rc)
 			return rc;
 	}
@@ -74,8 +88,8 @@ int kr_devx_rsc_set(struct kr_devx_ctx *ctx, uint32_t user_index, enum kr_devx_r
 	if (!ctx || !obj || type == KR_DEVX_RSC_NONE || user_index == 0 ||
 	    user_index > KR_RSC_MAX_INDEX)
 		return -EINVAL;
-	while (user_index >= ctx->rsc_cap) {
-		rc = kr_devx_rsc_grow(ctx);
+	if (user_index >= ctx->rsc_cap) {
+		rc = kr_devx_rsc_grow(ctx, (uint64_t)user_index + 1);
 		if (rc)
 			return rc;
 	}
