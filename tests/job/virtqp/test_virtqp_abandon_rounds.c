@@ -51,19 +51,7 @@ enum abandon_case { CASE_DC, CASE_RC, CASE_THREAD, CASE_RECOVER, CASE_BATCH };
 
 static int side_b(const struct kp_keeper *kb, int wfd, int rfd)
 {
-	struct kr_ctx *ctx = kp_attach(kb, 5000);
-	struct kr_mr *mr;
-	uint8_t *mem, go;
-
-	CHECK(ctx != NULL);
-	mem = kr_malloc(ctx, REGION);
-	CHECK(mem != NULL);
-	memset(mem, 0, REGION);
-	mr = vq_lend(ctx, mem, REGION, wfd);
-	CHECK_EQ(read(rfd, &go, 1), 1);
-	CHECK_OK(kr_dereg_mr(mr));
-	CHECK_OK(kr_detach(ctx));
-	return 0;
+	return vq_lend_zeroed(kb, wfd, rfd, REGION);
 }
 
 /* One target: its memory, the vQP in use, and the model of its checked blocks. */

@@ -10,6 +10,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +43,27 @@ static inline struct kr_mr *vq_lend(struct kr_ctx *ctx, void *buf, uint32_t len,
 	info.rkey = key.rkey;
 	CHECK_EQ(write(out, &info, sizeof(info)), (ssize_t)sizeof(info));
 	return mr;
+}
+
+/*
+ * Node 2's job of a test that checks node 2's memory only through node 1's
+ * READs: len zeroed bytes lent to out, kept until a byte comes on in.
+ */
+static inline int vq_lend_zeroed(const struct kp_keeper *kb, int out, int in, uint32_t len)
+{
+	struct kr_ctx *ctx = kp_attach(kb, 5000);
+	struct kr_mr *mr;
+	uint8_t *mem, go;
+
+	CHECK(ctx != NULL);
+	mem = kr_malloc(ctx, len);
+	CHECK(mem != NULL);
+	memset(mem, 0, len);
+	mr = vq_lend(ctx, mem, len, out);
+	CHECK_EQ(read(in, &go, 1), 1); /* node 1 is done */
+	CHECK_OK(kr_dereg_mr(mr));
+	CHECK_OK(kr_detach(ctx));
+	return 0;
 }
 
 struct vq_two_hosts {
