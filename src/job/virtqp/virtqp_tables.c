@@ -7,7 +7,9 @@
  * than the rest of a thread's first connect, so the process keeps a few
  * mappings that DCIs gave back and hands them to the next: nothing in them
  * is read before it is written (entries between head and tail, redo below
- * nredo), so they need no clearing.
+ * nredo), so they need no clearing. The first DCI of a process takes
+ * tables in the library's own zero pages (bss) when its queue has the
+ * keeper's usual size: a fresh process's first connect maps nothing.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,19 +20,24 @@
 
 #define KR_VQ_TABLES_KEPT 8
 
+/* Bytes of the request tables for cnt requests: ent and redo, cnt each, whole pages. */
+#define VQ_TABLES_LEN(cnt) ((2 * (size_t)(cnt) * sizeof(struct kr_vq_ent) + 4095) & ~(size_t)4095)
+
 static struct {
 	pthread_mutex_t lock;
 	uint32_t n;
 	size_t len[KR_VQ_TABLES_KEPT];
 	void *p[KR_VQ_TABLES_KEPT];
+	bool first_taken;
 } g_tables = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Bytes of d's request tables: ent and redo, cnt each, whole pages. */
+/* The first DCI's tables, for the keeper's usual queue size (zero pages until touched). */
+static struct kr_vq_ent g_first_tables[VQ_TABLES_LEN(KR_POOL_DCI_WQEBB) / sizeof(struct kr_vq_ent)]
+    __attribute__((aligned(4096)));
+
 static size_t vq_tables_len(uint32_t cnt)
 {
-	size_t page = 4096;
-
-	return (2 * (size_t)cnt * sizeof(struct kr_vq_ent) + page - 1) & ~(page - 1);
+	return VQ_TABLES_LEN(cnt);
 }
 
 /* A kept mapping of len bytes, or NULL. */
@@ -39,7 +46,11 @@ static void *tables_take(size_t len)
 	void *p = NULL;
 
 	pthread_mutex_lock(&g_tables.lock);
-	for (uint32_t i = 0; i < g_tables.n; i++) {
+	if (!g_tables.first_taken && len <= sizeof(g_first_tables)) {
+		g_tables.first_taken = true;
+		p = g_first_tables;
+	}
+	for (uint32_t i = 0; !p && i < g_tables.n; i++) {
 		if (g_tables.len[i] != len)
 			continue;
 		p = g_tables.p[i];
@@ -58,7 +69,10 @@ static bool tables_keep(void *p, size_t len)
 	bool kept = false;
 
 	pthread_mutex_lock(&g_tables.lock);
-	if (g_tables.n < KR_VQ_TABLES_KEPT) {
+	if (p == (void *)g_first_tables) {
+		g_tables.first_taken = false;
+		kept = true;
+	} else if (g_tables.n < KR_VQ_TABLES_KEPT) {
 		g_tables.p[g_tables.n] = p;
 		g_tables.len[g_tables.n] = len;
 		g_tables.n++;
