@@ -255,7 +255,8 @@ struct kr_port {
 	struct port_snd *snd; /* [nslots] */
 	uint32_t *active;     /* [nslots]: slots admitted, in admission order */
 	uint32_t *want;	      /* [nslots]: FIFO of slots that may lack credits */
-	uint32_t want_head, want_len;
+	uint32_t want_head, want_len; /* want_head runs free; want has want_mask + 1 slots */
+	uint32_t want_mask;
 	uint32_t grant_cap;   /* the largest share given since the senders changed */
 	uint32_t grant_next;  /* posted buffers that make the share grow */
 	uint64_t grant_looks; /* senders a grant pass looked at (tests: O(1) per message) */

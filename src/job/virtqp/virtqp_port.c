@@ -147,7 +147,9 @@ struct kr_port *kr_bind(struct kr_ctx *ctx, uint32_t port, const struct kr_bind_
 	table_len = sizeof(struct kr_port_table) + (size_t)p->nslots * sizeof(struct kr_port_slot);
 	p->snd = calloc(p->nslots, sizeof(*p->snd));
 	p->active = calloc(p->nslots, sizeof(*p->active));
-	p->want = calloc(p->nslots, sizeof(*p->want));
+	/* a power of two past nslots: the queue's index is a mask */
+	p->want_mask = (1u << (32 - __builtin_clz(p->nslots | 1))) - 1;
+	p->want = calloc((size_t)p->want_mask + 1, sizeof(*p->want));
 	p->table = kr_malloc(ctx, table_len);
 	rc = -ENOMEM;
 	if (!p->snd || !p->active || !p->want || !p->table)
@@ -228,23 +230,24 @@ int kr_post_recv(struct kr_port *p, void *buf, uint32_t len, uint64_t wr_id)
 
 /* ---- senders: admission, release, credits ---- */
 
-/* Slot i may lack credits: onto the want queue, once (port_grant takes it off). */
-static void port_want(struct kr_port *p, uint32_t i)
+/* Sender s (slot i) may lack credits: onto the want queue, once (port_grant takes it off). */
+static inline void port_want_snd(struct kr_port *p, struct port_snd *s, uint32_t i)
 {
-	uint32_t tail = p->want_head + p->want_len;
-
-	if (p->snd[i].queued)
+	if (s->queued)
 		return;
-	p->snd[i].queued = 1;
-	p->want[tail < p->nslots ? tail : tail - p->nslots] = i;
-	p->want_len++;
+	s->queued = 1;
+	p->want[(p->want_head + p->want_len++) & p->want_mask] = i;
 }
 
-static uint32_t port_want_pop(struct kr_port *p)
+static inline void port_want(struct kr_port *p, uint32_t i)
 {
-	uint32_t i = p->want[p->want_head];
+	port_want_snd(p, &p->snd[i], i);
+}
 
-	p->want_head = p->want_head + 1 < p->nslots ? p->want_head + 1 : 0;
+static inline uint32_t port_want_pop(struct kr_port *p)
+{
+	uint32_t i = p->want[p->want_head++ & p->want_mask];
+
 	p->want_len--;
 	p->snd[i].queued = 0;
 	return i;
@@ -338,21 +341,28 @@ static void port_grant(struct kr_port *p)
 	if (p->posted >= p->grant_next)
 		port_share_grows(p);
 	while (avail && p->want_len) {
-		uint32_t i = port_want_pop(p);
+		uint32_t i = p->want[p->want_head & p->want_mask];
 		struct port_snd *s = &p->snd[i];
 		uint32_t ahead = s->granted - s->recv, give;
 
 		p->grant_looks++;
-		if (s->state != SND_ACTIVE || ahead >= p->grant_cap)
+		if (s->state != SND_ACTIVE || ahead >= p->grant_cap) {
+			port_want_pop(p);
 			continue;
+		}
 		give = p->grant_cap - ahead < avail ? p->grant_cap - ahead : avail;
 		s->granted += give;
 		p->promised += give;
 		avail -= give;
 		__atomic_store_n(&p->table->slot[i].granted, (uint64_t)s->nonce << 32 | s->granted,
 				 __ATOMIC_RELEASE);
-		if (ahead + give < p->grant_cap)
-			port_want(p, i); /* short: after the others */
+		if (ahead + give < p->grant_cap) {
+			/* short (the supply ran out): after the others, if any */
+			if (p->want_len > 1)
+				port_want(p, port_want_pop(p));
+			break;
+		}
+		port_want_pop(p);
 	}
 }
 
@@ -404,7 +414,7 @@ static bool port_complete(struct kr_port *p, const struct kr_devx_wc *dwc, struc
 			p->misordered++;
 		s->recv++;
 		p->promised--;
-		port_want(p, (uint32_t)(s - p->snd));
+		port_want_snd(p, s, (uint32_t)(s - p->snd));
 		p->grant_due = true;
 	}
 	/* an error CQE names no sender (no imm): its credit stays promised until that sender goes
