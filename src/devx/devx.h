@@ -1036,6 +1036,14 @@ static inline struct mlx5_cqe64 *kr_devx_cqe_at(const struct kr_devx_cq *cq, uin
 	return cqe;
 }
 
+/*
+ * kr_devx_sq_wqe_end() - the send counter past the WQE this QP posted at
+ * counter, read from its control segment in the ring: 0 with *end set, or
+ * -EPROTO (that WQEBB holds no WQE of this QP starting there). For a caller
+ * that did not post it (the keeper checking a ring a job gave back).
+ */
+int kr_devx_sq_wqe_end(const struct kr_devx_qp *qp, uint16_t counter, uint16_t *end);
+
 /* A send WQE completed (from its first WQEBB index): its wr_id; the SQ is free up to its end. */
 static inline uint64_t kr_devx_sq_complete(struct kr_devx_qp *qp, uint16_t wqe_counter)
 {

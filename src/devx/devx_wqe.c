@@ -84,6 +84,22 @@ static inline void kr_set_ctrl_seg(struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi, 
 	ctrl->imm = imm_be;
 }
 
+/* kr_devx_sq_wqe_end() - see devx.h. */
+int kr_devx_sq_wqe_end(const struct kr_devx_qp *qp, uint16_t counter, uint16_t *end)
+{
+	const struct mlx5_wqe_ctrl_seg *ctrl =
+	    (const struct mlx5_wqe_ctrl_seg *)((const uint8_t *)qp->sq_buf +
+					       ((size_t)(counter & (qp->sq_wqebb_cnt - 1))
+						<< KR_WQEBB_SHIFT));
+	uint32_t qpn_ds = be32toh(ctrl->qpn_ds), ds = qpn_ds & 0x3f;
+
+	if (qpn_ds >> 8 != qp->qpn || !ds ||
+	    ((be32toh(ctrl->opmod_idx_opcode) >> 8) & 0xffff) != counter)
+		return -EPROTO;
+	*end = (uint16_t)(counter + ((ds * KR_DS_SIZE + KR_WQEBB_SIZE - 1) >> KR_WQEBB_SHIFT));
+	return 0;
+}
+
 static inline void kr_set_av_seg(struct mlx5_wqe_av *av, const struct kr_devx_dc_av *dc)
 {
 	av->key.dc_key = htobe64(dc->dc_key);

@@ -27,8 +27,6 @@
 #include "devx/devx.h"
 #include "keeper/keeper.h"
 
-#define WQEBB 64u
-
 /* The consumer index q's holder published, if everything before it was read and nothing after. */
 static bool cq_drained(const struct kr_devx_cq *cq, uint32_t *ci)
 {
@@ -41,26 +39,15 @@ static bool cq_drained(const struct kr_devx_cq *cq, uint32_t *ci)
 /* The CQE before ci completes, successfully, q's WQE that ends at send counter pi. */
 static bool last_wqe_done(const struct kr_keeper_qp *q, uint32_t ci, uint16_t pi)
 {
-	const struct kr_devx_qp *qp = &q->qp;
 	const struct mlx5_cqe64 *cqe;
-	const struct mlx5_wqe_ctrl_seg *ctrl;
-	uint16_t counter;
-	uint32_t ds;
+	uint16_t end;
 	uint8_t opcode;
 
 	cqe = kr_devx_cqe_at(&q->cq, ci - 1, &opcode);
 	if (!cqe || opcode != MLX5_CQE_REQ ||
-	    (be32toh(cqe->srqn_uidx) & 0xffffff) != qp->user_index)
+	    (be32toh(cqe->srqn_uidx) & 0xffffff) != q->qp.user_index)
 		return false;
-	counter = be16toh(cqe->wqe_counter);
-	ctrl =
-	    (const struct mlx5_wqe_ctrl_seg *)((const uint8_t *)qp->sq_buf +
-					       (size_t)(counter & (qp->sq_wqebb_cnt - 1)) * WQEBB);
-	if (be32toh(ctrl->qpn_ds) >> 8 != qp->qpn ||
-	    ((be32toh(ctrl->opmod_idx_opcode) >> 8) & 0xffff) != counter)
-		return false;
-	ds = be32toh(ctrl->qpn_ds) & 0x3f;
-	return ds && (uint16_t)(counter + (ds * 16 + WQEBB - 1) / WQEBB) == pi;
+	return !kr_devx_sq_wqe_end(&q->qp, be16toh(cqe->wqe_counter), &end) && end == pi;
 }
 
 /* kr_keeper_dci_idle() - see keeper.h. */
