@@ -827,13 +827,6 @@ struct kr_launch {
  */
 uint64_t kr_kdf_u64(const uint8_t key[KR_LAUNCH_KEY_BYTES], uint64_t id, const char ctx[8]);
 /*
- * kr_launch_tag_of() - the launch tag of the launch whose DC key is dc_key:
- * a hash of it (never 0), so the tag names the launch publicly and a keeper
- * can check that an attach knows the key behind the tag. 0 only when
- * libsodium cannot start.
- */
-uint64_t kr_launch_tag_of(uint64_t dc_key);
-/*
  * kr_port_dc_key() - the DC access key of the binding gen of port in the
  * launch whose DC key is dc_key (a hash of the three; gen's low
  * KR_PORT_GEN_MASK bits, as the port records carry them): the keeper

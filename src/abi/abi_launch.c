@@ -79,8 +79,12 @@ static uint64_t launch_hash(const char *domain, uint64_t dc_key, const void *ext
 _Static_assert(sizeof(KR_LAUNCH_TAG_DOMAIN) - 1 == 16 && sizeof(KR_PORT_KEY_DOMAIN) - 1 == 16,
 	       "hash domains are 16 bytes");
 
-/* kr_launch_tag_of() - see abi.h. */
-uint64_t kr_launch_tag_of(uint64_t dc_key)
+/*
+ * The launch tag of the launch whose DC key is dc_key: a hash of it (never
+ * 0), so the tag names the launch publicly and says nothing of its key. 0
+ * only when libsodium cannot start.
+ */
+static uint64_t launch_tag_of(uint64_t dc_key)
 {
 	uint64_t tag;
 
@@ -157,7 +161,7 @@ int kr_launch_derive(const uint8_t *key, struct kr_launch *l)
 		key = drawn;
 	}
 	l->dc_key = kr_kdf_u64(key, KR_LAUNCH_SUBKEY_DC, KR_LAUNCH_KDF_CTX);
-	l->tag = kr_launch_tag_of(l->dc_key);
+	l->tag = launch_tag_of(l->dc_key);
 	sodium_memzero(drawn, sizeof(drawn));
 	return l->tag ? 0 : -EIO;
 }

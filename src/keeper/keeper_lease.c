@@ -136,8 +136,7 @@ static void lease_take_back(struct kr_keeper *k, struct kr_pool_slot *s, uint64_
 
 		/* its mapping goes before the reset */
 		kr_keeper_krmin_revoke(k, q);
-		if ((how & KR_LEASE_BACK_IDLE) && s->kind == KR_SLOT_DCI &&
-		    kr_keeper_dci_idle(k, q))
+		if ((how & KR_LEASE_BACK_IDLE) && kr_keeper_dci_idle(k, q)) /* DCIs only */
 			untouched = true;
 		/* whose errors, if it comes back broken */
 		if (s->owner_job) {

@@ -320,7 +320,6 @@ struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t node, const struct 
 int kr_vq_look_read(struct kr_ctx *ctx, const struct kr_devx_dc_av *av, uint64_t raddr,
 		    uint32_t rkey, void *buf, uint32_t len);
 
-/* virtqp_dci.c */
 /* virtqp_tables.c */
 /*
  * A DCI's (or RC QP's) ent and redo tables for d->cnt requests: a mapping an
@@ -329,6 +328,8 @@ int kr_vq_look_read(struct kr_ctx *ctx, const struct kr_devx_dc_av *av, uint64_t
  */
 int kr_vq_tables_alloc(struct kr_vq_dci *d);
 void kr_vq_tables_free(struct kr_vq_dci *d);
+
+/* virtqp_dci.c */
 /* A DCI for ctx: a spare of the process, else (unless spare_only) a new lease. NULL + errno. */
 struct kr_vq_dci *kr_vq_dci_new(struct kr_ctx *ctx, bool spare_only);
 /* Give d back to the keeper (if leased) and free it. */

@@ -253,6 +253,13 @@ static inline uint32_t port_want_pop(struct kr_port *p)
 	return i;
 }
 
+/* The senders changed: the next grant pass takes the share anew and queues them all. */
+static inline void port_share_changed(struct kr_port *p)
+{
+	p->grant_cap = 0;
+	p->grant_next = 0;
+}
+
 /* Read the owner words: admit new holders, mark released ones GONE. */
 static void port_scan(struct kr_port *p)
 {
@@ -273,8 +280,7 @@ static void port_scan(struct kr_port *p)
 					 __ATOMIC_RELEASE);
 			p->active[p->nactive++] = i;
 			port_want(p, i);
-			p->grant_cap = 0; /* the share changed */
-			p->grant_next = 0;
+			port_share_changed(p);
 			p->grant_due = true;
 		}
 	}
@@ -297,8 +303,7 @@ static void port_reap_gone(struct kr_port *p)
 	}
 	p->nactive = j;
 	p->gone = 0;
-	p->grant_cap = 0; /* the share changed */
-	p->grant_next = 0;
+	port_share_changed(p);
 	p->rescan = true; /* a slot let go may already have a new holder */
 	p->grant_due = true;
 }
