@@ -19,6 +19,11 @@
  *   ofi_tx.c      sending: eager copies, staged chunks for large messages
  *   ofi_rx.c      receiving: matching, unexpected messages, chunk READs
  *   ofi_probe.c   probes: FI_PEEK, FI_CLAIM, FI_DISCARD
+ *   ofi_mr.c      memory registration: what peers' RMA and atomics may reach
+ *   ofi_rma.c     RMA and atomics: requests in pieces, served by the target
+ *   ofi_rma_ops.c fi_read/fi_write/fi_atomic and their forms, decoded
+ *   ofi_atomic.c  applying an atomic operation to memory (the target's side)
+ *   ofi_cntr.c    counters
  *   ofi_fid.c     the answers of operations an object does not support
  *
  * Every object of a domain runs under the domain's lock (FI_THREAD_SAFE):
@@ -37,6 +42,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
@@ -69,7 +76,9 @@ int kr_ofi_getinfo(uint32_t version, const char *node, const char *service, uint
 		   const struct fi_info *hints, struct fi_info **info);
 /* The capabilities the provider offers. */
 #define KR_OFI_CAPS                                                                                \
-	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV)
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM |                 \
+	 FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
+	 FI_REMOTE_WRITE)
 
 /* ofi_fabric.c */
 int kr_ofi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
@@ -85,8 +94,9 @@ struct kr_ofi_domain {
 	struct kr_ctx *ctx; /* the process's attach, shared by its domains */
 	uint32_t node;
 	uint64_t launch_tag;
-	uint32_t refs; /* AVs and (later) endpoints, CQs open on it */
+	uint32_t refs; /* AVs, endpoints, CQs, counters and MRs open on it */
 	pthread_mutex_t lock;
+	struct kr_ofi_mr *mrs; /* its registrations (ofi_mr.c) */
 };
 int kr_ofi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		       void *context);
@@ -123,6 +133,17 @@ enum kr_ofi_wire_op {
 	KR_OFI_W_CHUNK,
 	KR_OFI_W_ACK,
 	KR_OFI_W_NOP, /* nothing: a SEND that fails when the peer's port is gone */
+	/*
+	 * RMA and atomics (ofi_rma.c): a request names the target's key (rkey),
+	 * address (addr), the operation's length (len) and this piece of it
+	 * (off, clen); the target answers each with RESP (same msg_id and off,
+	 * status in data: 0 or a positive FI_E* value).
+	 */
+	KR_OFI_W_RMA_WRITE, /* payload: clen bytes to write at addr + off */
+	KR_OFI_W_RMA_READ,  /* RESP carries clen bytes from addr + off */
+	KR_OFI_W_ATOMIC, /* tag: enum fi_op | datatype << 8 | kind << 16; payload: operand, compare
+			  */
+	KR_OFI_W_RESP,
 };
 #define KR_OFI_WF_TAGGED 1u
 #define KR_OFI_WF_DATA	 2u
@@ -151,6 +172,23 @@ struct kr_ofi_wire {
 
 struct kr_ofi_ep;
 struct kr_ofi_cq;
+struct kr_ofi_mr;
+struct kr_ofi_rma;
+struct kr_ofi_cntr;
+
+/* What a counter bound to an endpoint counts (fi_ep_bind flags FI_SEND ... FI_REMOTE_WRITE). */
+enum kr_ofi_cntr_kind {
+	KR_OFI_CNTR_SEND,
+	KR_OFI_CNTR_RECV,
+	KR_OFI_CNTR_READ,
+	KR_OFI_CNTR_WRITE,
+	KR_OFI_CNTR_REMOTE_READ,
+	KR_OFI_CNTR_REMOTE_WRITE,
+	KR_OFI_CNTR_KINDS
+};
+
+/* The largest piece of an RMA (a request's or answer's payload), and of an atomic's operands. */
+#define KR_OFI_RMA_PIECE KR_OFI_EAGER_MAX
 
 /* What a krcore completion's wr_id points at. */
 enum kr_ofi_req_kind { KR_OFI_REQ_SEND = 1, KR_OFI_REQ_READ };
@@ -302,7 +340,10 @@ struct kr_ofi_ep {
 	uint8_t *rslots; /* KR_OFI_STAGES x KR_OFI_CHUNK, heap: READ targets */
 	struct kr_ofi_read reads[KR_OFI_STAGES];
 	uint32_t next_msg_id;
-	uint64_t keepalive_ns; /* next look for peers a large transfer waits on */
+	uint64_t keepalive_ns;	/* next look for peers a large transfer waits on */
+	struct kr_ofi_rma *rma; /* RMA and atomic operations under way, oldest first */
+	uint32_t next_rma_id;
+	struct kr_ofi_cntr *cntr[KR_OFI_CNTR_KINDS]; /* bound counters, by enum kr_ofi_cntr_kind */
 };
 
 /* ofi_cq.c */
@@ -354,7 +395,7 @@ void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
 /* p's vQP, made if need be: 0, -FI_EAGAIN (not yet: try later), or p's failure. */
 int kr_ofi_peer_ready(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
 /*
- * A peer a large transfer waits on that was silent for a while gets a NOP
+ * A peer a large transfer or an RMA waits on that was silent for a while gets a NOP
  * SEND: if its job died (its port with it) the SEND fails and so does the
  * peer, so neither side's transfer waits for ever. Called from progress.
  */
@@ -416,6 +457,117 @@ void kr_ofi_unexp_drop(struct kr_ofi_ep *ep, struct kr_ofi_unexp *u);
 int kr_ofi_rx_cancel(struct kr_ofi_ep *ep, void *context);
 /* Drop every receive and unexpected message (endpoint close). */
 void kr_ofi_rx_free(struct kr_ofi_ep *ep);
+
+/* ofi_mr.c */
+/*
+ * A registration: len bytes at base, reached by peers as key and addresses
+ * offset .. offset + len - 1 (mr_mode 0: the application picks the key, an
+ * address is relative to the region's offset, not a virtual address).
+ */
+struct kr_ofi_mr {
+	struct fid_mr mr;
+	struct kr_ofi_domain *dom;
+	struct kr_ofi_mr *next; /* the domain's registrations */
+	uint8_t *base;
+	size_t len;
+	uint64_t offset, access;
+};
+extern struct fi_ops_mr kr_ofi_mr_ops;
+/*
+ * Where a peer's access of len bytes at (key, addr) with rights access
+ * (FI_REMOTE_READ or FI_REMOTE_WRITE) lands in this domain's memory, or
+ * NULL: no such key, not those rights, or not all of it inside the region.
+ */
+uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, uint64_t len,
+			 uint64_t access);
+
+/* ofi_rma.c */
+/* An RMA or atomic operation of the initiator, under way. */
+struct kr_ofi_rma {
+	struct kr_ofi_rma *next;
+	struct kr_ofi_peer *peer;
+	void *context;
+	uint64_t flags; /* FI_RMA or FI_ATOMIC, FI_READ or FI_WRITE; FI_COMPLETION: report it */
+	uint8_t op;	/* KR_OFI_W_RMA_WRITE, _RMA_READ or _ATOMIC */
+	uint32_t id;
+	const uint8_t *src; /* WRITE: the bytes; ATOMIC: operand, then compare */
+	uint8_t *dst;	    /* READ: where the bytes go; ATOMIC: the old values (fetch) */
+	uint8_t *copy;	    /* an inject's own copy of src (malloc) */
+	size_t len;	    /* bytes read or written (ATOMIC: count x size) */
+	size_t src_len;	    /* ATOMIC: operand and compare bytes sent */
+	uint64_t addr, key, tag;
+	uint32_t data;	   /* remote CQ data (FI_REMOTE_CQ_DATA) */
+	size_t sent, done; /* bytes requested, bytes answered */
+	bool sent_any;	   /* a first piece went (a zero-length one sends one piece too) */
+	uint32_t out;	   /* pieces requested, not answered */
+	int err;	   /* first failure (-FI_E*), reported at the end */
+};
+/* Start an RMA or atomic operation r (filled by the caller, malloc'ed): 0 or -FI_E* (r freed). */
+int kr_ofi_rma_start(struct kr_ofi_ep *ep, struct kr_ofi_rma *r);
+/* A request (RMA_WRITE, RMA_READ, ATOMIC) or an answer (RESP) from p. */
+void kr_ofi_rma_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w,
+			const uint8_t *payload, uint32_t plen);
+/* Is wire header w of an RMA message sane with plen bytes of payload? */
+bool kr_ofi_rma_wire_sane(const struct kr_ofi_wire *w, uint32_t plen);
+/* Request the next pieces of operations under way. */
+void kr_ofi_rma_progress(struct kr_ofi_ep *ep);
+/* Does an operation of ep wait on an answer from p? */
+bool kr_ofi_rma_awaits(const struct kr_ofi_ep *ep, const struct kr_ofi_peer *p);
+/* Fail every operation with p (its vQP went to error). */
+void kr_ofi_rma_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err);
+/* Drop every operation (endpoint close): no completions. */
+void kr_ofi_rma_free(struct kr_ofi_ep *ep);
+/* ofi_rma_ops.c */
+extern struct fi_ops_rma kr_ofi_rma_ops;
+extern struct fi_ops_atomic kr_ofi_atomic_ops;
+
+/* ofi_atomic.c */
+/* The three kinds of atomic call, as a request's tag carries them. */
+#define KR_OFI_ATOMIC_WRITE   0u /* fi_atomic */
+#define KR_OFI_ATOMIC_FETCH   1u /* fi_fetch_atomic */
+#define KR_OFI_ATOMIC_COMPARE 2u /* fi_compare_atomic */
+/*
+ * The size of datatype dt if op on it is one this provider applies as kind
+ * (KR_OFI_ATOMIC_*), else 0. The largest count: KR_OFI_RMA_PIECE / size
+ * (half that for COMPARE: the compare values ride along).
+ */
+size_t kr_ofi_atomic_size(enum fi_datatype dt, enum fi_op op, uint32_t kind);
+/*
+ * Apply op to count values of dt at dst (the target's memory) with the
+ * operands at opnd and, for the compare ops, cmp; the values dst held go
+ * to old (NULL: not wanted). The caller checked kr_ofi_atomic_size().
+ */
+void kr_ofi_atomic_apply(enum fi_datatype dt, enum fi_op op, uint8_t *dst, const uint8_t *opnd,
+			 const uint8_t *cmp, uint8_t *old, size_t count);
+int kr_ofi_query_atomic(struct fid_domain *dom, enum fi_datatype dt, enum fi_op op,
+			struct fi_atomic_attr *attr, uint64_t flags);
+
+/* ofi_cntr.c */
+struct kr_ofi_cntr {
+	struct fid_cntr cntr;
+	struct kr_ofi_domain *dom;
+	uint64_t value, err;
+	struct kr_ofi_ep *eps[8]; /* bound endpoints: reading progresses them */
+	uint32_t neps;
+};
+int kr_ofi_cntr_open(struct fid_domain *dom, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
+		     void *context);
+/* Bind counter c to ep for the kinds flags names (FI_SEND ... FI_REMOTE_WRITE). 0 or -FI_E*. */
+int kr_ofi_cntr_bind(struct kr_ofi_ep *ep, struct kr_ofi_cntr *c, uint64_t flags);
+/* Unbind ep from every counter (endpoint close). */
+void kr_ofi_cntr_unbind(struct kr_ofi_ep *ep);
+/* Count one operation of kind on ep: success, or an error (err nonzero). */
+static inline void kr_ofi_cntr_count(struct kr_ofi_ep *ep, enum kr_ofi_cntr_kind kind, int err)
+{
+	struct kr_ofi_cntr *c = ep->cntr[kind];
+
+	if (c) {
+		if (err)
+			c->err++;
+		else
+			c->value++;
+	}
+}
 
 /* ofi_fid.c: what an object answers for an operation it does not have. */
 int kr_ofi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

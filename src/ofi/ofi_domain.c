@@ -3,7 +3,8 @@
  * Domains: the process's keeper attach (kr_attach(3): KR_KEEPER_SOCKET,
  * KR_LAUNCH_KEY), made by the first domain and shared by every domain the
  * process opens, detached when the last one closes. A domain still holding
- * objects refuses to close (-FI_EBUSY), as fi_close(3) asks.
+ * objects refuses to close (-FI_EBUSY), as fi_close(3) asks. Registrations:
+ * ofi_mr.c; counters: ofi_cntr.c; atomics it applies: ofi_atomic.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -83,16 +84,6 @@ static int domain_scalable_ep(struct fid_domain *dom, struct fi_info *info, stru
 	return -FI_ENOSYS; /* one tx and one rx context per endpoint */
 }
 
-static int domain_cntr_open(struct fid_domain *dom, struct fi_cntr_attr *attr,
-			    struct fid_cntr **cntr, void *context)
-{
-	(void)dom;
-	(void)attr;
-	(void)cntr;
-	(void)context;
-	return -FI_ENOSYS; /* cntr_cnt 0 in fi_getinfo */
-}
-
 static int domain_poll_open(struct fid_domain *dom, struct fi_poll_attr *attr,
 			    struct fid_poll **pollset)
 {
@@ -122,17 +113,6 @@ static int domain_srx_ctx(struct fid_domain *dom, struct fi_rx_attr *attr, struc
 	return -FI_ENOSYS;
 }
 
-static int domain_query_atomic(struct fid_domain *dom, enum fi_datatype datatype, enum fi_op op,
-			       struct fi_atomic_attr *attr, uint64_t flags)
-{
-	(void)dom;
-	(void)datatype;
-	(void)op;
-	(void)attr;
-	(void)flags;
-	return -FI_EOPNOTSUPP; /* no FI_ATOMIC in its caps */
-}
-
 static int domain_query_collective(struct fid_domain *dom, enum fi_collective_op coll,
 				   struct fi_collective_attr *attr, uint64_t flags)
 {
@@ -149,46 +129,6 @@ static int domain_endpoint2(struct fid_domain *dom, struct fi_info *info, struct
 	return flags ? -FI_EBADFLAGS : kr_ofi_ep_open(dom, info, ep, context);
 }
 
-/* Memory registration: none needed (mr_mode 0); the application's buffers are copied. */
-static int domain_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
-			 uint64_t offset, uint64_t requested_key, uint64_t flags,
-			 struct fid_mr **mr, void *context)
-{
-	(void)fid;
-	(void)buf;
-	(void)len;
-	(void)access;
-	(void)offset;
-	(void)requested_key;
-	(void)flags;
-	(void)mr;
-	(void)context;
-	return -FI_ENOSYS; /* in progress: zero-copy from the heap (doc/libfabric.md) */
-}
-
-static int domain_mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access,
-			  uint64_t offset, uint64_t requested_key, uint64_t flags,
-			  struct fid_mr **mr, void *context)
-{
-	(void)iov;
-	(void)count;
-	return domain_mr_reg(fid, NULL, 0, access, offset, requested_key, flags, mr, context);
-}
-
-static int domain_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
-			     struct fid_mr **mr)
-{
-	(void)attr;
-	return domain_mr_reg(fid, NULL, 0, 0, 0, 0, flags, mr, NULL);
-}
-
-static struct fi_ops_mr domain_mr_ops = {
-    .size = sizeof(struct fi_ops_mr),
-    .reg = domain_mr_reg,
-    .regv = domain_mr_regv,
-    .regattr = domain_mr_regattr,
-};
-
 static struct fi_ops domain_fi_ops = KR_OFI_FI_OPS(domain_close);
 
 static struct fi_ops_domain domain_ops = {
@@ -197,11 +137,11 @@ static struct fi_ops_domain domain_ops = {
     .cq_open = kr_ofi_cq_open,
     .endpoint = kr_ofi_ep_open,
     .scalable_ep = domain_scalable_ep,
-    .cntr_open = domain_cntr_open,
+    .cntr_open = kr_ofi_cntr_open,
     .poll_open = domain_poll_open,
     .stx_ctx = domain_stx_ctx,
     .srx_ctx = domain_srx_ctx,
-    .query_atomic = domain_query_atomic,
+    .query_atomic = kr_ofi_query_atomic,
     .query_collective = domain_query_collective,
     .endpoint2 = domain_endpoint2,
 };
@@ -237,7 +177,7 @@ int kr_ofi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct f
 	d->dom.fid.context = context;
 	d->dom.fid.ops = &domain_fi_ops;
 	d->dom.ops = &domain_ops;
-	d->dom.mr = &domain_mr_ops;
+	d->dom.mr = &kr_ofi_mr_ops;
 	*dom = &d->dom;
 	return 0;
 }

@@ -98,6 +98,8 @@ void kr_ofi_ep_progress(struct kr_ofi_ep *ep)
 		kr_ofi_peer_progress(ep, p);
 	kr_ofi_tx_progress(ep);
 	kr_ofi_rx_progress(ep);
+	if (ep->rma)
+		kr_ofi_rma_progress(ep);
 	kr_ofi_peers_keepalive(ep);
 }
 
@@ -114,6 +116,7 @@ static void ep_release(struct kr_ofi_ep *ep)
 {
 	struct kr_ctx *ctx = ep->dom->ctx;
 
+	kr_ofi_rma_free(ep);   /* before the peers it names */
 	kr_ofi_peers_free(ep); /* disconnects: no READ or SEND of ours in flight after */
 	kr_ofi_tx_free(ep);
 	kr_ofi_rx_free(ep);
@@ -136,6 +139,7 @@ static int ep_close(struct fid *fid)
 	ep_unbind_cq(ep, ep->tx_cq);
 	if (ep->rx_cq != ep->tx_cq)
 		ep_unbind_cq(ep, ep->rx_cq);
+	kr_ofi_cntr_unbind(ep);
 	ep_release(ep);
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
@@ -194,10 +198,14 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		case FI_CLASS_CQ:
 			rc = ep_bind_cq(ep, container_of(bfid, struct kr_ofi_cq, cq.fid), flags);
 			break;
+		case FI_CLASS_CNTR:
+			rc = kr_ofi_cntr_bind(ep, container_of(bfid, struct kr_ofi_cntr, cntr.fid),
+					      flags);
+			break;
 		case FI_CLASS_EQ:
 			break; /* an RDM endpoint raises no events */
 		default:
-			rc = -FI_ENOSYS; /* counters, stx/srx contexts */
+			rc = -FI_ENOSYS; /* stx/srx contexts */
 		}
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -489,6 +497,8 @@ int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep *
 	ep->ep.cm = &ep_cm_ops;
 	ep->ep.msg = &kr_ofi_msg_ops;
 	ep->ep.tagged = &kr_ofi_tagged_ops;
+	ep->ep.rma = &kr_ofi_rma_ops;
+	ep->ep.atomic = &kr_ofi_atomic_ops;
 	*out = &ep->ep;
 	return 0;
 }

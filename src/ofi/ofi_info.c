@@ -3,10 +3,12 @@
  * fi_getinfo for krcore: one fi_info, an RDM endpoint with what Open MPI's
  * mtl/ofi asks of a provider (tagged messages, directed receives, local and
  * remote peers, send-after-send order, 4 bytes of CQ data, both AV types),
- * or nothing (-FI_ENODATA) when the hints ask for what it does not offer.
+ * RMA and atomics (ofi_rma.c), or nothing (-FI_ENODATA) when the hints ask
+ * for what it does not offer.
  *
  * Memory: buffers need no registration (mr_mode 0; before API 1.5,
- * FI_MR_SCALABLE): the provider copies through its heap. Modes: FI_CONTEXT
+ * FI_MR_SCALABLE): the provider copies through its heap; a region peers
+ * reach has a key the application picks (ofi_mr.c). Modes: FI_CONTEXT
  * and FI_CONTEXT2 only when the application offers them; the provider
  * keeps its own state otherwise. Addresses: struct kr_ofi_addr
  * (FI_FORMAT_UNSPEC); node and service name nothing krcore resolves, so
@@ -93,7 +95,7 @@ static int info_fill(uint32_t version, const struct fi_info *h, struct fi_info *
 	i->tx_attr->inject_size = KR_OFI_INLINE; /* the provider's header rides along */
 	i->tx_attr->size = KR_OFI_QUEUE;
 	i->tx_attr->iov_limit = 1;
-	i->tx_attr->rma_iov_limit = 0;
+	i->tx_attr->rma_iov_limit = 1;
 
 	i->rx_attr->caps = i->caps;
 	i->rx_attr->mode = i->mode;
@@ -124,6 +126,7 @@ static int info_fill(uint32_t version, const struct fi_info *h, struct fi_info *
 	i->domain_attr->mr_key_size = 4;
 	i->domain_attr->cq_data_size = 4;
 	i->domain_attr->cq_cnt = 64;
+	i->domain_attr->cntr_cnt = 64;
 	i->domain_attr->ep_cnt = 64;
 	i->domain_attr->tx_ctx_cnt = 1;
 	i->domain_attr->rx_ctx_cnt = 1;

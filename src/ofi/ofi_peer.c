@@ -152,6 +152,7 @@ static void peer_fail(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err)
 		kr_ofi_tx_sent(ep, ws, KR_WC_WR_FLUSH_ERR);
 	kr_ofi_tx_peer_failed(ep, p, err);
 	kr_ofi_rx_peer_failed(ep, p, err);
+	kr_ofi_rma_peer_failed(ep, p, err);
 }
 
 /* Take p's vQP completions: its SENDs and chunk READs. */
@@ -249,7 +250,7 @@ void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 		peer_post(ep, p);
 }
 
-/* Does a large transfer of ep wait on p? */
+/* Does a large transfer or an RMA operation of ep wait on p? */
 static bool peer_awaited(const struct kr_ofi_ep *ep, const struct kr_ofi_peer *p)
 {
 	for (const struct kr_ofi_tx *tx = ep->rndv_tx; tx; tx = tx->next)
@@ -258,7 +259,7 @@ static bool peer_awaited(const struct kr_ofi_ep *ep, const struct kr_ofi_peer *p
 	for (const struct kr_ofi_rx *rx = ep->rndv_rx; rx; rx = rx->next)
 		if (rx->peer == p && !rx->reading)
 			return true;
-	return false;
+	return kr_ofi_rma_awaits(ep, p);
 }
 
 /* kr_ofi_peers_keepalive() - see ofi.h. */

@@ -44,6 +44,7 @@ void kr_ofi_rx_complete(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx)
 	    .tag = (rx->flags & FI_TAGGED) ? rx->w.tag : 0,
 	};
 
+	kr_ofi_cntr_count(ep, KR_OFI_CNTR_RECV, rx->err || (!rx->discard && rx->w.len > rx->len));
 	if (rx->discard) { /* no bytes wanted: no truncation either */
 		e.len = 0;
 		e.buf = NULL;
@@ -156,8 +157,9 @@ static bool wire_sane(const struct kr_ofi_wire *w, uint32_t plen)
 	case KR_OFI_W_ACK:
 	case KR_OFI_W_NOP:
 		return !plen;
+	default:
+		return kr_ofi_rma_wire_sane(w, plen);
 	}
-	return false;
 }
 
 /* A CHUNK announcement of message w->msg_id from p: to its receive, or its unexpected RTS. */
@@ -209,6 +211,10 @@ void kr_ofi_rx_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const uint8_
 	if (w.op == KR_OFI_W_CHUNK) {
 		if (!rx_announce(ep, p, &w))
 			goto bad;
+		return;
+	}
+	if (w.op >= KR_OFI_W_RMA_WRITE) { /* RMA and atomics: ofi_rma.c */
+		kr_ofi_rma_arrived(ep, p, &w, payload, plen);
 		return;
 	}
 	q = queue_of(w.flags);

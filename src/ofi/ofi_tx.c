@@ -71,6 +71,7 @@ void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 	struct fi_cq_tagged_entry e = {.op_context = tx->context,
 				       .flags = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED)};
 
+	kr_ofi_cntr_count(ep, KR_OFI_CNTR_SEND, tx->err);
 	if (ep->tx_cq && (tx->flags & FI_COMPLETION || tx->err)) {
 		if (tx->err)
 			kr_ofi_cq_fail(ep->tx_cq, &e, -tx->err, 0, 0);
@@ -213,6 +214,8 @@ void kr_ofi_tx_sent(struct kr_ofi_ep *ep, struct kr_ofi_wsend *ws, uint32_t stat
 		if (tx) {
 			tx->err = err;
 			kr_ofi_tx_complete(ep, tx);
+		} else { /* an inject: no completion, but it counts */
+			kr_ofi_cntr_count(ep, KR_OFI_CNTR_SEND, err);
 		}
 	} else if (err && tx) { /* an RTS or CHUNK of a large send still under way */
 		tx_rndv_end(ep, tx, err);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # fi_info -p krcore (libfabric-bin) with the provider loaded from the build
 # (FI_PROVIDER_PATH): an RDM endpoint with the capabilities Open MPI's
-# mtl/ofi asks for, send-after-send order, 4 bytes of CQ data; nothing for
-# what it does not offer (RMA, a MSG endpoint), and nothing at all on a node
+# mtl/ofi asks for, RMA and atomics, send-after-send order, 4 bytes of CQ
+# data; nothing for what it does not offer (FI_RMA_EVENT, a MSG endpoint),
+# and nothing at all on a node
 # without a keeper socket. Exit 77 without fi_info.
 # Usage: test_ofi_info.sh BUILDDIR
 set -euo pipefail
@@ -24,13 +25,15 @@ export KR_KEEPER_SOCKET=$dir/k.sock
 out=$(fi_info -p krcore -v)
 echo "$out" | head -80
 want=("prov_name: krcore" "type: FI_EP_RDM" "FI_TAGGED" "FI_MSG" "FI_LOCAL_COMM" "FI_REMOTE_COMM"
-      "FI_DIRECTED_RECV" "msg_order: \[ FI_ORDER_SAS \]" "cq_data_size: 4" "max_msg_size: 67108864")
+      "FI_DIRECTED_RECV" "FI_RMA" "FI_ATOMIC" "FI_REMOTE_WRITE" "rma_iov_limit: 1"
+      "mr_key_size: 4" "msg_order: \[ FI_ORDER_SAS \]" "cq_data_size: 4" "max_msg_size: 67108864")
 for w in "${want[@]}"; do
 	echo "$out" | grep -q -- "$w" || { echo "FAIL: fi_info -p krcore -v lacks '$w'"; exit 1; }
 done
 # what it does not offer yields nothing
-if fi_info -p krcore -c FI_RMA >/dev/null 2>&1; then
-	echo "FAIL: fi_info offers FI_RMA"
+fi_info -p krcore -c "FI_RMA|FI_ATOMIC" >/dev/null || { echo "FAIL: no RMA and atomics offer"; exit 1; }
+if fi_info -p krcore -c FI_RMA_EVENT >/dev/null 2>&1; then
+	echo "FAIL: fi_info offers FI_RMA_EVENT"
 	exit 1
 fi
 if fi_info -p krcore -t FI_EP_MSG >/dev/null 2>&1; then

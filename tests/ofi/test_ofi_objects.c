@@ -4,7 +4,7 @@
  * FI_PROVIDER=krcore), against a keeper on a sim host:
  *   getinfo   hints Open MPI's mtl/ofi gives (tagged, directed receive, SAS
  *             order, AV_MAP, API 1.5, FI_CONTEXT modes) match; hints it
- *             cannot meet (FI_RMA, a MSG endpoint, a foreign provider name,
+ *             cannot meet (FI_RMA_EVENT, a MSG endpoint, a foreign provider name,
  *             8 bytes of CQ data) get -FI_ENODATA
  *   domain    opening one attaches this process to the keeper (the pool
  *             segment shows a job with our pid); a second shares the
@@ -68,9 +68,9 @@ static void test_getinfo(struct fi_info **out)
 	*out = i;
 
 	/* what it cannot do: nothing offered */
-	h->caps |= FI_RMA;
+	h->caps |= FI_RMA_EVENT;
 	CHECK_EQ(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &i), -FI_ENODATA);
-	h->caps &= ~FI_RMA;
+	h->caps &= ~FI_RMA_EVENT;
 	h->ep_attr->type = FI_EP_MSG;
 	CHECK_EQ(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &i), -FI_ENODATA);
 	h->ep_attr->type = FI_EP_RDM;

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Atomic operations as the target applies them (ofi_rma.c serves the
+ * request under the domain's lock, so the target's provider is the only
+ * writer of the operation's memory while it runs: every operation of the
+ * domain's peers is atomic with respect to every other). Datatypes: the
+ * signed and unsigned integers of 8 to 64 bits, float and double (no
+ * complex, long double or 128-bit types). Operations (fi_atomic(3)):
+ * MIN, MAX, SUM, PROD, ATOMIC_WRITE on all of them; LOR, LAND, LXOR, BOR,
+ * BAND, BXOR on the integers; ATOMIC_READ as a fetch; the CSWAP family as
+ * a compare (MSWAP on the integers). Values are read and written with
+ * memcpy: an address need not be aligned.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "ofi/ofi.h"
+
+static size_t type_size(enum fi_datatype dt)
+{
+	switch (dt) {
+	case FI_INT8:
+	case FI_UINT8:
+		return 1;
+	case FI_INT16:
+	case FI_UINT16:
+		return 2;
+	case FI_INT32:
+	case FI_UINT32:
+	case FI_FLOAT:
+		return 4;
+	case FI_INT64:
+	case FI_UINT64:
+	case FI_DOUBLE:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+static bool op_fits(enum fi_op op, bool integer, uint32_t kind)
+{
+	switch (op) {
+	case FI_MIN:
+	case FI_MAX:
+	case FI_SUM:
+	case FI_PROD:
+	case FI_ATOMIC_WRITE:
+		return kind != KR_OFI_ATOMIC_COMPARE;
+	case FI_LOR:
+	case FI_LAND:
+	case FI_LXOR:
+	case FI_BOR:
+	case FI_BAND:
+	case FI_BXOR:
+		return integer && kind != KR_OFI_ATOMIC_COMPARE;
+	case FI_ATOMIC_READ:
+		return kind == KR_OFI_ATOMIC_FETCH;
+	case FI_CSWAP:
+	case FI_CSWAP_NE:
+	case FI_CSWAP_LE:
+	case FI_CSWAP_LT:
+	case FI_CSWAP_GE:
+	case FI_CSWAP_GT:
+		return kind == KR_OFI_ATOMIC_COMPARE;
+	case FI_MSWAP:
+		return integer && kind == KR_OFI_ATOMIC_COMPARE;
+	default:
+		return false;
+	}
+}
+
+/* kr_ofi_atomic_size() - see ofi.h. */
+size_t kr_ofi_atomic_size(enum fi_datatype dt, enum fi_op op, uint32_t kind)
+{
+	size_t sz = type_size(dt);
+
+	if (!sz || kind > KR_OFI_ATOMIC_COMPARE)
+		return 0;
+	return op_fits(op, dt != FI_FLOAT && dt != FI_DOUBLE, kind) ? sz : 0;
+}
+
+/* The integer-only operations on one value (v: what memory holds, o: the operand). */
+#define INT_OPS(v, o)                                                                              \
+	case FI_LOR:                                                                               \
+		v = (v || o);                                                                      \
+		break;                                                                             \
+	case FI_LAND:                                                                              \
+		v = (v && o);                                                                      \
+		break;                                                                             \
+	case FI_LXOR:                                                                              \
+		v = (!v != !o);                                                                    \
+		break;                                                                             \
+	case FI_BOR:                                                                               \
+		v |= o;                                                                            \
+		break;                                                                             \
+	case FI_BAND:                                                                              \
+		v &= o;                                                                            \
+		break;                                                                             \
+	case FI_BXOR:                                                                              \
+		v ^= o;                                                                            \
+		break;                                                                             \
+	case FI_MSWAP:                                                                             \
+		v = (o & c) | (v & ~c);                                                            \
+		break;
+
+/* One function per datatype T: INTEGER says whether the integer-only operations exist. */
+#define APPLY_FN(name, T, INTEGER_OPS)                                                             \
+	static void name(enum fi_op op, uint8_t *dst, const uint8_t *opnd, const uint8_t *cmp,     \
+			 uint8_t *old, size_t count)                                               \
+	{                                                                                          \
+		for (size_t i = 0; i < count; i++) {                                               \
+			T v, o = 0, c = 0;                                                         \
+                                                                                                   \
+			memcpy(&v, dst + i * sizeof(T), sizeof(T));                                \
+			if (old)                                                                   \
+				memcpy(old + i * sizeof(T), &v, sizeof(T));                        \
+			if (opnd)                                                                  \
+				memcpy(&o, opnd + i * sizeof(T), sizeof(T));                       \
+			if (cmp)                                                                   \
+				memcpy(&c, cmp + i * sizeof(T), sizeof(T));                        \
+			switch (op) {                                                              \
+			case FI_MIN:                                                               \
+				if (o < v)                                                         \
+					v = o;                                                     \
+				break;                                                             \
+			case FI_MAX:                                                               \
+				if (o > v)                                                         \
+					v = o;                                                     \
+				break;                                                             \
+			case FI_SUM:                                                               \
+				v = (T)(v + o);                                                    \
+				break;                                                             \
+			case FI_PROD:                                                              \
+				v = (T)(v * o);                                                    \
+				break;                                                             \
+			case FI_ATOMIC_WRITE:                                                      \
+				v = o;                                                             \
+				break;                                                             \
+			case FI_CSWAP:                                                             \
+				if (c == v)                                                        \
+					v = o;                                                     \
+				break;                                                             \
+			case FI_CSWAP_NE:                                                          \
+				if (c != v)                                                        \
+					v = o;                                                     \
+				break;                                                             \
+			case FI_CSWAP_LE:                                                          \
+				if (c <= v)                                                        \
+					v = o;                                                     \
+				break;                                                             \
+			case FI_CSWAP_LT:                                                          \
+				if (c < v)                                                         \
+					v = o;                                                     \
+				break;                                                             \
+			case FI_CSWAP_GE:                                                          \
+				if (c >= v)                                                        \
+					v = o;                                                     \
+				break;                                                             \
+			case FI_CSWAP_GT:                                                          \
+				if (c > v)                                                         \
+					v = o;                                                     \
+				break;                                                             \
+				INTEGER_OPS                                                        \
+			default: /* FI_ATOMIC_READ: only the old value */                          \
+				continue;                                                          \
+			}                                                                          \
+			memcpy(dst + i * sizeof(T), &v, sizeof(T));                                \
+		}                                                                                  \
+	}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wfloat-equal"
+APPLY_FN(apply_i8, int8_t, INT_OPS(v, o))
+APPLY_FN(apply_u8, uint8_t, INT_OPS(v, o))
+APPLY_FN(apply_i16, int16_t, INT_OPS(v, o))
+APPLY_FN(apply_u16, uint16_t, INT_OPS(v, o))
+APPLY_FN(apply_i32, int32_t, INT_OPS(v, o))
+APPLY_FN(apply_u32, uint32_t, INT_OPS(v, o))
+APPLY_FN(apply_i64, int64_t, INT_OPS(v, o))
+APPLY_FN(apply_u64, uint64_t, INT_OPS(v, o))
+APPLY_FN(apply_float, float, )
+APPLY_FN(apply_double, double, )
+#pragma GCC diagnostic pop
+
+/* kr_ofi_atomic_apply() - see ofi.h. */
+void kr_ofi_atomic_apply(enum fi_datatype dt, enum fi_op op, uint8_t *dst, const uint8_t *opnd,
+			 const uint8_t *cmp, uint8_t *old, size_t count)
+{
+	switch (dt) {
+	case FI_INT8:
+		apply_i8(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_UINT8:
+		apply_u8(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_INT16:
+		apply_i16(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_UINT16:
+		apply_u16(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_INT32:
+		apply_i32(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_UINT32:
+		apply_u32(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_INT64:
+		apply_i64(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_UINT64:
+		apply_u64(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_FLOAT:
+		apply_float(op, dst, opnd, cmp, old, count);
+		break;
+	case FI_DOUBLE:
+		apply_double(op, dst, opnd, cmp, old, count);
+		break;
+	default:
+		break;
+	}
+}
+
+/* kr_ofi_query_atomic() - see ofi.h: fi_query_atomic(3). */
+int kr_ofi_query_atomic(struct fid_domain *dom, enum fi_datatype dt, enum fi_op op,
+			struct fi_atomic_attr *attr, uint64_t flags)
+{
+	uint32_t kind = KR_OFI_ATOMIC_WRITE;
+	size_t sz;
+
+	(void)dom;
+	if (!attr)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC))
+		return -FI_EBADFLAGS;
+	if ((flags & FI_FETCH_ATOMIC) && (flags & FI_COMPARE_ATOMIC))
+		return -FI_EINVAL;
+	if (flags & FI_FETCH_ATOMIC)
+		kind = KR_OFI_ATOMIC_FETCH;
+	else if (flags & FI_COMPARE_ATOMIC)
+		kind = KR_OFI_ATOMIC_COMPARE;
+	sz = kr_ofi_atomic_size(dt, op, kind);
+	if (!sz)
+		return -FI_EOPNOTSUPP;
+	attr->size = sz;
+	attr->count = KR_OFI_RMA_PIECE / sz / (kind == KR_OFI_ATOMIC_COMPARE ? 2 : 1);
+	return 0;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory registration (fi_mr_reg, fi_mr_regv, fi_mr_regattr): which of the
+ * application's memory a peer's RMA and atomics may reach, and how. mr_mode
+ * is 0: the application picks each key (unique in the domain, 32 bits:
+ * mr_key_size 4) and a peer's address is relative to the region's offset
+ * argument, not a virtual address; no local registration is needed (a
+ * local buffer is copied). A region is served by the target's provider when
+ * a request arrives (ofi_rma.c), so it may be any memory of the process:
+ * malloc, stack, mmap. Under the domain's lock like everything it serves.
+ */
+#include <stdlib.h>
+
+#include "ofi/ofi.h"
+
+#define MR_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+/* kr_ofi_mr_reach() - see ofi.h. */
+uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, uint64_t len,
+			 uint64_t access)
+{
+	for (struct kr_ofi_mr *m = d->mrs; m; m = m->next) {
+		if (m->mr.key != key)
+			continue;
+		if ((m->access & access) != access || addr < m->offset ||
+		    addr - m->offset > m->len || len > m->len - (addr - m->offset))
+			return NULL;
+		return m->base + (addr - m->offset);
+	}
+	return NULL;
+}
+
+static int mr_close(struct fid *fid)
+{
+	struct kr_ofi_mr *m = container_of(fid, struct kr_ofi_mr, mr.fid);
+	struct kr_ofi_domain *d = m->dom;
+
+	pthread_mutex_lock(&d->lock);
+	for (struct kr_ofi_mr **pp = &d->mrs; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	d->refs--;
+	pthread_mutex_unlock(&d->lock);
+	free(m);
+	return 0;
+}
+
+static struct fi_ops mr_fi_ops = KR_OFI_FI_OPS(mr_close);
+
+static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
+		  uint64_t requested_key, uint64_t flags, struct fid_mr **out, void *context)
+{
+	struct kr_ofi_domain *d = container_of(fid, struct kr_ofi_domain, dom.fid);
+	struct kr_ofi_mr *m;
+
+	if (!out || (!buf && len) || fid->fclass != FI_CLASS_DOMAIN)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (access & ~(uint64_t)MR_ACCESS)
+		return -FI_EINVAL;
+	if (requested_key > UINT32_MAX)
+		return -FI_EKEYREJECTED; /* mr_key_size 4 */
+	if (len > UINT64_MAX - offset)
+		return -FI_EINVAL; /* its addresses would wrap */
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -FI_ENOMEM;
+	m->dom = d;
+	m->base = (uint8_t *)(uintptr_t)buf;
+	m->len = len;
+	m->offset = offset;
+	/* no remote bit: local use only (FI_SEND ... FI_WRITE) */
+	m->access = access ? access : MR_ACCESS;
+	m->mr.fid.fclass = FI_CLASS_MR;
+	m->mr.fid.context = context;
+	m->mr.fid.ops = &mr_fi_ops;
+	m->mr.mem_desc = NULL; /* nothing for a local operation to name: buffers are copied */
+	m->mr.key = requested_key;
+	pthread_mutex_lock(&d->lock);
+	for (struct kr_ofi_mr *o = d->mrs; o; o = o->next)
+		if (o->mr.key == requested_key) {
+			pthread_mutex_unlock(&d->lock);
+			free(m);
+			return -FI_ENOKEY; /* fi_mr(3): the key is in use */
+		}
+	m->next = d->mrs;
+	d->mrs = m;
+	d->refs++;
+	pthread_mutex_unlock(&d->lock);
+	*out = &m->mr;
+	return 0;
+}
+
+static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access,
+		   uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
+		   void *context)
+{
+	if (count != 1 || !iov)
+		return -FI_EINVAL; /* mr_iov_limit 1 */
+	return mr_reg(fid, iov[0].iov_base, iov[0].iov_len, access, offset, requested_key, flags,
+		      mr, context);
+}
+
+static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
+		      struct fid_mr **mr)
+{
+	if (!attr)
+		return -FI_EINVAL;
+	if (attr->iface != FI_HMEM_SYSTEM)
+		return -FI_ENOSYS; /* host memory only */
+	return mr_regv(fid, attr->mr_iov, attr->iov_count, attr->access, attr->offset,
+		       attr->requested_key, flags, mr, attr->context);
+}
+
+struct fi_ops_mr kr_ofi_mr_ops = {
+    .size = sizeof(struct fi_ops_mr),
+    .reg = mr_reg,
+    .regv = mr_regv,
+    .regattr = mr_regattr,
+};
