@@ -167,7 +167,7 @@ struct kr_ofi_wire {
 #define KR_OFI_MSG_STAGES 2u	       /* of them, one message's at once */
 #define KR_OFI_RX_BUFS	  32u	       /* receive buffers added to the port at a time */
 #define KR_OFI_RX_CHUNKS  (KR_PORT_MAX_RECV / KR_OFI_RX_BUFS) /* ... at most this many times */
-#define KR_OFI_WINDOW	  4u /* receive buffers promised to one sender at a time */
+#define KR_OFI_WINDOW	  16u /* receive buffers promised to one sender at a time */
 #define KR_OFI_RX_BUF	  (KR_OFI_EAGER_MAX + (uint32_t)sizeof(struct kr_ofi_wire))
 
 struct kr_ofi_ep;
@@ -307,6 +307,7 @@ struct kr_ofi_peer {
 	int err;		 /* the vQP failed: every later operation fails with it */
 	int fail_err;		 /* a failure seen inside a completion, for the next progress */
 	uint64_t heard_ns;	 /* last message from it or completion of ours to it */
+	uint64_t used_ns;	 /* last SEND posted to it (or its vQP made) */
 	bool nop_out;		 /* a keepalive NOP is queued or in flight */
 };
 
@@ -323,7 +324,8 @@ struct kr_ofi_ep {
 	uint16_t port_no;
 	uint8_t *rx_chunk[KR_OFI_RX_CHUNKS]; /* each KR_OFI_RX_BUFS x KR_OFI_RX_BUF, heap */
 	uint32_t rx_nchunks;
-	bool rx_short; /* the heap refused a chunk (warned once) */
+	bool rx_short;	   /* the heap refused a chunk (warned once) */
+	uint32_t rx_tried; /* buffers wanted when it refused: not asked again for as many */
 	struct kr_ofi_peer *peers;
 	struct kr_ofi_rx *posted[2], **posted_tail[2]; /* [0] FI_MSG, [1] FI_TAGGED */
 	struct kr_ofi_unexp *unexp[2], **unexp_tail[2];
@@ -395,9 +397,12 @@ void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
 /* p's vQP, made if need be: 0, -FI_EAGAIN (not yet: try later), or p's failure. */
 int kr_ofi_peer_ready(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
 /*
- * A peer a large transfer or an RMA waits on that was silent for a while gets a NOP
- * SEND: if its job died (its port with it) the SEND fails and so does the
- * peer, so neither side's transfer waits for ever. Called from progress.
+ * A peer a large transfer or an RMA waits on that was silent for a while
+ * gets a NOP SEND: if its job died (its port with it) the SEND fails and so
+ * does the peer, so neither side's transfer waits for ever. A peer nothing
+ * was sent to for KR_OFI_IDLE_NS, with nothing in flight or awaited, is
+ * disconnected: its port takes back the credits it granted us (the next
+ * SEND connects again). Called from progress.
  */
 void kr_ofi_peers_keepalive(struct kr_ofi_ep *ep);
 /* Forget every peer (endpoint close): disconnect, drop what is queued. */

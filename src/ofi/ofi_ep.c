@@ -28,21 +28,26 @@
 #define KR_OFI_POLL_RECV  16
 
 /*
- * A port never takes back credits it granted: a sender that got a share
- * while few were sending keeps it when it stops sending, and a sender
- * admitted later gets only what is left. So the endpoint keeps
- * KR_OFI_WINDOW buffers posted for every address of its AV (and itself),
- * adding KR_OFI_RX_BUFS at a time up to KR_PORT_MAX_RECV: every peer can
- * always get a credit, up to KR_PORT_MAX_RECV / KR_OFI_WINDOW - 1 peers.
+ * A port does not take back credits it granted while their sender holds
+ * its slot: a sender that got a share while few were sending keeps it when
+ * it stops sending, and a sender admitted later gets only what is left. So
+ * the endpoint keeps KR_OFI_WINDOW buffers posted for every address of its
+ * AV (and itself), adding KR_OFI_RX_BUFS at a time up to KR_PORT_MAX_RECV:
+ * up to KR_PORT_MAX_RECV / KR_OFI_WINDOW - 1 peers every peer can always get
+ * a credit; beyond, a sender waits until a quiet one lets go of its slot
+ * (ofi_peer.c: KR_OFI_IDLE_NS).
  */
 static void ep_rx_grow(struct kr_ofi_ep *ep)
 {
 	uint32_t want = KR_OFI_WINDOW * ((ep->av ? kr_ofi_av_count(ep->av) : 0) + 1);
 	uint8_t *chunk;
 
+	if (ep->rx_short && want <= ep->rx_tried)
+		return; /* refused for as many: not on every progress again */
 	while (ep->rx_nchunks * KR_OFI_RX_BUFS < want && ep->rx_nchunks < KR_OFI_RX_CHUNKS) {
 		chunk = kr_malloc(ep->dom->ctx, (size_t)KR_OFI_RX_BUFS * KR_OFI_RX_BUF);
 		if (!chunk) {
+			ep->rx_tried = want;
 			if (!ep->rx_short)
 				FI_WARN(
 				    &kr_ofi_prov, FI_LOG_EP_CTRL,

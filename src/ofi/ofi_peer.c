@@ -18,7 +18,15 @@
 #define KR_OFI_REFUSED_MS 5000u			 /* a port still not there after this is gone */
 #define KR_OFI_QUIET_NS	  (500ull * 1000 * 1000) /* a waited-on peer this silent gets a NOP */
 #define KR_OFI_LOOK_NS	  (100ull * 1000 * 1000) /* how often to look for such peers */
-#define KR_OFI_POLL	  16
+/*
+ * A port never takes back a credit it granted while the sender holds its
+ * slot: a sender that went quiet keeps up to a window of the receiver's
+ * buffers. Disconnecting gives the slot, and so the credits, back; a
+ * sender quiet this long lets go, so a receiver whose buffers are all
+ * promised to quiet senders serves others after at most this plus a look.
+ */
+#define KR_OFI_IDLE_NS (100ull * 1000 * 1000)
+#define KR_OFI_POLL    16
 
 _Static_assert(offsetof(struct kr_ofi_wsend, inl) ==
 		   offsetof(struct kr_ofi_wsend, w) + sizeof(struct kr_ofi_wire),
@@ -117,6 +125,7 @@ static int peer_connect(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 	p->v = kr_connect(ep->dom->ctx, node, &o);
 	if (p->v) {
 		p->refused_ns = 0;
+		p->used_ns = kr_now_ns();
 		return 0;
 	}
 	e = errno;
@@ -230,6 +239,7 @@ static void peer_post(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 		}
 		kr_ofi_wq_push(&p->posted, kr_ofi_wq_pop(&p->queued));
 		p->inflight++;
+		p->used_ns = kr_now_ns();
 		if (ws->done_rx) { /* the NIC delivers it now without us */
 			kr_ofi_rx_complete(ep, ws->done_rx);
 			ws->done_rx = NULL;
@@ -272,8 +282,15 @@ void kr_ofi_peers_keepalive(struct kr_ofi_ep *ep)
 		return;
 	ep->keepalive_ns = now + KR_OFI_LOOK_NS;
 	for (struct kr_ofi_peer *p = ep->peers; p; p = p->next) {
-		if (p->err || p->nop_out || !p->v || now - p->heard_ns < KR_OFI_QUIET_NS ||
-		    !peer_awaited(ep, p))
+		if (p->err || !p->v)
+			continue;
+		if (!p->inflight && !p->queued.head && now - p->used_ns >= KR_OFI_IDLE_NS &&
+		    !peer_awaited(ep, p)) {
+			kr_disconnect(p->v); /* nothing in flight: it returns the slot at once */
+			p->v = NULL;
+			continue;
+		}
+		if (p->nop_out || now - p->heard_ns < KR_OFI_QUIET_NS || !peer_awaited(ep, p))
 			continue;
 		if (!kr_ofi_peer_send(ep, p, &nop, NULL, 0, NULL, NULL))
 			p->nop_out = true;

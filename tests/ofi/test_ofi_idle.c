@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A receiver whose buffers are all promised to senders gone quiet still
+ * hears from a new one (test_ofi_idle.sh starts the keepers). R, this
+ * process on node 1, has only itself in its AV, so its endpoint posts one
+ * batch of receive buffers (KR_OFI_RX_BUFS), each sender may hold up to
+ * KR_OFI_WINDOW of them, and KR_OFI_RX_BUFS / KR_OFI_WINDOW senders that
+ * each sent one message hold them all. They then go quiet (still reading
+ * their CQs, as a rank busy elsewhere does). A further sender's message
+ * must arrive anyway: a quiet sender lets go of its slot after
+ * KR_OFI_IDLE_NS (ofi_peer.c) and the port grants what it held.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "kr_test.h"
+#include "ofi/ofi.h"
+
+#define HOLDERS ((int)(KR_OFI_RX_BUFS / KR_OFI_WINDOW)) /* senders that take every buffer */
+#define TMO_S	20
+
+struct node {
+	struct fi_info *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void node_open(struct node *n, const char *sock)
+{
+	struct fi_info *h = fi_allocinfo();
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED};
+	struct fi_av_attr ava = {.type = FI_AV_MAP};
+
+	setenv("KR_KEEPER_SOCKET", sock, 1);
+	h->caps = FI_TAGGED;
+	h->ep_attr->type = FI_EP_RDM;
+	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
+	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
+	fi_freeinfo(h);
+	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
+	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
+	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
+	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
+	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
+	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
+	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK_OK(fi_enable(n->ep));
+}
+
+static void wait_one(struct node *n, struct fi_cq_tagged_entry *e, const char *what)
+{
+	double t0 = now_s();
+	ssize_t r;
+
+	while ((r = fi_cq_read(n->cq, e, 1)) == -FI_EAGAIN)
+		if (now_s() - t0 > TMO_S) {
+			fprintf(stderr, "%s: no completion in %d s\n", what, TMO_S);
+			exit(1);
+		}
+	CHECK_EQ(r, 1);
+}
+
+/* Sender i: R's address from in, one message tagged i, then quiet until in closes. */
+static void sender_main(const char *sock, int i, int in, int out)
+{
+	struct pollfd pf = {.fd = in, .events = POLLIN};
+	struct kr_ofi_addr r;
+	struct fi_cq_tagged_entry e;
+	struct fi_context2 ctx;
+	struct node n = {0};
+	fi_addr_t to;
+	uint64_t msg = 1000 + (uint64_t)i;
+	char c = 0;
+
+	node_open(&n, sock);
+	CHECK(read(in, &r, sizeof(r)) == sizeof(r));
+	CHECK_EQ(fi_av_insert(n.av, &r, 1, &to, 0, NULL), 1);
+	CHECK_OK(fi_tsend(n.ep, &msg, sizeof(msg), NULL, to, (uint64_t)i, &ctx));
+	wait_one(&n, &e, "a sender's send");
+	CHECK(write(out, &c, 1) == 1);
+	while (poll(&pf, 1, 0) == 0)
+		fi_cq_read(n.cq, NULL, 0); /* quiet towards R, but progressing */
+	CHECK_OK(fi_close(&n.ep->fid));
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	int to[HOLDERS + 1], from[HOLDERS + 1];
+	pid_t pid[HOLDERS + 1];
+	struct fi_cq_tagged_entry e;
+	struct fi_context2 ctx;
+	struct kr_ofi_addr me;
+	size_t len = sizeof(me);
+	struct node n = {0};
+	fi_addr_t self;
+	uint64_t msg;
+	double t0;
+	char c;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_ofi_idle NODE1_SOCKET NODE2_SOCKET\n");
+		return 2;
+	}
+	for (int i = 0; i <= HOLDERS; i++) { /* before R attaches: nothing inherited */
+		int ab[2], ba[2];
+
+		CHECK_OK(pipe(ab));
+		CHECK_OK(pipe(ba));
+		pid[i] = fork();
+		CHECK(pid[i] >= 0);
+		if (!pid[i]) {
+			for (int j = 0; j < i; j++) { /* the others' ends: their EOF is theirs */
+				close(to[j]);
+				close(from[j]);
+			}
+			close(ab[1]);
+			close(ba[0]);
+			sender_main(argv[2], i, ab[0], ba[1]);
+		}
+		close(ab[0]);
+		close(ba[1]);
+		to[i] = ab[1];
+		from[i] = ba[0];
+	}
+	node_open(&n, argv[1]);
+	CHECK_OK(fi_getname(&n.ep->fid, &me, &len));
+	CHECK_EQ(fi_av_insert(n.av, &me, 1, &self, 0, NULL), 1); /* only itself */
+	/* the holders, one after another: each takes a window of R's buffers */
+	for (int i = 0; i < HOLDERS; i++) {
+		CHECK_OK(
+		    fi_trecv(n.ep, &msg, sizeof(msg), NULL, FI_ADDR_UNSPEC, (uint64_t)i, 0, &ctx));
+		CHECK(write(to[i], &me, sizeof(me)) == sizeof(me));
+		wait_one(&n, &e, "a holder's message");
+		CHECK_EQ(msg, 1000 + (uint64_t)i);
+		CHECK(read(from[i], &c, 1) == 1);
+	}
+	/* every buffer is promised to a quiet holder: the last sender must get through anyway */
+	CHECK_OK(fi_trecv(n.ep, &msg, sizeof(msg), NULL, FI_ADDR_UNSPEC, HOLDERS, 0, &ctx));
+	t0 = now_s();
+	CHECK(write(to[HOLDERS], &me, sizeof(me)) == sizeof(me));
+	wait_one(&n, &e, "the last sender's message");
+	CHECK_EQ(msg, 1000 + (uint64_t)HOLDERS);
+	printf("the last sender's message came after %.0f ms\n", (now_s() - t0) * 1e3);
+	for (int i = 0; i <= HOLDERS; i++) {
+		close(to[i]);
+		CHECK_EQ(waitpid(pid[i], NULL, 0), pid[i]);
+	}
+	CHECK_OK(fi_close(&n.ep->fid));
+	CHECK_OK(fi_close(&n.cq->fid));
+	CHECK_OK(fi_close(&n.av->fid));
+	CHECK_OK(fi_close(&n.dom->fid));
+	CHECK_OK(fi_close(&n.fab->fid));
+	fi_freeinfo(n.info);
+	KR_PASS("ofi_idle");
+}
