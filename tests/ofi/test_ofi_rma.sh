@@ -18,4 +18,4 @@ cleanup() {
 }
 trap cleanup EXIT
 kr_start_keepers "$dir" 2 >"$dir/start.log" || { cat "$dir/start.log"; exit 1; }
-timeout 120 "$bin/tests/ofi/test_ofi_rma" "$dir/node1.sock" "$dir/node2.sock"
+timeout 120 ${KR_TEST_WRAP:-} "$bin/tests/ofi/test_ofi_rma" "$dir/node1.sock" "$dir/node2.sock"
