@@ -371,6 +371,30 @@ int kr_ofi_cq_fail(struct kr_ofi_cq *cq, const struct fi_cq_tagged_entry *e, int
 		   int prov_errno, size_t olen);
 
 /* ofi_ep.c */
+/* One iovec (or none) as a buffer (iov_limit 1). 0 or -FI_EINVAL. */
+static inline int kr_ofi_one_iov(const struct iovec *iov, size_t count, void **buf, size_t *len)
+{
+	if (count > 1 || (count && !iov))
+		return -FI_EINVAL;
+	*buf = count ? iov[0].iov_base : NULL;
+	*len = count ? iov[0].iov_len : 0;
+	return 0;
+}
+
+/*
+ * FI_COMPLETION for a transmit (receive) operation with flags (the short
+ * calls pass the endpoint's op_flags): every operation completes unless
+ * the CQ was bound with FI_SELECTIVE_COMPLETION.
+ */
+static inline uint64_t kr_ofi_tx_compl(const struct kr_ofi_ep *ep, uint64_t flags)
+{
+	return !ep->tx_sel || (flags & FI_COMPLETION) ? FI_COMPLETION : 0;
+}
+
+static inline uint64_t kr_ofi_rx_compl(const struct kr_ofi_ep *ep, uint64_t flags)
+{
+	return !ep->rx_sel || (flags & FI_COMPLETION) ? FI_COMPLETION : 0;
+}
 int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep, void *context);
 /* Move the endpoint's traffic on (domain lock held): poll its port and vQPs, post what waits. */
 void kr_ofi_ep_progress(struct kr_ofi_ep *ep);

@@ -44,38 +44,14 @@ static ssize_t rx(struct kr_ofi_ep *ep, void *buf, size_t len, fi_addr_t src, ui
 	return rc;
 }
 
-/* One iovec (or none) as a buffer. 0 or -FI_EINVAL. */
-static int one_iov(const struct iovec *iov, size_t count, void **buf, size_t *len)
-{
-	if (count > 1 || (count && !iov))
-		return -FI_EINVAL;
-	*buf = count ? iov[0].iov_base : NULL;
-	*len = count ? iov[0].iov_len : 0;
-	return 0;
-}
-
-/*
- * FI_COMPLETION for an operation with flags (the short calls pass the
- * endpoint's op_flags): every operation completes unless the CQ was bound
- * with FI_SELECTIVE_COMPLETION.
- */
-static uint64_t tx_compl(const struct kr_ofi_ep *ep, uint64_t flags)
-{
-	return !ep->tx_sel || (flags & FI_COMPLETION) ? FI_COMPLETION : 0;
-}
-
-static uint64_t rx_compl(const struct kr_ofi_ep *ep, uint64_t flags)
-{
-	return !ep->rx_sel || (flags & FI_COMPLETION) ? FI_COMPLETION : 0;
-}
-
 /* ---- untagged ---- */
 
 static ssize_t msg_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src,
 			void *context)
 {
 	(void)desc;
-	return rx(EP(e), buf, len, src, 0, 0, FI_MSG | rx_compl(EP(e), EP(e)->rx_flags), context);
+	return rx(EP(e), buf, len, src, 0, 0, FI_MSG | kr_ofi_rx_compl(EP(e), EP(e)->rx_flags),
+		  context);
 }
 
 static ssize_t msg_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
@@ -84,7 +60,7 @@ static ssize_t msg_recvv(struct fid_ep *e, const struct iovec *iov, void **desc,
 	void *buf;
 	size_t len;
 
-	if (one_iov(iov, count, &buf, &len))
+	if (kr_ofi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
 	return msg_recv(e, buf, len, desc, src, context);
 }
@@ -94,18 +70,20 @@ static ssize_t msg_recvmsg(struct fid_ep *e, const struct fi_msg *m, uint64_t fl
 	void *buf;
 	size_t len;
 
-	if (!m || one_iov(m->msg_iov, m->iov_count, &buf, &len))
+	if (!m || kr_ofi_one_iov(m->msg_iov, m->iov_count, &buf, &len))
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)RX_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return rx(EP(e), buf, len, m->addr, 0, 0, FI_MSG | rx_compl(EP(e), flags), m->context);
+	return rx(EP(e), buf, len, m->addr, 0, 0, FI_MSG | kr_ofi_rx_compl(EP(e), flags),
+		  m->context);
 }
 
 static ssize_t msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
 			void *context)
 {
 	(void)desc;
-	return tx(EP(e), buf, len, dest, 0, 0, FI_MSG | tx_compl(EP(e), EP(e)->tx_flags), context);
+	return tx(EP(e), buf, len, dest, 0, 0, FI_MSG | kr_ofi_tx_compl(EP(e), EP(e)->tx_flags),
+		  context);
 }
 
 static ssize_t msg_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
@@ -114,7 +92,7 @@ static ssize_t msg_sendv(struct fid_ep *e, const struct iovec *iov, void **desc,
 	void *buf;
 	size_t len;
 
-	if (one_iov(iov, count, &buf, &len))
+	if (kr_ofi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
 	return msg_send(e, buf, len, desc, dest, context);
 }
@@ -124,12 +102,13 @@ static ssize_t msg_sendmsg(struct fid_ep *e, const struct fi_msg *m, uint64_t fl
 	void *buf;
 	size_t len;
 
-	if (!m || one_iov(m->msg_iov, m->iov_count, &buf, &len))
+	if (!m || kr_ofi_one_iov(m->msg_iov, m->iov_count, &buf, &len))
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)TX_MSG_FLAGS)
 		return -FI_EBADFLAGS;
 	return tx(EP(e), buf, len, m->addr, 0, m->data,
-		  FI_MSG | tx_compl(EP(e), flags) | (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)),
+		  FI_MSG | kr_ofi_tx_compl(EP(e), flags) |
+		      (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)),
 		  m->context);
 }
 
@@ -143,7 +122,7 @@ static ssize_t msg_senddata(struct fid_ep *e, const void *buf, size_t len, void 
 {
 	(void)desc;
 	return tx(EP(e), buf, len, dest, 0, data,
-		  FI_MSG | FI_REMOTE_CQ_DATA | tx_compl(EP(e), EP(e)->tx_flags), context);
+		  FI_MSG | FI_REMOTE_CQ_DATA | kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t msg_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data,
@@ -171,8 +150,8 @@ static ssize_t tag_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_
 			uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)desc;
-	return rx(EP(e), buf, len, src, tag, ignore, FI_TAGGED | rx_compl(EP(e), EP(e)->rx_flags),
-		  context);
+	return rx(EP(e), buf, len, src, tag, ignore,
+		  FI_TAGGED | kr_ofi_rx_compl(EP(e), EP(e)->rx_flags), context);
 }
 
 static ssize_t tag_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
@@ -181,7 +160,7 @@ static ssize_t tag_recvv(struct fid_ep *e, const struct iovec *iov, void **desc,
 	void *buf;
 	size_t len;
 
-	if (one_iov(iov, count, &buf, &len))
+	if (kr_ofi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
 	return tag_recv(e, buf, len, desc, src, tag, ignore, context);
 }
@@ -194,15 +173,15 @@ static ssize_t tag_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *m, uint
 	struct kr_ofi_ep *ep = EP(e);
 	int rc;
 
-	if (!m || one_iov(m->msg_iov, m->iov_count, &buf, &len))
+	if (!m || kr_ofi_one_iov(m->msg_iov, m->iov_count, &buf, &len))
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)(RX_MSG_FLAGS | FI_PEEK | FI_CLAIM | FI_DISCARD))
 		return -FI_EBADFLAGS;
 	if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM)))
 		return -FI_EINVAL;
 	if (!(flags & (FI_PEEK | FI_CLAIM)))
-		return rx(ep, buf, len, m->addr, m->tag, m->ignore, FI_TAGGED | rx_compl(ep, flags),
-			  m->context);
+		return rx(ep, buf, len, m->addr, m->tag, m->ignore,
+			  FI_TAGGED | kr_ofi_rx_compl(ep, flags), m->context);
 	pthread_mutex_lock(&ep->dom->lock);
 	if (flags & FI_PEEK) /* a probe: completes with what it found, or FI_ENOMSG */
 		rc = kr_ofi_rx_peek(ep, m->addr, m->tag, m->ignore, flags, m->context);
@@ -216,8 +195,8 @@ static ssize_t tag_send(struct fid_ep *e, const void *buf, size_t len, void *des
 			uint64_t tag, void *context)
 {
 	(void)desc;
-	return tx(EP(e), buf, len, dest, tag, 0, FI_TAGGED | tx_compl(EP(e), EP(e)->tx_flags),
-		  context);
+	return tx(EP(e), buf, len, dest, tag, 0,
+		  FI_TAGGED | kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t tag_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
@@ -226,7 +205,7 @@ static ssize_t tag_sendv(struct fid_ep *e, const struct iovec *iov, void **desc,
 	void *buf;
 	size_t len;
 
-	if (one_iov(iov, count, &buf, &len))
+	if (kr_ofi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
 	return tag_send(e, buf, len, desc, dest, tag, context);
 }
@@ -236,12 +215,13 @@ static ssize_t tag_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *m, uint
 	void *buf;
 	size_t len;
 
-	if (!m || one_iov(m->msg_iov, m->iov_count, &buf, &len))
+	if (!m || kr_ofi_one_iov(m->msg_iov, m->iov_count, &buf, &len))
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)TX_MSG_FLAGS)
 		return -FI_EBADFLAGS;
 	return tx(EP(e), buf, len, m->addr, m->tag, m->data,
-		  FI_TAGGED | tx_compl(EP(e), flags) | (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)),
+		  FI_TAGGED | kr_ofi_tx_compl(EP(e), flags) |
+		      (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)),
 		  m->context);
 }
 
@@ -256,7 +236,7 @@ static ssize_t tag_senddata(struct fid_ep *e, const void *buf, size_t len, void 
 {
 	(void)desc;
 	return tx(EP(e), buf, len, dest, tag, data,
-		  FI_TAGGED | FI_REMOTE_CQ_DATA | tx_compl(EP(e), EP(e)->tx_flags), context);
+		  FI_TAGGED | FI_REMOTE_CQ_DATA | kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t tag_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data,

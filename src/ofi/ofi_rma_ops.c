@@ -21,11 +21,6 @@
 	(FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_TRANSMIT_COMPLETE |                    \
 	 FI_DELIVERY_COMPLETE | FI_INJECT_COMPLETE | FI_MORE)
 
-static uint64_t tx_compl(const struct kr_ofi_ep *ep, uint64_t flags)
-{
-	return !ep->tx_sel || (flags & FI_COMPLETION) ? FI_COMPLETION : 0;
-}
-
 /*
  * Start r (calloc'ed, its operation filled in) to dest under the domain's
  * lock, with src_len bytes at src copied first when inject (the caller's
@@ -94,20 +89,10 @@ static ssize_t rma(struct kr_ofi_ep *ep, uint8_t op, void *buf, size_t len, fi_a
 	return op_start(ep, r, peer, FI_RMA, flags & FI_INJECT);
 }
 
-/* One iovec (or none) as a buffer. 0 or -FI_EINVAL. */
-static int one_iov(const struct iovec *iov, size_t count, void **buf, size_t *len)
-{
-	if (count > 1 || (count && !iov))
-		return -FI_EINVAL;
-	*buf = count ? iov[0].iov_base : NULL;
-	*len = count ? iov[0].iov_len : 0;
-	return 0;
-}
-
 /* A fi_msg_rma's one local and one remote iovec, of the same length. */
 static int one_rma_msg(const struct fi_msg_rma *m, void **buf, size_t *len)
 {
-	if (!m || one_iov(m->msg_iov, m->iov_count, buf, len) || m->rma_iov_count != 1 ||
+	if (!m || kr_ofi_one_iov(m->msg_iov, m->iov_count, buf, len) || m->rma_iov_count != 1 ||
 	    !m->rma_iov || m->rma_iov[0].len != *len)
 		return -FI_EINVAL;
 	return 0;
@@ -118,7 +103,7 @@ static ssize_t rma_read(struct fid_ep *e, void *buf, size_t len, void *desc, fi_
 {
 	(void)desc;
 	return rma(EP(e), KR_OFI_W_RMA_READ, buf, len, src, addr, key, 0,
-		   tx_compl(EP(e), EP(e)->tx_flags), context);
+		   kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t rma_readv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
@@ -127,7 +112,7 @@ static ssize_t rma_readv(struct fid_ep *e, const struct iovec *iov, void **desc,
 	void *buf;
 	size_t len;
 
-	if (one_iov(iov, count, &buf, &len))
+	if (kr_ofi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
 	return rma_read(e, buf, len, desc, src, addr, key, context);
 }
@@ -142,7 +127,7 @@ static ssize_t rma_readmsg(struct fid_ep *e, const struct fi_msg_rma *m, uint64_
 	if (flags & ~(uint64_t)RMA_MSG_FLAGS || (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)))
 		return -FI_EBADFLAGS;
 	return rma(EP(e), KR_OFI_W_RMA_READ, buf, len, m->addr, m->rma_iov[0].addr,
-		   m->rma_iov[0].key, 0, tx_compl(EP(e), flags), m->context);
+		   m->rma_iov[0].key, 0, kr_ofi_tx_compl(EP(e), flags), m->context);
 }
 
 static ssize_t rma_write(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
@@ -150,7 +135,7 @@ static ssize_t rma_write(struct fid_ep *e, const void *buf, size_t len, void *de
 {
 	(void)desc;
 	return rma(EP(e), KR_OFI_W_RMA_WRITE, (void *)(uintptr_t)buf, len, dest, addr, key, 0,
-		   tx_compl(EP(e), EP(e)->tx_flags), context);
+		   kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t rma_writev(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
@@ -159,7 +144,7 @@ static ssize_t rma_writev(struct fid_ep *e, const struct iovec *iov, void **desc
 	void *buf;
 	size_t len;
 
-	if (one_iov(iov, count, &buf, &len))
+	if (kr_ofi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
 	return rma_write(e, buf, len, desc, dest, addr, key, context);
 }
@@ -175,7 +160,8 @@ static ssize_t rma_writemsg(struct fid_ep *e, const struct fi_msg_rma *m, uint64
 		return -FI_EBADFLAGS;
 	return rma(EP(e), KR_OFI_W_RMA_WRITE, buf, len, m->addr, m->rma_iov[0].addr,
 		   m->rma_iov[0].key, m->data,
-		   tx_compl(EP(e), flags) | (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)), m->context);
+		   kr_ofi_tx_compl(EP(e), flags) | (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)),
+		   m->context);
 }
 
 static ssize_t rma_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest,
@@ -191,7 +177,7 @@ static ssize_t rma_writedata(struct fid_ep *e, const void *buf, size_t len, void
 {
 	(void)desc;
 	return rma(EP(e), KR_OFI_W_RMA_WRITE, (void *)(uintptr_t)buf, len, dest, addr, key, data,
-		   tx_compl(EP(e), EP(e)->tx_flags) | FI_REMOTE_CQ_DATA, context);
+		   kr_ofi_tx_compl(EP(e), EP(e)->tx_flags) | FI_REMOTE_CQ_DATA, context);
 }
 
 static ssize_t rma_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data,
@@ -288,7 +274,7 @@ static ssize_t at_write(struct fid_ep *e, const void *buf, size_t count, void *d
 {
 	(void)desc;
 	return atomic(EP(e), KR_OFI_ATOMIC_WRITE, buf, NULL, NULL, count, dest, addr, key, dt, op,
-		      tx_compl(EP(e), EP(e)->tx_flags), context);
+		      kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t at_writev(struct fid_ep *e, const struct fi_ioc *iov, void **desc, size_t count,
@@ -314,7 +300,7 @@ static ssize_t at_writemsg(struct fid_ep *e, const struct fi_msg_atomic *m, uint
 		return -FI_EBADFLAGS;
 	return atomic(EP(e), KR_OFI_ATOMIC_WRITE, buf, NULL, NULL, n, m->addr, m->rma_iov[0].addr,
 		      m->rma_iov[0].key, m->datatype, m->op,
-		      tx_compl(EP(e), flags) | (flags & FI_INJECT), m->context);
+		      kr_ofi_tx_compl(EP(e), flags) | (flags & FI_INJECT), m->context);
 }
 
 static ssize_t at_inject(struct fid_ep *e, const void *buf, size_t count, fi_addr_t dest,
@@ -331,7 +317,7 @@ static ssize_t at_readwrite(struct fid_ep *e, const void *buf, size_t count, voi
 	(void)desc;
 	(void)result_desc;
 	return atomic(EP(e), KR_OFI_ATOMIC_FETCH, buf, NULL, result, count, dest, addr, key, dt, op,
-		      tx_compl(EP(e), EP(e)->tx_flags), context);
+		      kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t at_readwritev(struct fid_ep *e, const struct fi_ioc *iov, void **desc, size_t count,
@@ -369,7 +355,7 @@ static ssize_t at_readwritemsg(struct fid_ep *e, const struct fi_msg_atomic *m,
 		return -FI_EBADFLAGS;
 	return atomic(EP(e), KR_OFI_ATOMIC_FETCH, buf, NULL, (void *)(uintptr_t)res, rn, m->addr,
 		      m->rma_iov[0].addr, m->rma_iov[0].key, m->datatype, m->op,
-		      tx_compl(EP(e), flags), m->context);
+		      kr_ofi_tx_compl(EP(e), flags), m->context);
 }
 
 static ssize_t at_compwrite(struct fid_ep *e, const void *buf, size_t count, void *desc,
@@ -381,7 +367,7 @@ static ssize_t at_compwrite(struct fid_ep *e, const void *buf, size_t count, voi
 	(void)compare_desc;
 	(void)result_desc;
 	return atomic(EP(e), KR_OFI_ATOMIC_COMPARE, buf, compare, result, count, dest, addr, key,
-		      dt, op, tx_compl(EP(e), EP(e)->tx_flags), context);
+		      dt, op, kr_ofi_tx_compl(EP(e), EP(e)->tx_flags), context);
 }
 
 static ssize_t at_compwritev(struct fid_ep *e, const struct fi_ioc *iov, void **desc, size_t count,
@@ -417,7 +403,7 @@ static ssize_t at_compwritemsg(struct fid_ep *e, const struct fi_msg_atomic *m,
 		return -FI_EBADFLAGS;
 	return atomic(EP(e), KR_OFI_ATOMIC_COMPARE, buf, cmp, (void *)(uintptr_t)res, n, m->addr,
 		      m->rma_iov[0].addr, m->rma_iov[0].key, m->datatype, m->op,
-		      tx_compl(EP(e), flags), m->context);
+		      kr_ofi_tx_compl(EP(e), flags), m->context);
 }
 
 static int valid(enum fi_datatype dt, enum fi_op op, uint32_t kind, size_t *count)

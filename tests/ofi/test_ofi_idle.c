@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A receiver whose buffers are all promised to senders gone quiet still
- * hears from a new one (test_ofi_idle.sh starts the keepers). R, this
+ * hears from a new one (test_ofi_two_nodes.sh starts the keepers). R, this
  * process on node 1, has only itself in its AV, so its endpoint posts one
  * batch of receive buffers (KR_OFI_RX_BUFS), each sender may hold up to
  * KR_OFI_WINDOW of them, and KR_OFI_RX_BUFS / KR_OFI_WINDOW senders that
@@ -26,6 +26,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "kr_test.h"
+#include "ofi_test.h"
 #include "ofi/ofi.h"
 
 #define HOLDERS ((int)(KR_OFI_RX_BUFS / KR_OFI_WINDOW)) /* senders that take every buffer */
@@ -39,14 +40,6 @@ struct node {
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static void node_open(struct node *n, const char *sock)
 {

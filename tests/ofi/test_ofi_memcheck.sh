@@ -12,6 +12,6 @@ command -v valgrind >/dev/null || { echo "SKIP: no valgrind"; exit 77; }
 export KR_TEST_WRAP="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
 for t in msg rma idle; do
 	echo "== test_ofi_$t under memcheck"
-	bash "$src/tests/ofi/test_ofi_$t.sh" "$bin" "$src"
+	bash "$src/tests/ofi/test_ofi_two_nodes.sh" "$bin" "$src" "test_ofi_$t"
 done
 echo "PASS: the provider is clean under memcheck"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The provider's messages between two jobs on two sim nodes, through the
- * libfabric API (test_ofi_msg.sh starts the keepers): A, this process, on
+ * libfabric API (test_ofi_two_nodes.sh starts the keepers): A, this process, on
  * node 1; B, a child, on node 2; one launch. B sends what each step asks
  * (commands over a pipe), A checks what arrives:
  *   unexpected   three tagged messages before any receive: a receive for
@@ -45,6 +45,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "kr_test.h"
+#include "ofi_test.h"
 #include "ofi/ofi.h"
 
 #define BIG   300000u
@@ -64,33 +65,6 @@ struct node {
 static const char *g_step = "setup"; /* named when a completion never comes */
 
 enum cmd { C_UNEXP = 1, C_DIRECTED, C_DATA, C_TRUNC, C_PROBE, C_HUGE, C_QUIT };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static uint8_t pat(uint32_t seed, size_t i)
-{
-	return (uint8_t)(seed * 29 + i * 13 + (i >> 10));
-}
-
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		b[i] = pat(seed, i);
-}
-
-static int same(const uint8_t *b, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		if (b[i] != pat(seed, i))
-			return 0;
-	return 1;
-}
 
 static void node_open(struct node *n, const char *sock)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The provider's RMA, atomics, registrations and counters between two jobs
- * on two sim nodes, through the libfabric API (test_ofi_rma.sh starts the
+ * on two sim nodes, through the libfabric API (test_ofi_two_nodes.sh starts the
  * keepers): A, this process, on node 1; B, a child, on node 2; one launch.
  * B registers two malloc'ed regions (RW: key 7, addresses from 0x10000;
  * RO: key 8, remote read only, filled with a pattern), binds a counter for
@@ -44,6 +44,7 @@
 #include <rdma/fi_rma.h>
 
 #include "kr_test.h"
+#include "ofi_test.h"
 #include "ofi/ofi.h"
 
 #define RW_LEN	(1u << 20)
@@ -72,33 +73,6 @@ struct order { /* no padding: all of it goes down the pipe */
 	uint32_t seed;
 	uint64_t off, len;
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static uint8_t pat(uint32_t seed, size_t i)
-{
-	return (uint8_t)(seed * 31 + i * 7 + (i >> 9));
-}
-
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		b[i] = pat(seed, i);
-}
-
-static int same(const uint8_t *b, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		if (b[i] != pat(seed, i))
-			return 0;
-	return 1;
-}
 
 static void node_open(struct node *n, const char *sock, uint64_t cntr_flags)
 {
