@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The libfabric provider's benchmark, every figure from this one run (release
 # build; plain sim, no firmware cost model: Open MPI's tcp path has none):
+# Rows 1-3 run in alternating rounds (ROUNDS, default 3), each ratio the
+# median of its rounds' ratios:
 #   1. krbench send --peer: a krcore vQP's 64-byte SEND round trip between
 #      two nodes (p50), the yardstick;
 #   2. fabtests' fi_pingpong -p krcore, 8 bytes, between jobs on nodes 1 and 2
@@ -18,7 +20,7 @@
 # {"bench": "mpi_ofi", ...} to OUT (default BUILDDIR/mpi-ofi-bench.json);
 # scripts/plot.py OUT draws mpi_ofi.png. Exit 77 without fi_pingpong,
 # Open MPI or hugepages.
-# Usage: scripts/mpi-ofi-bench.sh BUILDDIR [OUT]
+# Usage: [ROUNDS=N] scripts/mpi-ofi-bench.sh BUILDDIR [OUT]
 set -euo pipefail
 bin=$(realpath "${1:?usage: mpi-ofi-bench.sh BUILDDIR [OUT]}")
 out=$(realpath -m "${2:-$bin/mpi-ofi-bench.json}")
@@ -29,6 +31,7 @@ prog=$bin/tests/ofi/ofi_mpi_bench
 [ -x "$prog" ] && [ -f "$bin/libkrcore-fi.so" ] || { echo "SKIP: $prog or the provider not built"; exit 77; }
 kr_need_hugepages 160 "the keepers"
 
+rounds=${ROUNDS:-3}
 kr_mpi_env
 export FI_PROVIDER_PATH=$bin
 dir=$(mktemp -d /tmp/krcore-ofib.XXXXXX)
@@ -36,35 +39,36 @@ keepers=()
 kr_keeper_args=(--dcis 16)
 trap 'kr_stop ${keepers[@]+"${keepers[@]}"}; rm -rf "$dir"' EXIT
 
-echo "== 1. krbench send --peer (its own two keepers)"
-# its raw-DCI side fails now and then on this sim (a buffer holding a later
-# message, issue #47): up to three tries, each said
-for try in 1 2 3; do
-	"$bin/tools/krbench" send --peer -n 5000 --json --krpoold "$bin/tools/krpoold" \
-		>"$dir/send.json" 2>"$dir/send.err" && break
-	echo "   try $try: $(tail -1 "$dir/send.err")"
-	[ "$try" != 3 ] || { echo "krbench send --peer failed three times"; exit 1; }
-done
-send_p50=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p50_us"])' "$dir/send.json")
-echo "   vQP SEND round trip p50: $send_p50 us (64 B)"
+# 1. a krcore vQP's SEND round trip (krbench starts its own two keepers).
+# Its raw-DCI side failed now and then on this sim (issue #47, fixed since):
+# up to three tries, each said.
+send_p50() {
+	local try
+	for try in 1 2 3; do
+		"$bin/tools/krbench" send --peer -n 5000 --json --krpoold "$bin/tools/krpoold" \
+			>"$dir/send.json" 2>"$dir/send.err" && break
+		echo "   try $try: $(tail -1 "$dir/send.err")" >&2
+		[ "$try" != 3 ] || { echo "krbench send --peer failed three times" >&2; return 1; }
+	done
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p50_us"])' "$dir/send.json"
+}
 
-kr_start_keepers "$dir" 4 >"$dir/start.log" || { cat "$dir/start.log"; exit 1; }
-
-echo "== 2. fi_pingpong -p krcore -e rdm -S 8 -I 5000, node 2 <- node 1"
-port=$((20000 + RANDOM % 40000))
-KR_KEEPER_SOCKET=$dir/node2.sock timeout 120 fi_pingpong -p krcore -e rdm -S 8 -I 5000 \
-	-B "$port" >"$dir/pp_srv.out" 2>&1 &
-srv=$!
-for _ in $(seq 100); do
-	ss -Hltn "( sport = :$port )" 2>/dev/null | grep -q . && break
-	sleep 0.05
-done
-KR_KEEPER_SOCKET=$dir/node1.sock timeout 120 fi_pingpong -p krcore -e rdm -S 8 -I 5000 \
-	-P "$port" 127.0.0.1 >"$dir/pp_cli.out" 2>&1
-wait "$srv"
-cat "$dir/pp_cli.out"
-pp_oneway=$(awk '$1 == "8" {print $7}' "$dir/pp_cli.out")
-pp_rtt=$(python3 -c "print(round(2 * $pp_oneway, 2))")
+# 2. fi_pingpong's round trip (twice its mean one-way time), node 2 <- node 1
+pp_rtt() {
+	local port srv
+	port=$((20000 + RANDOM % 40000))
+	KR_KEEPER_SOCKET=$dir/node2.sock timeout 120 fi_pingpong -p krcore -e rdm -S 8 -I 5000 \
+		-B "$port" >"$dir/pp_srv.out" 2>&1 &
+	srv=$!
+	for _ in $(seq 100); do
+		ss -Hltn "( sport = :$port )" 2>/dev/null | grep -q . && break
+		sleep 0.05
+	done
+	KR_KEEPER_SOCKET=$dir/node1.sock timeout 120 fi_pingpong -p krcore -e rdm -S 8 -I 5000 \
+		-P "$port" 127.0.0.1 >"$dir/pp_cli.out" 2>&1
+	wait "$srv"
+	python3 -c "print(round(2 * $(awk '$1 == "8" {print $7}' "$dir/pp_cli.out"), 2))"
+}
 
 # mpirun of ofi_mpi_bench ARGS over krcore, PER ranks per node, NP ranks
 mpi_krcore() {
@@ -81,12 +85,22 @@ mpi_tcp() {
 		--mca btl tcp,self --mca btl_tcp_if_include lo "$prog" "$@" | grep '^{'
 }
 
-echo "== 3. MPI ping-pong, 8 bytes, rank 0 on node 1, rank 1 on node 2"
-mpp=$(mpi_krcore 1 2 pingpong 5000)
-echo "   $mpp"
-mpi_p50=$(echo "$mpp" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rtt_p50_us"])')
+kr_start_keepers "$dir" 4 >"$dir/start.log" || { cat "$dir/start.log"; exit 1; }
 
-echo "== 4. MPI_Init + first MPI_Alltoall, krcore beside ob1 + tcp"
+# 1-3 in alternating rounds: this machine's round trips move by up to 2x
+# between runs, so each ratio is the median of its rounds' ratios.
+sends=() pps=() mpis=()
+for round in $(seq "$rounds"); do
+	echo "== round $round of $rounds: krbench send --peer, fi_pingpong -S 8 -I 5000," \
+		"MPI ping-pong 8 B (node 1 <-> node 2)"
+	s=$(send_p50)
+	p=$(pp_rtt)
+	m=$(mpi_krcore 1 2 pingpong 5000 | python3 -c 'import json,sys; print(json.load(sys.stdin)["rtt_p50_us"])')
+	echo "   vQP SEND p50 $s us, fi_pingpong round trip $p us, MPI p50 $m us"
+	sends+=("$s") pps+=("$p") mpis+=("$m")
+done
+
+echo "== MPI_Init + first MPI_Alltoall, krcore beside ob1 + tcp"
 boots=()
 for n in 8 16; do
 	k=$(mpi_krcore $(((n + 3) / 4)) "$n" bootstrap)
@@ -104,17 +118,26 @@ print(json.dumps({"ranks": k["ranks"], "krcore_init_ms": k["init_ms"],
 ' "$k" "$t")")
 done
 
-python3 - "$out" "$send_p50" "$pp_rtt" "$mpi_p50" "${boots[@]}" <<'PY'
-import json, sys
-out, send, pp, mpi = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+python3 - "$out" "${sends[*]}" "${pps[*]}" "${mpis[*]}" "${boots[@]}" <<'PY'
+import json, statistics, sys
+out = sys.argv[1]
+sends, pps, mpis = ([float(x) for x in a.split()] for a in sys.argv[2:5])
 boots = [json.loads(b) for b in sys.argv[5:]]
-r = {"bench": "mpi_ofi", "krbench_send_p50_us": send, "fi_pingpong_rtt_us": pp,
-     "fi_ratio": round(pp / send, 3), "mpi_pingpong_p50_us": mpi,
-     "mpi_ratio": round(mpi / send, 3), "bootstrap": boots}
-print("\n%-34s %10s %8s" % ("8-byte round trip", "us", "ratio"))
-print("%-34s %10.2f %8s" % ("krbench send --peer (64 B, p50)", send, "1"))
-print("%-34s %10.2f %8.3f" % ("fi_pingpong -p krcore (mean)", pp, r["fi_ratio"]))
-print("%-34s %10.2f %8.3f" % ("MPI ping-pong over krcore (p50)", mpi, r["mpi_ratio"]))
+med = statistics.median
+fi_r = [p / s for p, s in zip(pps, sends)]
+mpi_r = [m / s for m, s in zip(mpis, sends)]
+r = {"bench": "mpi_ofi", "rounds": len(sends), "krbench_send_p50_us": round(med(sends), 2),
+     "fi_pingpong_rtt_us": round(med(pps), 2), "fi_ratio": round(med(fi_r), 3),
+     "mpi_pingpong_p50_us": round(med(mpis), 2), "mpi_ratio": round(med(mpi_r), 3),
+     "round_fi_ratios": [round(x, 3) for x in fi_r],
+     "round_mpi_ratios": [round(x, 3) for x in mpi_r], "bootstrap": boots}
+print("\n8-byte round trip, median of %d alternating rounds (each round's ratio)" % len(sends))
+print("%-34s %10s %8s" % ("", "us", "ratio"))
+print("%-34s %10.2f %8s" % ("krbench send --peer (64 B, p50)", r["krbench_send_p50_us"], "1"))
+print("%-34s %10.2f %8.3f  %s" % ("fi_pingpong -p krcore (mean)", r["fi_pingpong_rtt_us"],
+      r["fi_ratio"], " ".join("%.2f" % x for x in fi_r)))
+print("%-34s %10.2f %8.3f  %s" % ("MPI ping-pong over krcore (p50)", r["mpi_pingpong_p50_us"],
+      r["mpi_ratio"], " ".join("%.2f" % x for x in mpi_r)))
 print("\n%-6s %12s %12s %8s" % ("ranks", "krcore ms", "ob1+tcp ms", "tcp/kr"))
 for b in boots:
     print("%-6d %12.1f %12.1f %8.2f" % (b["ranks"], b["krcore_ms"], b["tcp_ms"], b["bootstrap_ratio"]))
