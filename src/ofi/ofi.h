@@ -134,15 +134,16 @@ enum kr_ofi_wire_op {
 	KR_OFI_W_ACK,
 	KR_OFI_W_NOP, /* nothing: a SEND that fails when the peer's port is gone */
 	/*
-	 * RMA and atomics (ofi_rma.c): a request names the target's key (rkey),
-	 * address (addr), the operation's length (len) and this piece of it
-	 * (off, clen); the target answers each with RESP (same msg_id and off,
-	 * status in data: 0 or a positive FI_E* value).
+	 * RMA and atomics (ofi_rma.c): a request names the target's key (tag,
+	 * 64 bits), address (addr), the operation's length (len) and this piece
+	 * of it (off, clen); the target answers each with RESP (same msg_id and
+	 * off, status in data: 0 or a positive FI_E* value). An ATOMIC's data
+	 * is enum fi_op | datatype << 8 | kind << 16, its payload the operands
+	 * and then the compare values.
 	 */
 	KR_OFI_W_RMA_WRITE, /* payload: clen bytes to write at addr + off */
 	KR_OFI_W_RMA_READ,  /* RESP carries clen bytes from addr + off */
-	KR_OFI_W_ATOMIC, /* tag: enum fi_op | datatype << 8 | kind << 16; payload: operand, compare
-			  */
+	KR_OFI_W_ATOMIC,
 	KR_OFI_W_RESP,
 };
 #define KR_OFI_WF_TAGGED 1u
@@ -524,7 +525,8 @@ struct kr_ofi_rma {
 	uint8_t *copy;	    /* an inject's own copy of src (malloc) */
 	size_t len;	    /* bytes read or written (ATOMIC: count x size) */
 	size_t src_len;	    /* ATOMIC: operand and compare bytes sent */
-	uint64_t addr, key, tag;
+	uint64_t addr, key;
+	uint32_t atype;	   /* ATOMIC: enum fi_op | datatype << 8 | kind << 16 */
 	uint32_t data;	   /* remote CQ data (FI_REMOTE_CQ_DATA) */
 	size_t sent, done; /* bytes requested, bytes answered */
 	bool sent_any;	   /* a first piece went (a zero-length one sends one piece too) */

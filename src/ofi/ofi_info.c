@@ -123,7 +123,7 @@ static int info_fill(uint32_t version, const struct fi_info *h, struct fi_info *
 	i->domain_attr->av_type =
 	    h && h->domain_attr && h->domain_attr->av_type ? h->domain_attr->av_type : FI_AV_UNSPEC;
 	i->domain_attr->mr_mode = version >= FI_VERSION(1, 5) ? 0 : FI_MR_SCALABLE;
-	i->domain_attr->mr_key_size = 4;
+	i->domain_attr->mr_key_size = 8; /* the application's keys, any 64 bits (ofi_mr.c) */
 	i->domain_attr->cq_data_size = 4;
 	i->domain_attr->cq_cnt = 64;
 	i->domain_attr->cntr_cnt = 64;

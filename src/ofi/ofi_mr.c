@@ -2,12 +2,12 @@
 /*
  * Memory registration (fi_mr_reg, fi_mr_regv, fi_mr_regattr): which of the
  * application's memory a peer's RMA and atomics may reach, and how. mr_mode
- * is 0: the application picks each key (unique in the domain, 32 bits:
- * mr_key_size 4) and a peer's address is relative to the region's offset
- * argument, not a virtual address; no local registration is needed (a
- * local buffer is copied). A region is served by the target's provider when
- * a request arrives (ofi_rma.c), so it may be any memory of the process:
- * malloc, stack, mmap. Under the domain's lock like everything it serves.
+ * is 0: the application picks each key (unique in the domain, any 64-bit
+ * value: mr_key_size 8; Open MPI's btl/ofi uses pointers) and a peer's address is relative to the
+ * region's offset argument, not a virtual address; no local registration is needed (a local buffer
+ * is copied). A region is served by the target's provider when a request arrives (ofi_rma.c), so it
+ * may be any memory of the process: malloc, stack, mmap. Under the domain's lock like everything it
+ * serves.
  */
 #include <stdlib.h>
 
@@ -61,8 +61,6 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 		return -FI_EBADFLAGS;
 	if (access & ~(uint64_t)MR_ACCESS)
 		return -FI_EINVAL;
-	if (requested_key > UINT32_MAX)
-		return -FI_EKEYREJECTED; /* mr_key_size 4 */
 	if (len > UINT64_MAX - offset)
 		return -FI_EINVAL; /* its addresses would wrap */
 	m = calloc(1, sizeof(*m));

@@ -81,18 +81,19 @@ static void rma_post(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 		    total - r->sent < KR_OFI_RMA_PIECE ? total - r->sent : KR_OFI_RMA_PIECE;
 		bool last = r->sent + piece == total;
 		struct kr_ofi_wire w = {.op = r->op,
-					.tag = r->tag,
+					.tag = r->key,
 					.len = total,
 					.off = r->sent,
 					.addr = r->addr,
 					.clen = (uint32_t)piece,
-					.rkey = (uint32_t)r->key,
 					.msg_id = r->id};
 		const uint8_t *payload = NULL;
 		uint32_t plen = 0;
 		int rc;
 
-		if (last && (r->flags & FI_REMOTE_CQ_DATA)) {
+		if (r->op == KR_OFI_W_ATOMIC) {
+			w.data = r->atype;
+		} else if (last && (r->flags & FI_REMOTE_CQ_DATA)) {
 			w.flags |= KR_OFI_WF_DATA;
 			w.data = r->data;
 		}
@@ -173,9 +174,9 @@ bool kr_ofi_rma_wire_sane(const struct kr_ofi_wire *w, uint32_t plen)
 static int serve_atomic(struct kr_ofi_ep *ep, const struct kr_ofi_wire *w, const uint8_t *payload,
 			uint32_t plen, uint8_t *old, uint32_t *olen)
 {
-	enum fi_op op = (enum fi_op)(w->tag & 0xff);
-	enum fi_datatype dt = (enum fi_datatype)((w->tag >> 8) & 0xff);
-	uint32_t kind = (uint32_t)(w->tag >> 16) & 0xff;
+	enum fi_op op = (enum fi_op)(w->data & 0xff);
+	enum fi_datatype dt = (enum fi_datatype)((w->data >> 8) & 0xff);
+	uint32_t kind = (w->data >> 16) & 0xff;
 	size_t sz = kr_ofi_atomic_size(dt, op, kind);
 	uint64_t rights = kind == KR_OFI_ATOMIC_WRITE ? FI_REMOTE_WRITE
 			  : op == FI_ATOMIC_READ      ? FI_REMOTE_READ
@@ -183,12 +184,12 @@ static int serve_atomic(struct kr_ofi_ep *ep, const struct kr_ofi_wire *w, const
 	uint32_t want;
 	uint8_t *dst;
 
-	if (!sz || !w->clen || w->clen % sz || (w->tag >> 24))
+	if (!sz || !w->clen || w->clen % sz || (w->data >> 24))
 		return FI_EOPNOTSUPP;
 	want = op == FI_ATOMIC_READ ? 0 : kind == KR_OFI_ATOMIC_COMPARE ? 2 * w->clen : w->clen;
 	if (plen != want)
 		return FI_EINVAL;
-	dst = kr_ofi_mr_reach(ep->dom, w->rkey, w->addr, w->clen, rights);
+	dst = kr_ofi_mr_reach(ep->dom, w->tag, w->addr, w->clen, rights);
 	if (!dst)
 		return FI_EACCES;
 	kr_ofi_atomic_apply(dt, op, dst, want ? payload : NULL,
@@ -216,14 +217,14 @@ static void rma_serve(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct 
 
 	switch (w->op) {
 	case KR_OFI_W_RMA_WRITE:
-		mem = kr_ofi_mr_reach(ep->dom, w->rkey, w->addr + w->off, w->clen, FI_REMOTE_WRITE);
+		mem = kr_ofi_mr_reach(ep->dom, w->tag, w->addr + w->off, w->clen, FI_REMOTE_WRITE);
 		if (!mem || w->addr + w->off < w->addr)
 			st = FI_EACCES;
 		else if (w->clen)
 			memcpy(mem, payload, w->clen);
 		break;
 	case KR_OFI_W_RMA_READ:
-		mem = kr_ofi_mr_reach(ep->dom, w->rkey, w->addr + w->off, w->clen, FI_REMOTE_READ);
+		mem = kr_ofi_mr_reach(ep->dom, w->tag, w->addr + w->off, w->clen, FI_REMOTE_READ);
 		if (!mem || w->addr + w->off < w->addr)
 			st = FI_EACCES;
 		out = mem;
@@ -242,7 +243,7 @@ static void rma_serve(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct 
 	if (last) {
 		bool rd =
 		    w->op == KR_OFI_W_RMA_READ ||
-		    (w->op == KR_OFI_W_ATOMIC && ((w->tag >> 16) & 0xff) != KR_OFI_ATOMIC_WRITE);
+		    (w->op == KR_OFI_W_ATOMIC && ((w->data >> 16) & 0xff) != KR_OFI_ATOMIC_WRITE);
 
 		kr_ofi_cntr_count(ep, rd ? KR_OFI_CNTR_REMOTE_READ : KR_OFI_CNTR_REMOTE_WRITE, st);
 		if (!st && (w->flags & KR_OFI_WF_DATA) && ep->rx_cq) {

@@ -65,7 +65,7 @@ static ssize_t rma(struct kr_ofi_ep *ep, uint8_t op, void *buf, size_t len, fi_a
 {
 	struct kr_ofi_rma *r;
 
-	if ((!buf && len) || key > UINT32_MAX)
+	if (!buf && len)
 		return -FI_EINVAL;
 	if (len > KR_OFI_MSG_MAX || ((flags & FI_INJECT) && len > KR_OFI_INLINE))
 		return -FI_EMSGSIZE;
@@ -217,8 +217,8 @@ static ssize_t atomic(struct kr_ofi_ep *ep, uint32_t kind, const void *buf, cons
 	if (!sz)
 		return -FI_EOPNOTSUPP;
 	len = count * sz;
-	if (!count || key > UINT32_MAX || (op != FI_ATOMIC_READ && !buf) ||
-	    (kind == KR_OFI_ATOMIC_COMPARE && !cmp) || (kind != KR_OFI_ATOMIC_WRITE && !result))
+	if (!count || (op != FI_ATOMIC_READ && !buf) || (kind == KR_OFI_ATOMIC_COMPARE && !cmp) ||
+	    (kind != KR_OFI_ATOMIC_WRITE && !result))
 		return -FI_EINVAL;
 	if (count > KR_OFI_RMA_PIECE / sz / (kind == KR_OFI_ATOMIC_COMPARE ? 2 : 1) ||
 	    ((flags & FI_INJECT) && len > KR_OFI_INLINE))
@@ -245,7 +245,7 @@ static ssize_t atomic(struct kr_ofi_ep *ep, uint32_t kind, const void *buf, cons
 	r->len = len;
 	r->addr = addr;
 	r->key = key;
-	r->tag = (uint64_t)op | (uint64_t)dt << 8 | (uint64_t)kind << 16;
+	r->atype = (uint32_t)op | (uint32_t)dt << 8 | kind << 16;
 	return op_start(ep, r, peer, FI_ATOMIC, false); /* operands copied already */
 }
 

@@ -26,7 +26,7 @@ out=$(fi_info -p krcore -v)
 echo "$out" | head -80
 want=("prov_name: krcore" "type: FI_EP_RDM" "FI_TAGGED" "FI_MSG" "FI_LOCAL_COMM" "FI_REMOTE_COMM"
       "FI_DIRECTED_RECV" "FI_RMA" "FI_ATOMIC" "FI_REMOTE_WRITE" "rma_iov_limit: 1"
-      "mr_key_size: 4" "msg_order: \[ FI_ORDER_SAS \]" "cq_data_size: 4" "max_msg_size: 67108864")
+      "mr_key_size: 8" "msg_order: \[ FI_ORDER_SAS \]" "cq_data_size: 4" "max_msg_size: 67108864")
 for w in "${want[@]}"; do
 	echo "$out" | grep -q -- "$w" || { echo "FAIL: fi_info -p krcore -v lacks '$w'"; exit 1; }
 done
