@@ -517,7 +517,8 @@ struct kr_ofi_rma {
 	struct kr_ofi_rma *next;
 	struct kr_ofi_peer *peer;
 	void *context;
-	uint64_t flags; /* FI_RMA or FI_ATOMIC, FI_READ or FI_WRITE; FI_COMPLETION: report it */
+	uint64_t flags; /* FI_RMA or FI_ATOMIC, FI_READ or FI_WRITE; FI_COMPLETION: report it;
+			   FI_INJECT: report nothing, not even a failure (counters count it) */
 	uint8_t op;	/* KR_OFI_W_RMA_WRITE, _RMA_READ or _ATOMIC */
 	uint32_t id;
 	const uint8_t *src; /* WRITE: the bytes; ATOMIC: operand, then compare */

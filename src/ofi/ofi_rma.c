@@ -38,7 +38,8 @@ static void rma_complete(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 				       .flags =
 					   r->flags & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)};
 
-	if (ep->tx_cq && (r->err || (r->flags & FI_COMPLETION))) {
+	/* an inject reports nothing, as an injected message does: its counter counts it */
+	if (ep->tx_cq && !(r->flags & FI_INJECT) && (r->err || (r->flags & FI_COMPLETION))) {
 		if (r->err)
 			kr_ofi_cq_fail(ep->tx_cq, &e, -r->err, 0, 0);
 		else

@@ -76,8 +76,8 @@ static ssize_t rma(struct kr_ofi_ep *ep, uint8_t op, void *buf, size_t len, fi_a
 	r->context = context;
 	r->flags = FI_RMA | (op == KR_OFI_W_RMA_READ ? FI_READ : FI_WRITE) |
 		   (flags & (FI_COMPLETION | FI_REMOTE_CQ_DATA));
-	if (flags & FI_INJECT)
-		r->flags &= ~(uint64_t)FI_COMPLETION;
+	if (flags & FI_INJECT) /* never reported, not even an error: its counter says */
+		r->flags = (r->flags & ~(uint64_t)FI_COMPLETION) | FI_INJECT;
 	if (op == KR_OFI_W_RMA_READ)
 		r->dst = buf;
 	else
@@ -240,7 +240,7 @@ static ssize_t atomic(struct kr_ofi_ep *ep, uint32_t kind, const void *buf, cons
 	r->op = KR_OFI_W_ATOMIC;
 	r->context = context;
 	r->flags = FI_ATOMIC | (kind == KR_OFI_ATOMIC_WRITE ? FI_WRITE : FI_READ) |
-		   ((flags & FI_INJECT) ? 0 : (flags & FI_COMPLETION));
+		   ((flags & FI_INJECT) ? FI_INJECT : (flags & FI_COMPLETION));
 	r->dst = result;
 	r->len = len;
 	r->addr = addr;

@@ -21,7 +21,8 @@
  *   bad input    a wrong key, a write to RO, a range past the end, an
  *                address below the region's offset, the low 32 bits of a
  *                64-bit key: each completes FI_EACCES with B's memory
- *                untouched; a duplicate key, an unsupported atomic, too many values,
+ *                untouched; a refused inject reports nothing (counted as
+ *                an error); a duplicate key, an unsupported atomic, too many values,
  *                bad flags; the domain refuses to close with an MR open
  *   peer killed  a 16 MiB read from B, B SIGKILLed meanwhile: the read
  *                completes in error, not a hang
@@ -492,6 +493,11 @@ static void test_bad_input(struct node *n, int to, int from, uint8_t *buf)
 	refused(n, fi_atomic(n->ep, &v, 1, NULL, n->peer, 0, KEY_RO, FI_UINT64, FI_SUM, &c));
 	refused(n, fi_fetch_atomic(n->ep, &v, 1, NULL, &o, NULL, n->peer, ~0ull - 3, KEY_RW,
 				   FI_UINT64, FI_SUM, &c));
+	/* a refused inject reports nothing (its counter counts it): the read after it is next */
+	CHECK_OK(fi_inject_write(n->ep, buf, 8, n->peer, RW_BASE, 9));
+	g_errs++;
+	read_wait(n, buf + 64, 8, RW_BASE, KEY_RW);
+	g_reads++;
 	/* a refused write wrote nothing: the bytes before RW's end untouched */
 	CHECK(b_has(n, to, from, RW_LEN - 10, 10, 0));
 	CHECK_EQ(fi_write(n->ep, buf, 8, NULL, n->peer + 100, RW_BASE, KEY_RW, &c), -FI_EINVAL);
