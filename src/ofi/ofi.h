@@ -560,14 +560,20 @@ extern struct fi_ops_atomic kr_ofi_atomic_ops;
 #define KR_OFI_ATOMIC_COMPARE 2u /* fi_compare_atomic */
 /*
  * The size of datatype dt if op on it is one this provider applies as kind
- * (KR_OFI_ATOMIC_*), else 0. The largest count: KR_OFI_RMA_PIECE / size
- * (half that for COMPARE: the compare values ride along).
+ * (KR_OFI_ATOMIC_*), else 0.
  */
 size_t kr_ofi_atomic_size(enum fi_datatype dt, enum fi_op op, uint32_t kind);
+/* The most values of size sz one atomic of kind takes: a piece's worth, half for COMPARE
+ * (the compare values ride along). */
+static inline size_t kr_ofi_atomic_max(size_t sz, uint32_t kind)
+{
+	return KR_OFI_RMA_PIECE / sz / (kind == KR_OFI_ATOMIC_COMPARE ? 2 : 1);
+}
 /*
  * Apply op to count values of dt at dst (the target's memory) with the
  * operands at opnd and, for the compare ops, cmp; the values dst held go
- * to old (NULL: not wanted). The caller checked kr_ofi_atomic_size().
+ * to old (NULL: not wanted). The caller checked kr_ofi_atomic_size() (dt
+ * indexes a table).
  */
 void kr_ofi_atomic_apply(enum fi_datatype dt, enum fi_op op, uint8_t *dst, const uint8_t *opnd,
 			 const uint8_t *cmp, uint8_t *old, size_t count);

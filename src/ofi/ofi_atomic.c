@@ -16,28 +16,6 @@
 
 #include "ofi/ofi.h"
 
-static size_t type_size(enum fi_datatype dt)
-{
-	switch (dt) {
-	case FI_INT8:
-	case FI_UINT8:
-		return 1;
-	case FI_INT16:
-	case FI_UINT16:
-		return 2;
-	case FI_INT32:
-	case FI_UINT32:
-	case FI_FLOAT:
-		return 4;
-	case FI_INT64:
-	case FI_UINT64:
-	case FI_DOUBLE:
-		return 8;
-	default:
-		return 0;
-	}
-}
-
 static bool op_fits(enum fi_op op, bool integer, uint32_t kind)
 {
 	switch (op) {
@@ -68,16 +46,6 @@ static bool op_fits(enum fi_op op, bool integer, uint32_t kind)
 	default:
 		return false;
 	}
-}
-
-/* kr_ofi_atomic_size() - see ofi.h. */
-size_t kr_ofi_atomic_size(enum fi_datatype dt, enum fi_op op, uint32_t kind)
-{
-	size_t sz = type_size(dt);
-
-	if (!sz || kind > KR_OFI_ATOMIC_COMPARE)
-		return 0;
-	return op_fits(op, dt != FI_FLOAT && dt != FI_DOUBLE, kind) ? sz : 0;
 }
 
 /* The integer-only operations on one value (v: what memory holds, o: the operand). */
@@ -183,44 +151,36 @@ APPLY_FN(apply_float, float, )
 APPLY_FN(apply_double, double, )
 #pragma GCC diagnostic pop
 
+typedef void apply_fn(enum fi_op op, uint8_t *dst, const uint8_t *opnd, const uint8_t *cmp,
+		      uint8_t *old, size_t count);
+
+/* The datatypes applied: size, whether integer operations exist, the function. */
+static const struct {
+	uint8_t size;
+	bool integer;
+	apply_fn *apply;
+} g_types[] = {
+    [FI_INT8] = {1, true, apply_i8},	  [FI_UINT8] = {1, true, apply_u8},
+    [FI_INT16] = {2, true, apply_i16},	  [FI_UINT16] = {2, true, apply_u16},
+    [FI_INT32] = {4, true, apply_i32},	  [FI_UINT32] = {4, true, apply_u32},
+    [FI_INT64] = {8, true, apply_i64},	  [FI_UINT64] = {8, true, apply_u64},
+    [FI_FLOAT] = {4, false, apply_float}, [FI_DOUBLE] = {8, false, apply_double},
+};
+
+/* kr_ofi_atomic_size() - see ofi.h. */
+size_t kr_ofi_atomic_size(enum fi_datatype dt, enum fi_op op, uint32_t kind)
+{
+	if ((unsigned int)dt >= sizeof(g_types) / sizeof(g_types[0]) || !g_types[dt].apply ||
+	    kind > KR_OFI_ATOMIC_COMPARE)
+		return 0;
+	return op_fits(op, g_types[dt].integer, kind) ? g_types[dt].size : 0;
+}
+
 /* kr_ofi_atomic_apply() - see ofi.h. */
 void kr_ofi_atomic_apply(enum fi_datatype dt, enum fi_op op, uint8_t *dst, const uint8_t *opnd,
 			 const uint8_t *cmp, uint8_t *old, size_t count)
 {
-	switch (dt) {
-	case FI_INT8:
-		apply_i8(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_UINT8:
-		apply_u8(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_INT16:
-		apply_i16(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_UINT16:
-		apply_u16(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_INT32:
-		apply_i32(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_UINT32:
-		apply_u32(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_INT64:
-		apply_i64(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_UINT64:
-		apply_u64(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_FLOAT:
-		apply_float(op, dst, opnd, cmp, old, count);
-		break;
-	case FI_DOUBLE:
-		apply_double(op, dst, opnd, cmp, old, count);
-		break;
-	default:
-		break;
-	}
+	g_types[dt].apply(op, dst, opnd, cmp, old, count);
 }
 
 /* kr_ofi_query_atomic() - see ofi.h: fi_query_atomic(3). */
@@ -245,6 +205,6 @@ int kr_ofi_query_atomic(struct fid_domain *dom, enum fi_datatype dt, enum fi_op 
 	if (!sz)
 		return -FI_EOPNOTSUPP;
 	attr->size = sz;
-	attr->count = KR_OFI_RMA_PIECE / sz / (kind == KR_OFI_ATOMIC_COMPARE ? 2 : 1);
+	attr->count = kr_ofi_atomic_max(sz, kind);
 	return 0;
 }

@@ -26,11 +26,6 @@
 
 #define KR_OFI_RMA_OUT 8u /* pieces of one operation requested and not answered */
 
-static size_t rma_total(const struct kr_ofi_rma *r)
-{
-	return r->len;
-}
-
 /* Report a finished operation (tx CQ, counters) and free it; the caller unlinked it. */
 static void rma_complete(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 {
@@ -53,8 +48,7 @@ static void rma_complete(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 /* Is r over: every piece answered, or failed with none still out? */
 static bool rma_over(const struct kr_ofi_rma *r)
 {
-	return !r->out &&
-	       (r->err || (r->sent == rma_total(r) && r->done == rma_total(r) && r->sent_any));
+	return !r->out && (r->err || (r->sent == r->len && r->done == r->len && r->sent_any));
 }
 
 /* Take the operations that are over off ep's list and report them. */
@@ -75,7 +69,7 @@ static void rma_reap(struct kr_ofi_ep *ep)
 /* Request r's next pieces while it may have more out. */
 static void rma_post(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 {
-	size_t total = rma_total(r);
+	size_t total = r->len;
 
 	while (!r->err && r->out < KR_OFI_RMA_OUT && (r->sent < total || !r->sent_any)) {
 		size_t piece =
@@ -278,7 +272,7 @@ static void rma_answered(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const stru
 	for (r = ep->rma; r; r = r->next)
 		if (r->peer == p && r->id == w->msg_id)
 			break;
-	if (!r || !r->out || w->len != rma_total(r)) {
+	if (!r || !r->out || w->len != r->len) {
 		FI_WARN(&kr_ofi_prov, FI_LOG_EP_DATA, "an RMA answer for no operation: dropped\n");
 		return;
 	}

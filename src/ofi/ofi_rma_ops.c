@@ -220,8 +220,7 @@ static ssize_t atomic(struct kr_ofi_ep *ep, uint32_t kind, const void *buf, cons
 	if (!count || (op != FI_ATOMIC_READ && !buf) || (kind == KR_OFI_ATOMIC_COMPARE && !cmp) ||
 	    (kind != KR_OFI_ATOMIC_WRITE && !result))
 		return -FI_EINVAL;
-	if (count > KR_OFI_RMA_PIECE / sz / (kind == KR_OFI_ATOMIC_COMPARE ? 2 : 1) ||
-	    ((flags & FI_INJECT) && len > KR_OFI_INLINE))
+	if (count > kr_ofi_atomic_max(sz, kind) || ((flags & FI_INJECT) && len > KR_OFI_INLINE))
 		return -FI_EMSGSIZE;
 	r = calloc(1, sizeof(*r));
 	ops = malloc(2 * len); /* operands and compare values side by side, as they travel */
@@ -413,7 +412,7 @@ static int valid(enum fi_datatype dt, enum fi_op op, uint32_t kind, size_t *coun
 	if (!sz)
 		return -FI_EOPNOTSUPP;
 	if (count)
-		*count = KR_OFI_RMA_PIECE / sz / (kind == KR_OFI_ATOMIC_COMPARE ? 2 : 1);
+		*count = kr_ofi_atomic_max(sz, kind);
 	return 0;
 }
 
