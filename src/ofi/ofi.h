@@ -349,13 +349,18 @@ struct kr_ofi_ep {
 	struct kr_ofi_cntr *cntr[KR_OFI_CNTR_KINDS]; /* bound counters, by enum kr_ofi_cntr_kind */
 };
 
+/* The endpoints a CQ or a counter reports for: reading it moves them on (manual progress). */
+struct kr_ofi_ep_set {
+	struct kr_ofi_ep *ep[8];
+	uint32_t n;
+};
+
 /* ofi_cq.c */
 struct kr_ofi_cq {
 	struct fid_cq cq;
 	struct kr_ofi_domain *dom;
 	enum fi_cq_format format;
-	struct kr_ofi_ep *eps[8]; /* bound endpoints: reading progresses them */
-	uint32_t neps;
+	struct kr_ofi_ep_set eps;	/* bound endpoints */
 	struct fi_cq_tagged_entry *ent; /* ring of completions */
 	fi_addr_t *src;
 	size_t head, count, cap;
@@ -399,6 +404,12 @@ static inline uint64_t kr_ofi_rx_compl(const struct kr_ofi_ep *ep, uint64_t flag
 int kr_ofi_ep_open(struct fid_domain *dom, struct fi_info *info, struct fid_ep **ep, void *context);
 /* Move the endpoint's traffic on (domain lock held): poll its port and vQPs, post what waits. */
 void kr_ofi_ep_progress(struct kr_ofi_ep *ep);
+/* Put ep in s, once: 0, or -FI_ENOSPC (s is full). */
+int kr_ofi_ep_set_add(struct kr_ofi_ep_set *s, struct kr_ofi_ep *ep);
+/* Take ep out of s (if there). */
+void kr_ofi_ep_set_del(struct kr_ofi_ep_set *s, const struct kr_ofi_ep *ep);
+/* kr_ofi_ep_progress() each endpoint of s. */
+void kr_ofi_ep_set_progress(const struct kr_ofi_ep_set *s);
 extern struct fi_ops_msg kr_ofi_msg_ops;
 extern struct fi_ops_tagged kr_ofi_tagged_ops;
 
@@ -585,8 +596,7 @@ struct kr_ofi_cntr {
 	struct fid_cntr cntr;
 	struct kr_ofi_domain *dom;
 	uint64_t value, err;
-	struct kr_ofi_ep *eps[8]; /* bound endpoints: reading progresses them */
-	uint32_t neps;
+	struct kr_ofi_ep_set eps; /* bound endpoints */
 };
 int kr_ofi_cntr_open(struct fid_domain *dom, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
 		     void *context);

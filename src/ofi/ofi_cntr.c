@@ -16,19 +16,13 @@
 
 #define CNTR(fid_cntr) container_of(fid_cntr, struct kr_ofi_cntr, cntr)
 
-static void cntr_progress(struct kr_ofi_cntr *c)
-{
-	for (uint32_t i = 0; i < c->neps; i++)
-		kr_ofi_ep_progress(c->eps[i]);
-}
-
 static uint64_t cntr_read(struct fid_cntr *cntr)
 {
 	struct kr_ofi_cntr *c = CNTR(cntr);
 	uint64_t v;
 
 	pthread_mutex_lock(&c->dom->lock);
-	cntr_progress(c);
+	kr_ofi_ep_set_progress(&c->eps);
 	v = c->value;
 	pthread_mutex_unlock(&c->dom->lock);
 	return v;
@@ -40,7 +34,7 @@ static uint64_t cntr_readerr(struct fid_cntr *cntr)
 	uint64_t v;
 
 	pthread_mutex_lock(&c->dom->lock);
-	cntr_progress(c);
+	kr_ofi_ep_set_progress(&c->eps);
 	v = c->err;
 	pthread_mutex_unlock(&c->dom->lock);
 	return v;
@@ -89,7 +83,7 @@ static int cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
 	pthread_mutex_unlock(&c->dom->lock);
 	while (rc > 0) {
 		pthread_mutex_lock(&c->dom->lock);
-		cntr_progress(c);
+		kr_ofi_ep_set_progress(&c->eps);
 		if (c->value >= threshold)
 			rc = 0;
 		else if (c->err != err0)
@@ -109,7 +103,7 @@ static int cntr_close(struct fid *fid)
 	struct kr_ofi_cntr *c = container_of(fid, struct kr_ofi_cntr, cntr.fid);
 
 	pthread_mutex_lock(&c->dom->lock);
-	if (c->neps) {
+	if (c->eps.n) {
 		pthread_mutex_unlock(&c->dom->lock);
 		return -FI_EBUSY; /* an endpoint still counts on it */
 	}
@@ -175,7 +169,7 @@ static const uint64_t kind_flag[KR_OFI_CNTR_KINDS] = {
 int kr_ofi_cntr_bind(struct kr_ofi_ep *ep, struct kr_ofi_cntr *c, uint64_t flags)
 {
 	uint64_t all = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-	bool listed = false;
+	int rc;
 
 	if (flags & ~all)
 		return -FI_EBADFLAGS;
@@ -184,13 +178,9 @@ int kr_ofi_cntr_bind(struct kr_ofi_ep *ep, struct kr_ofi_cntr *c, uint64_t flags
 	for (int k = 0; k < KR_OFI_CNTR_KINDS; k++)
 		if ((flags & kind_flag[k]) && ep->cntr[k] && ep->cntr[k] != c)
 			return -FI_EINVAL; /* one counter per kind */
-	for (uint32_t i = 0; i < c->neps; i++)
-		listed |= c->eps[i] == ep;
-	if (!listed) {
-		if (c->neps == sizeof(c->eps) / sizeof(c->eps[0]))
-			return -FI_ENOSPC;
-		c->eps[c->neps++] = ep;
-	}
+	rc = kr_ofi_ep_set_add(&c->eps, ep);
+	if (rc)
+		return rc;
 	for (int k = 0; k < KR_OFI_CNTR_KINDS; k++)
 		if (flags & kind_flag[k])
 			ep->cntr[k] = c;
@@ -208,10 +198,6 @@ void kr_ofi_cntr_unbind(struct kr_ofi_ep *ep)
 		for (int j = k; j < KR_OFI_CNTR_KINDS; j++)
 			if (ep->cntr[j] == c)
 				ep->cntr[j] = NULL;
-		for (uint32_t i = 0; i < c->neps; i++)
-			if (c->eps[i] == ep) {
-				c->eps[i] = c->eps[--c->neps];
-				break;
-			}
+		kr_ofi_ep_set_del(&c->eps, ep);
 	}
 }

@@ -100,12 +100,6 @@ int kr_ofi_cq_fail(struct kr_ofi_cq *q, const struct fi_cq_tagged_entry *e, int 
 	return 0;
 }
 
-static void cq_progress(struct kr_ofi_cq *q)
-{
-	for (uint32_t i = 0; i < q->neps; i++)
-		kr_ofi_ep_progress(q->eps[i]);
-}
-
 static ssize_t cq_readfrom(struct fid_cq *cq, void *buf, size_t count, fi_addr_t *src_addr)
 {
 	struct kr_ofi_cq *q = container_of(cq, struct kr_ofi_cq, cq);
@@ -115,7 +109,7 @@ static ssize_t cq_readfrom(struct fid_cq *cq, void *buf, size_t count, fi_addr_t
 		return -FI_EINVAL;
 	pthread_mutex_lock(&q->dom->lock);
 	if (!q->count)
-		cq_progress(q);
+		kr_ofi_ep_set_progress(&q->eps);
 	if (q->nerr) {
 		pthread_mutex_unlock(&q->dom->lock);
 		return -FI_EAVAIL;
@@ -212,7 +206,7 @@ static int cq_close(struct fid *fid)
 	struct kr_ofi_cq *q = container_of(fid, struct kr_ofi_cq, cq.fid);
 
 	pthread_mutex_lock(&q->dom->lock);
-	if (q->neps) {
+	if (q->eps.n) {
 		pthread_mutex_unlock(&q->dom->lock);
 		return -FI_EBUSY; /* an endpoint still reports to it */
 	}

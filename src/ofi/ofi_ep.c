@@ -108,13 +108,33 @@ void kr_ofi_ep_progress(struct kr_ofi_ep *ep)
 	kr_ofi_peers_keepalive(ep);
 }
 
-static void ep_unbind_cq(struct kr_ofi_ep *ep, struct kr_ofi_cq *q)
+/* kr_ofi_ep_set_add() - see ofi.h. */
+int kr_ofi_ep_set_add(struct kr_ofi_ep_set *s, struct kr_ofi_ep *ep)
 {
-	for (uint32_t i = 0; q && i < q->neps; i++)
-		if (q->eps[i] == ep) {
-			q->eps[i] = q->eps[--q->neps];
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->ep[i] == ep)
+			return 0;
+	if (s->n == sizeof(s->ep) / sizeof(s->ep[0]))
+		return -FI_ENOSPC;
+	s->ep[s->n++] = ep;
+	return 0;
+}
+
+/* kr_ofi_ep_set_del() - see ofi.h. */
+void kr_ofi_ep_set_del(struct kr_ofi_ep_set *s, const struct kr_ofi_ep *ep)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->ep[i] == ep) {
+			s->ep[i] = s->ep[--s->n];
 			return;
 		}
+}
+
+/* kr_ofi_ep_set_progress() - see ofi.h. */
+void kr_ofi_ep_set_progress(const struct kr_ofi_ep_set *s)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		kr_ofi_ep_progress(s->ep[i]);
 }
 
 static void ep_release(struct kr_ofi_ep *ep)
@@ -141,9 +161,10 @@ static int ep_close(struct fid *fid)
 	struct kr_ofi_domain *d = ep->dom;
 
 	pthread_mutex_lock(&d->lock);
-	ep_unbind_cq(ep, ep->tx_cq);
-	if (ep->rx_cq != ep->tx_cq)
-		ep_unbind_cq(ep, ep->rx_cq);
+	if (ep->tx_cq)
+		kr_ofi_ep_set_del(&ep->tx_cq->eps, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		kr_ofi_ep_set_del(&ep->rx_cq->eps, ep);
 	kr_ofi_cntr_unbind(ep);
 	ep_release(ep);
 	d->refs--;
@@ -154,7 +175,7 @@ static int ep_close(struct fid *fid)
 
 static int ep_bind_cq(struct kr_ofi_ep *ep, struct kr_ofi_cq *q, uint64_t flags)
 {
-	bool listed = false;
+	int rc;
 
 	if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
 		return -FI_EBADFLAGS;
@@ -162,13 +183,9 @@ static int ep_bind_cq(struct kr_ofi_ep *ep, struct kr_ofi_cq *q, uint64_t flags)
 		return -FI_EINVAL;
 	if (((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq))
 		return -FI_EINVAL; /* one CQ per direction */
-	for (uint32_t i = 0; i < q->neps; i++)
-		listed |= q->eps[i] == ep;
-	if (!listed) {
-		if (q->neps == sizeof(q->eps) / sizeof(q->eps[0]))
-			return -FI_ENOSPC;
-		q->eps[q->neps++] = ep;
-	}
+	rc = kr_ofi_ep_set_add(&q->eps, ep);
+	if (rc)
+		return rc;
 	if (flags & FI_TRANSMIT) {
 		ep->tx_cq = q;
 		ep->tx_sel = flags & FI_SELECTIVE_COMPLETION;
