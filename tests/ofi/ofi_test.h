@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the two-job provider tests of this folder share: a clock, and a byte
- * pattern per seed to fill a buffer with and check one against.
+ * What the two-job provider tests of this folder share: a clock, a byte
+ * pattern per seed to fill a buffer with and check one against, and the
+ * wait for a completion.
  */
 #ifndef KR_OFI_TEST_H
 #define KR_OFI_TEST_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include "kr_test.h"
 
 static inline double now_s(void)
 {
@@ -36,6 +44,38 @@ static inline int same(const uint8_t *b, size_t n, uint32_t seed)
 		if (b[i] != pat(seed, i))
 			return 0;
 	return 1;
+}
+
+/*
+ * One completion of cq into entry (in the CQ's format), its source to *src
+ * (NULL: not wanted): 0, or -err of an error completion (the entry to *x,
+ * NULL: not wanted). No completion in tmo_s seconds: says so, naming what,
+ * and exits 1.
+ */
+static inline int cq_wait(struct fid_cq *cq, void *entry, fi_addr_t *src, struct fi_cq_err_entry *x,
+			  int tmo_s, const char *what)
+{
+	double t0 = now_s();
+
+	for (;;) {
+		ssize_t r = fi_cq_readfrom(cq, entry, 1, src);
+
+		if (r == 1)
+			return 0;
+		if (r == -FI_EAVAIL) {
+			struct fi_cq_err_entry y = {0};
+
+			CHECK_EQ(fi_cq_readerr(cq, &y, 0), 1);
+			if (x)
+				*x = y;
+			return -y.err;
+		}
+		CHECK_EQ(r, -FI_EAGAIN);
+		if (now_s() - t0 > tmo_s) {
+			fprintf(stderr, "%s: no completion in %d s\n", what, tmo_s);
+			exit(1);
+		}
+	}
 }
 
 #endif /* KR_OFI_TEST_H */

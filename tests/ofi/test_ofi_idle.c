@@ -65,15 +65,7 @@ static void node_open(struct node *n, const char *sock)
 
 static void wait_one(struct node *n, struct fi_cq_tagged_entry *e, const char *what)
 {
-	double t0 = now_s();
-	ssize_t r;
-
-	while ((r = fi_cq_read(n->cq, e, 1)) == -FI_EAGAIN)
-		if (now_s() - t0 > TMO_S) {
-			fprintf(stderr, "%s: no completion in %d s\n", what, TMO_S);
-			exit(1);
-		}
-	CHECK_EQ(r, 1);
+	CHECK_OK(cq_wait(n->cq, e, NULL, NULL, TMO_S, what));
 }
 
 /* Sender i: R's address from in, one message tagged i, then quiet until in closes. */

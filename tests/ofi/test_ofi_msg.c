@@ -117,27 +117,7 @@ static void node_close(struct node *n)
 static int wait_one(struct node *n, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 		    struct fi_cq_err_entry *err_out)
 {
-	double t0 = now_s();
-
-	for (;;) {
-		ssize_t r = fi_cq_readfrom(n->cq, e, 1, src);
-
-		if (r == 1)
-			return 0;
-		if (r == -FI_EAVAIL) {
-			struct fi_cq_err_entry x = {0};
-
-			CHECK_EQ(fi_cq_readerr(n->cq, &x, 0), 1);
-			if (err_out)
-				*err_out = x;
-			return -x.err;
-		}
-		CHECK_EQ(r, -FI_EAGAIN);
-		if (now_s() - t0 > TMO_S) {
-			fprintf(stderr, "%s: no completion in %d s\n", g_step, TMO_S);
-			exit(1);
-		}
-	}
+	return cq_wait(n->cq, e, src, err_out, TMO_S, g_step);
 }
 
 /* Send and wait for the send's completion (B's side). */

@@ -118,27 +118,7 @@ static void node_meet(struct node *n, int out, int in)
 /* One completion within TMO_S: 0, or -err (the entry in *x). */
 static int wait_one(struct node *n, struct fi_cq_data_entry *e, struct fi_cq_err_entry *x)
 {
-	double t0 = now_s();
-
-	for (;;) {
-		ssize_t r = fi_cq_read(n->cq, e, 1);
-
-		if (r == 1)
-			return 0;
-		if (r == -FI_EAVAIL) {
-			struct fi_cq_err_entry y = {0};
-
-			CHECK_EQ(fi_cq_readerr(n->cq, &y, 0), 1);
-			if (x)
-				*x = y;
-			return -y.err;
-		}
-		CHECK_EQ(r, -FI_EAGAIN);
-		if (now_s() - t0 > TMO_S) {
-			fprintf(stderr, "%s: no completion in %d s\n", g_step, TMO_S);
-			exit(1);
-		}
-	}
+	return cq_wait(n->cq, e, NULL, x, TMO_S, g_step);
 }
 
 /* ---- B ---- */
