@@ -308,7 +308,8 @@ struct kr_ofi_peer {
 	int err;		 /* the vQP failed: every later operation fails with it */
 	int fail_err;		 /* a failure seen inside a completion, for the next progress */
 	uint64_t heard_ns;	 /* last message from it or completion of ours to it */
-	uint64_t used_ns;	 /* last SEND posted to it (or its vQP made) */
+	uint32_t sends;		 /* SENDs posted to it, and connects (counting, not timing) */
+	uint32_t sends_seen;	 /* sends at the last keepalive look */
 	bool nop_out;		 /* a keepalive NOP is queued or in flight */
 };
 
@@ -436,9 +437,9 @@ int kr_ofi_peer_ready(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
  * A peer a large transfer or an RMA waits on that was silent for a while
  * gets a NOP SEND: if its job died (its port with it) the SEND fails and so
  * does the peer, so neither side's transfer waits for ever. A peer nothing
- * was sent to for KR_OFI_IDLE_NS, with nothing in flight or awaited, is
- * disconnected: its port takes back the credits it granted us (the next
- * SEND connects again). Called from progress.
+ * was posted to over a whole look (100 ms), with nothing in flight or
+ * awaited, is disconnected: its port takes back the credits it granted us
+ * (the next SEND connects again). Called from progress.
  */
 void kr_ofi_peers_keepalive(struct kr_ofi_ep *ep);
 /* Forget every peer (endpoint close): disconnect, drop what is queued. */

@@ -35,7 +35,7 @@
  * AV (and itself), adding KR_OFI_RX_BUFS at a time up to KR_PORT_MAX_RECV:
  * up to KR_PORT_MAX_RECV / KR_OFI_WINDOW - 1 peers every peer can always get
  * a credit; beyond, a sender waits until a quiet one lets go of its slot
- * (ofi_peer.c: KR_OFI_IDLE_NS).
+ * (ofi_peer.c: KR_OFI_LOOK_NS).
  */
 static void ep_rx_grow(struct kr_ofi_ep *ep)
 {

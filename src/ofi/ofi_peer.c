@@ -17,15 +17,15 @@
 
 #define KR_OFI_REFUSED_MS 5000u			 /* a port still not there after this is gone */
 #define KR_OFI_QUIET_NS	  (500ull * 1000 * 1000) /* a waited-on peer this silent gets a NOP */
-#define KR_OFI_LOOK_NS	  (100ull * 1000 * 1000) /* how often to look for such peers */
 /*
- * A port never takes back a credit it granted while the sender holds its
- * slot: a sender that went quiet keeps up to a window of the receiver's
- * buffers. Disconnecting gives the slot, and so the credits, back; a
- * sender quiet this long lets go, so a receiver whose buffers are all
- * promised to quiet senders serves others after at most this plus a look.
+ * How often to look for such peers, and for quiet ones: a port never takes
+ * back a credit it granted while the sender holds its slot, so a sender
+ * that went quiet keeps up to a window of the receiver's buffers.
+ * Disconnecting gives the slot, and so the credits, back: a peer nothing
+ * was posted to over a whole look is let go, so a receiver whose buffers
+ * are all promised to quiet senders serves others after one to two looks.
  */
-#define KR_OFI_IDLE_NS (100ull * 1000 * 1000)
+#define KR_OFI_LOOK_NS (100ull * 1000 * 1000)
 #define KR_OFI_POLL    16
 
 _Static_assert(offsetof(struct kr_ofi_wsend, inl) ==
@@ -125,7 +125,7 @@ static int peer_connect(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 	p->v = kr_connect(ep->dom->ctx, node, &o);
 	if (p->v) {
 		p->refused_ns = 0;
-		p->used_ns = kr_now_ns();
+		p->sends++; /* in use from now: not quiet at the next look */
 		return 0;
 	}
 	e = errno;
@@ -239,7 +239,7 @@ static void peer_post(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 		}
 		kr_ofi_wq_push(&p->posted, kr_ofi_wq_pop(&p->queued));
 		p->inflight++;
-		p->used_ns = kr_now_ns();
+		p->sends++;
 		if (ws->done_rx) { /* the NIC delivers it now without us */
 			kr_ofi_rx_complete(ep, ws->done_rx);
 			ws->done_rx = NULL;
@@ -282,10 +282,12 @@ void kr_ofi_peers_keepalive(struct kr_ofi_ep *ep)
 		return;
 	ep->keepalive_ns = now + KR_OFI_LOOK_NS;
 	for (struct kr_ofi_peer *p = ep->peers; p; p = p->next) {
+		bool quiet = p->sends == p->sends_seen; /* nothing posted since the last look */
+
+		p->sends_seen = p->sends;
 		if (p->err || !p->v)
 			continue;
-		if (!p->inflight && !p->queued.head && now - p->used_ns >= KR_OFI_IDLE_NS &&
-		    !peer_awaited(ep, p)) {
+		if (quiet && !p->inflight && !p->queued.head && !peer_awaited(ep, p)) {
 			kr_disconnect(p->v); /* nothing in flight: it returns the slot at once */
 			p->v = NULL;
 			continue;

@@ -7,8 +7,9 @@
  * KR_OFI_WINDOW of them, and KR_OFI_RX_BUFS / KR_OFI_WINDOW senders that
  * each sent one message hold them all. They then go quiet (still reading
  * their CQs, as a rank busy elsewhere does). A further sender's message
- * must arrive anyway: a quiet sender lets go of its slot after
- * KR_OFI_IDLE_NS (ofi_peer.c) and the port grants what it held.
+ * must arrive anyway: a sender lets go of its slot after a keepalive look
+ * (KR_OFI_LOOK_NS, ofi_peer.c) with nothing posted, and the port grants
+ * what it held.
  */
 #include <poll.h>
 #include <stdio.h>
