@@ -10,6 +10,7 @@
  *   ofi_info.c    fi_getinfo: what the provider offers, matched to hints
  *   ofi_fabric.c  fabric objects
  *   ofi_domain.c  domains: the keeper attach
+ *   ofi_domain_ops.c  the provider's own operations: heap memory (fi_krcore.h)
  *   ofi_av.c      address vectors: (node, port, launch) addresses
  *   ofi_eq.c      event queues (an RDM endpoint raises no events)
  *   ofi_cq.c      completion queues: reading one drives its endpoints
@@ -21,6 +22,7 @@
  *   ofi_probe.c   probes: FI_PEEK, FI_CLAIM, FI_DISCARD
  *   ofi_mr.c      memory registration: what peers' RMA and atomics may reach
  *   ofi_rma.c     RMA and atomics: requests in pieces, served by the target
+ *   ofi_rma_direct.c  READ/WRITE on a peer's heap region by the NIC
  *   ofi_rma_ops.c fi_read/fi_write/fi_atomic and their forms, decoded
  *   ofi_atomic.c  applying an atomic operation to memory (the target's side)
  *   ofi_cntr.c    counters
@@ -100,6 +102,9 @@ struct kr_ofi_domain {
 };
 int kr_ofi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		       void *context);
+/* ofi_domain_ops.c: fi_open_ops on a domain (FI_KRCORE_DOMAIN_OPS). */
+int kr_ofi_domain_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+			   void *context);
 
 /* ofi_av.c */
 int kr_ofi_av_open(struct fid_domain *dom, struct fi_av_attr *attr, struct fid_av **av,
@@ -145,9 +150,18 @@ enum kr_ofi_wire_op {
 	KR_OFI_W_RMA_READ,  /* RESP carries clen bytes from addr + off */
 	KR_OFI_W_ATOMIC,
 	KR_OFI_W_RESP,
+	/*
+	 * The target's answer to a request flagged KR_OFI_WF_WANT, before its
+	 * RESP, when the key's region is heap memory with a krcore key: tag the
+	 * key, off its first address, len its length, addr where it is, rkey its
+	 * krcore key, data its rights (KR_OFI_DK_*). The initiator's later
+	 * operations on it go by the NIC (ofi_rma_direct.c).
+	 */
+	KR_OFI_W_MR_INFO,
 };
 #define KR_OFI_WF_TAGGED 1u
 #define KR_OFI_WF_DATA	 2u
+#define KR_OFI_WF_WANT	 4u /* RMA request: answer MR_INFO first if the NIC may serve the key */
 struct kr_ofi_wire {
 	uint8_t op, flags; /* enum kr_ofi_wire_op, KR_OFI_WF_* */
 	uint16_t rsvd;
@@ -192,7 +206,21 @@ enum kr_ofi_cntr_kind {
 #define KR_OFI_RMA_PIECE KR_OFI_EAGER_MAX
 
 /* What a krcore completion's wr_id points at. */
-enum kr_ofi_req_kind { KR_OFI_REQ_SEND = 1, KR_OFI_REQ_READ };
+enum kr_ofi_req_kind { KR_OFI_REQ_SEND = 1, KR_OFI_REQ_READ, KR_OFI_REQ_DIRECT };
+
+/* Requests of one RMA operation out at once: pieces asked of the target, or direct requests. */
+#define KR_OFI_RMA_OUT 8u
+
+/* A peer's region its NIC serves: learnt from an MR_INFO (ofi_rma_direct.c). */
+#define KR_OFI_DK_READ	1u
+#define KR_OFI_DK_WRITE 2u
+#define KR_OFI_DKEYS	8u /* remembered per peer, the oldest replaced */
+struct kr_ofi_dkey {
+	uint64_t key, offset, len; /* as the application names it */
+	uint64_t va;		   /* where its first byte is, for the NIC */
+	uint32_t rkey;
+	uint8_t rights; /* KR_OFI_DK_*, 0: the entry is empty */
+};
 
 /* A send operation (fi_send, fi_tsend, ...). */
 struct kr_ofi_tx {
@@ -311,6 +339,12 @@ struct kr_ofi_peer {
 	uint32_t sends;		 /* SENDs posted to it, and connects (counting, not timing) */
 	uint32_t sends_seen;	 /* sends at the last keepalive look */
 	bool nop_out;		 /* a keepalive NOP is queued or in flight */
+	/* RMA by the NIC (ofi_rma_direct.c): a vQP of its own: a refused key fails nothing else */
+	struct kr_vqp *rv;		     /* one-sided only; NULL until the first */
+	uint32_t rv_out;		     /* its requests in flight */
+	uint32_t rv_fails;		     /* direct operations that failed and went again */
+	struct kr_ofi_dkey dk[KR_OFI_DKEYS]; /* its regions the NIC serves */
+	uint32_t dk_next;		     /* the entry to replace next */
 };
 
 struct kr_ofi_ep {
@@ -513,8 +547,12 @@ struct kr_ofi_mr {
 	uint8_t *base;
 	size_t len;
 	uint64_t offset, access;
+	struct kr_mr *kmr; /* heap memory with remote rights: its krcore key, peers use the NIC */
+	uint32_t rkey;	   /* kmr's */
 };
 extern struct fi_ops_mr kr_ofi_mr_ops;
+/* The registration of key in d, or NULL. */
+struct kr_ofi_mr *kr_ofi_mr_find(struct kr_ofi_domain *d, uint64_t key);
 /*
  * Where a peer's access of len bytes at (key, addr) with rights access
  * (FI_REMOTE_READ or FI_REMOTE_WRITE) lands in this domain's memory, or
@@ -524,6 +562,16 @@ uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, u
 			 uint64_t access);
 
 /* ofi_rma.c */
+struct kr_ofi_rma;
+/* A request of a direct operation (ofi_rma_direct.c): a krcore READ or WRITE of one piece. */
+struct kr_ofi_dpiece {
+	uint8_t kind; /* KR_OFI_REQ_DIRECT */
+	bool busy;
+	struct kr_ofi_rma *r;
+	uint64_t off;
+	uint32_t len;
+	uint8_t *bounce; /* heap copy of the piece of a local buffer outside the heap */
+};
 /* An RMA or atomic operation of the initiator, under way. */
 struct kr_ofi_rma {
 	struct kr_ofi_rma *next;
@@ -545,6 +593,13 @@ struct kr_ofi_rma {
 	bool sent_any;	   /* a first piece went (a zero-length one sends one piece too) */
 	uint32_t out;	   /* pieces requested, not answered */
 	int err;	   /* first failure (-FI_E*), reported at the end */
+	/* by the NIC (ofi_rma_direct.c) */
+	bool want;	   /* ask the target for the region's krcore key (KR_OFI_WF_WANT) */
+	bool direct;	   /* READ/WRITE straight to the target's memory */
+	bool bounce_local; /* the local buffer is not heap memory: pieces go through a heap copy */
+	uint64_t rva;	   /* direct: where addr is for the NIC */
+	uint32_t rkey;
+	struct kr_ofi_dpiece dp[KR_OFI_RMA_OUT];
 };
 /* Start an RMA or atomic operation r (filled by the caller, malloc'ed): 0 or -FI_E* (r freed). */
 int kr_ofi_rma_start(struct kr_ofi_ep *ep, struct kr_ofi_rma *r);
@@ -561,6 +616,21 @@ bool kr_ofi_rma_awaits(const struct kr_ofi_ep *ep, const struct kr_ofi_peer *p);
 void kr_ofi_rma_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err);
 /* Drop every operation (endpoint close): no completions. */
 void kr_ofi_rma_free(struct kr_ofi_ep *ep);
+/* ofi_rma_direct.c */
+/* Does r go by the NIC (a region of its peer's it knows)? Sets r->direct, else r->want. */
+void kr_ofi_direct_choose(struct kr_ofi_rma *r);
+/* Post r's next direct requests while it may have more out. */
+void kr_ofi_direct_post(struct kr_ofi_ep *ep, struct kr_ofi_rma *r);
+/* An MR_INFO from p: remember the region. */
+void kr_ofi_direct_learn(struct kr_ofi_peer *p, const struct kr_ofi_wire *w);
+/* Take the completions of p's direct requests; a failed one sends its operations the other way. */
+void kr_ofi_direct_reap(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
+/*
+ * Let p's direct vQP go (waiting for what is in flight) and free the pieces on it; the
+ * operations that had some start again through the target's provider.
+ */
+void kr_ofi_direct_drop(struct kr_ofi_ep *ep, struct kr_ofi_peer *p);
+
 /* ofi_rma_ops.c */
 extern struct fi_ops_rma kr_ofi_rma_ops;
 extern struct fi_ops_atomic kr_ofi_atomic_ops;

@@ -4,7 +4,8 @@
  * KR_LAUNCH_KEY), made by the first domain and shared by every domain the
  * process opens, detached when the last one closes. A domain still holding
  * objects refuses to close (-FI_EBUSY), as fi_close(3) asks. Registrations:
- * ofi_mr.c; counters: ofi_cntr.c; atomics it applies: ofi_atomic.c.
+ * ofi_mr.c; counters: ofi_cntr.c; atomics it applies: ofi_atomic.c; the
+ * provider's own operations (heap memory): ofi_domain_ops.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -129,7 +130,15 @@ static int domain_endpoint2(struct fid_domain *dom, struct fi_info *info, struct
 	return flags ? -FI_EBADFLAGS : kr_ofi_ep_open(dom, info, ep, context);
 }
 
-static struct fi_ops domain_fi_ops = KR_OFI_FI_OPS(domain_close);
+static struct fi_ops domain_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = domain_close,
+    .bind = kr_ofi_no_bind,
+    .control = kr_ofi_no_control,
+    .ops_open = kr_ofi_domain_ops_open, /* FI_KRCORE_DOMAIN_OPS: heap memory */
+    .tostr = kr_ofi_no_tostr,
+    .ops_set = kr_ofi_no_ops_set,
+};
 
 static struct fi_ops_domain domain_ops = {
     .size = sizeof(struct fi_ops_domain),

@@ -8,26 +8,39 @@
  * is copied). A region is served by the target's provider when a request arrives (ofi_rma.c), so it
  * may be any memory of the process: malloc, stack, mmap. Under the domain's lock like everything it
  * serves.
+ *
+ * A region with remote rights that lies in the krcore heap (memory of fi_krcore.h's heap_alloc,
+ * ofi_domain_ops.c) also gets a krcore memory key over exactly its bytes (kr_reg_mr): peers then
+ * READ and WRITE it with the NIC, no copy and no call on this side (ofi_rma_direct.c). Closing the
+ * region releases the key, and the NIC refuses it from then on.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ofi/ofi.h"
 
 #define MR_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
+/* kr_ofi_mr_find() - see ofi.h. */
+struct kr_ofi_mr *kr_ofi_mr_find(struct kr_ofi_domain *d, uint64_t key)
+{
+	for (struct kr_ofi_mr *m = d->mrs; m; m = m->next)
+		if (m->mr.key == key)
+			return m;
+	return NULL;
+}
+
 /* kr_ofi_mr_reach() - see ofi.h. */
 uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, uint64_t len,
 			 uint64_t access)
 {
-	for (struct kr_ofi_mr *m = d->mrs; m; m = m->next) {
-		if (m->mr.key != key)
-			continue;
-		if ((m->access & access) != access || addr < m->offset ||
-		    addr - m->offset > m->len || len > m->len - (addr - m->offset))
-			return NULL;
-		return m->base + (addr - m->offset);
-	}
-	return NULL;
+	const struct kr_ofi_mr *m = kr_ofi_mr_find(d, key);
+
+	if (!m || (m->access & access) != access || addr < m->offset || addr - m->offset > m->len ||
+	    len > m->len - (addr - m->offset))
+		return NULL;
+	return m->base + (addr - m->offset);
 }
 
 static int mr_close(struct fid *fid)
@@ -43,8 +56,35 @@ static int mr_close(struct fid *fid)
 		}
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
+	if (m->kmr)
+		kr_dereg_mr(m->kmr); /* the NIC refuses its key from now on */
 	free(m);
 	return 0;
+}
+
+/*
+ * A krcore key over [buf, buf + len) when it is heap memory and peers may reach it (remote
+ * rights), so their RMA goes by the NIC; NULL otherwise (served by this provider). A keeper
+ * call: never under the domain's lock.
+ */
+static struct kr_mr *mr_heap_key(struct kr_ofi_domain *d, const void *buf, size_t len,
+				 uint64_t access)
+{
+	uint32_t a = 0;
+	struct kr_mr *k;
+
+	if (access & FI_REMOTE_READ)
+		a |= KR_MR_REMOTE_READ;
+	if (access & FI_REMOTE_WRITE)
+		a |= KR_MR_REMOTE_WRITE | KR_MR_LOCAL_WRITE;
+	if (!a || !len)
+		return NULL;
+	k = kr_reg_mr(d->ctx, (void *)(uintptr_t)buf, len, a); /* EINVAL at once: not heap */
+	if (!k && errno != EINVAL)
+		FI_INFO(&kr_ofi_prov, FI_LOG_MR,
+			"no krcore key for %zu heap bytes (%s): served by the provider\n", len,
+			strerror(errno));
+	return k;
 }
 
 static struct fi_ops mr_fi_ops = KR_OFI_FI_OPS(mr_close);
@@ -77,13 +117,21 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	m->mr.fid.ops = &mr_fi_ops;
 	m->mr.mem_desc = NULL; /* nothing for a local operation to name: buffers are copied */
 	m->mr.key = requested_key;
+	m->kmr = mr_heap_key(d, buf, len, m->access);
+	if (m->kmr) {
+		struct kr_mr_key k;
+
+		kr_mr_key(m->kmr, &k);
+		m->rkey = k.rkey;
+	}
 	pthread_mutex_lock(&d->lock);
-	for (struct kr_ofi_mr *o = d->mrs; o; o = o->next)
-		if (o->mr.key == requested_key) {
-			pthread_mutex_unlock(&d->lock);
-			free(m);
-			return -FI_ENOKEY; /* fi_mr(3): the key is in use */
-		}
+	if (kr_ofi_mr_find(d, requested_key)) {
+		pthread_mutex_unlock(&d->lock);
+		if (m->kmr)
+			kr_dereg_mr(m->kmr);
+		free(m);
+		return -FI_ENOKEY; /* fi_mr(3): the key is in use */
+	}
 	m->next = d->mrs;
 	d->mrs = m;
 	d->refs++;

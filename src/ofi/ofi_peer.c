@@ -254,6 +254,8 @@ void kr_ofi_peer_progress(struct kr_ofi_ep *ep, struct kr_ofi_peer *p)
 		peer_fail(ep, p, p->fail_err);
 	if (p->err)
 		return;
+	if (p->rv)
+		kr_ofi_direct_reap(ep, p);
 	if (p->v)
 		peer_reap(ep, p);
 	if (!p->err)
@@ -285,13 +287,19 @@ void kr_ofi_peers_keepalive(struct kr_ofi_ep *ep)
 		bool quiet = p->sends == p->sends_seen; /* nothing posted since the last look */
 
 		p->sends_seen = p->sends;
-		if (p->err || !p->v)
+		if (p->err || (!p->v && !p->rv))
 			continue;
-		if (quiet && !p->inflight && !p->queued.head && !peer_awaited(ep, p)) {
-			kr_disconnect(p->v); /* nothing in flight: it returns the slot at once */
-			p->v = NULL;
+		if (quiet && !p->inflight && !p->queued.head && !p->rv_out &&
+		    !peer_awaited(ep, p)) {
+			if (p->v) /* nothing in flight: it returns the slot at once */
+				kr_disconnect(p->v);
+			if (p->rv)
+				kr_disconnect(p->rv);
+			p->v = p->rv = NULL;
 			continue;
 		}
+		if (!p->v)
+			continue;
 		if (p->nop_out || now - p->heard_ns < KR_OFI_QUIET_NS || !peer_awaited(ep, p))
 			continue;
 		if (!kr_ofi_peer_send(ep, p, &nop, NULL, 0, NULL, NULL))

@@ -17,14 +17,14 @@
  * the application registered (malloc, stack, mmap), and krcore's NIC
  * reaches only a job's heap and sealed memfds. Requests and answers travel
  * on the peers' vQPs as the provider's messages do (ofi_peer.c), so they
- * keep their order with the messages around them.
+ * keep their order with the messages around them. The exception: READ and
+ * WRITE on a region that is the target's heap memory go by the NIC once the
+ * initiator knows it (ofi_rma_direct.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ofi/ofi.h"
-
-#define KR_OFI_RMA_OUT 8u /* pieces of one operation requested and not answered */
 
 /* Report a finished operation (tx CQ, counters) and free it; the caller unlinked it. */
 static void rma_complete(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
@@ -71,6 +71,11 @@ static void rma_post(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 {
 	size_t total = r->len;
 
+	if (r->direct) {
+		kr_ofi_direct_post(ep, r);
+		if (r->direct)
+			return;
+	}
 	while (!r->err && r->out < KR_OFI_RMA_OUT && (r->sent < total || !r->sent_any)) {
 		size_t piece =
 		    total - r->sent < KR_OFI_RMA_PIECE ? total - r->sent : KR_OFI_RMA_PIECE;
@@ -86,6 +91,8 @@ static void rma_post(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 		uint32_t plen = 0;
 		int rc;
 
+		if (r->want && !r->sent)
+			w.flags |= KR_OFI_WF_WANT;
 		if (r->op == KR_OFI_W_ATOMIC) {
 			w.data = r->atype;
 		} else if (last && (r->flags & FI_REMOTE_CQ_DATA)) {
@@ -137,6 +144,7 @@ int kr_ofi_rma_start(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 	}
 	r->id = ++ep->next_rma_id;
 	r->next = NULL;
+	kr_ofi_direct_choose(r);
 	while (*pp) /* oldest first: requests go out in the order the calls came */
 		pp = &(*pp)->next;
 	*pp = r;
@@ -148,8 +156,14 @@ int kr_ofi_rma_start(struct kr_ofi_ep *ep, struct kr_ofi_rma *r)
 /* kr_ofi_rma_wire_sane() - see ofi.h. */
 bool kr_ofi_rma_wire_sane(const struct kr_ofi_wire *w, uint32_t plen)
 {
-	bool range = w->clen <= KR_OFI_RMA_PIECE && w->len <= KR_OFI_MSG_MAX && w->off <= w->len &&
-		     w->clen <= w->len - w->off;
+	bool range;
+
+	if (w->op == KR_OFI_W_MR_INFO) /* a region: neither end may wrap */
+		return !plen && w->len && w->len - 1 <= UINT64_MAX - w->addr &&
+		       w->len - 1 <= UINT64_MAX - w->off &&
+		       (w->data & (KR_OFI_DK_READ | KR_OFI_DK_WRITE)) && !(w->data >> 2);
+	range = w->clen <= KR_OFI_RMA_PIECE && w->len <= KR_OFI_MSG_MAX && w->off <= w->len &&
+		w->clen <= w->len - w->off;
 
 	switch (w->op) {
 	case KR_OFI_W_RMA_WRITE:
@@ -194,6 +208,31 @@ static int serve_atomic(struct kr_ofi_ep *ep, const struct kr_ofi_wire *w, const
 	return 0;
 }
 
+/*
+ * The initiator asked (KR_OFI_WF_WANT) whether key's region is heap memory
+ * with a krcore key: if so tell it where and under which key, before the
+ * answer, so its later READs and WRITEs go by the NIC.
+ */
+static void rma_tell_region(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, uint64_t key)
+{
+	const struct kr_ofi_mr *m = kr_ofi_mr_find(ep->dom, key);
+	struct kr_ofi_wire i = {.op = KR_OFI_W_MR_INFO, .tag = key};
+	int rc;
+
+	if (!m || !m->kmr)
+		return;
+	i.addr = (uintptr_t)m->base;
+	i.len = m->len;
+	i.off = m->offset;
+	i.rkey = m->rkey;
+	i.data = ((m->access & FI_REMOTE_READ) ? KR_OFI_DK_READ : 0) |
+		 ((m->access & FI_REMOTE_WRITE) ? KR_OFI_DK_WRITE : 0);
+	rc = kr_ofi_peer_send(ep, p, &i, NULL, 0, NULL, NULL);
+	if (rc) /* it asks again with its next operation */
+		FI_INFO(&kr_ofi_prov, FI_LOG_EP_DATA, "a region's key to node %u was lost: %s\n",
+			p->node, fi_strerror(-rc));
+}
+
 /* Serve a request of p's (the target's side) and answer it. */
 static void rma_serve(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w,
 		      const uint8_t *payload, uint32_t plen)
@@ -233,6 +272,8 @@ static void rma_serve(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct 
 	if (st) {
 		out = NULL;
 		olen = 0;
+	} else if ((w->flags & KR_OFI_WF_WANT) && w->op != KR_OFI_W_ATOMIC) {
+		rma_tell_region(ep, p, w->tag);
 	}
 	a.data = (uint32_t)st;
 	if (last) {
@@ -302,6 +343,8 @@ void kr_ofi_rma_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struc
 {
 	if (w->op == KR_OFI_W_RESP)
 		rma_answered(ep, p, w, payload, plen);
+	else if (w->op == KR_OFI_W_MR_INFO)
+		kr_ofi_direct_learn(p, w);
 	else
 		rma_serve(ep, p, w, payload, plen);
 }
@@ -310,7 +353,7 @@ void kr_ofi_rma_arrived(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struc
 bool kr_ofi_rma_awaits(const struct kr_ofi_ep *ep, const struct kr_ofi_peer *p)
 {
 	for (const struct kr_ofi_rma *r = ep->rma; r; r = r->next)
-		if (r->peer == p && r->out)
+		if (r->peer == p && r->out && !r->direct) /* a direct one waits on the NIC */
 			return true;
 	return false;
 }
@@ -318,6 +361,7 @@ bool kr_ofi_rma_awaits(const struct kr_ofi_ep *ep, const struct kr_ofi_peer *p)
 /* kr_ofi_rma_peer_failed() - see ofi.h. */
 void kr_ofi_rma_peer_failed(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, int err)
 {
+	kr_ofi_direct_drop(ep, p); /* no direct request of p's in flight after */
 	for (struct kr_ofi_rma *r = ep->rma; r; r = r->next)
 		if (r->peer == p) {
 			if (!r->err)
@@ -332,6 +376,8 @@ void kr_ofi_rma_free(struct kr_ofi_ep *ep)
 {
 	struct kr_ofi_rma *r;
 
+	for (struct kr_ofi_peer *p = ep->peers; p; p = p->next)
+		kr_ofi_direct_drop(ep, p); /* no direct request in flight: pieces may go */
 	while ((r = ep->rma)) {
 		ep->rma = r->next;
 		free(r->copy);

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RMA by the NIC (src/ofi/ofi_rma_direct.c) between two jobs on two sim
+ * nodes (test_ofi_two_nodes.sh starts the keepers): A, this process, on node
+ * 1; B, a child, on node 2; one launch. Both take heap memory from the
+ * provider (fi_krcore.h's heap_alloc). B registers a heap region
+ * (key 7, addresses from 0x10000) and a malloc'ed one (key 9), and either
+ * progresses its endpoint or, on command, stops: it blocks on the command
+ * pipe and calls nothing of libfabric's until the next command.
+ *   learn       A's first write to key 7 goes through B's provider (B
+ *               progressing) and brings the region's krcore key back
+ *   B stopped   writes of 1, 256 (inline), 4097 and 200,000 bytes (four
+ *               pieces) from malloc memory (heap copies) and from A's heap
+ *               (none), each read back into malloc and heap buffers: every
+ *               one completes with B calling nothing; then B checks its
+ *               memory. Key 9 (malloc memory: B's provider serves it) does
+ *               not complete while B is stopped, and does once it goes on
+ *   re-keyed    B closes key 7 and registers key 7 again over another heap
+ *               area: A's next read (the old krcore key, which the NIC now
+ *               refuses) goes again through B's provider and gets the new
+ *               area's bytes; a write lands there, the old area untouched;
+ *               with B stopped again, the new key is used directly
+ *   closed      B closes key 7: A's write completes FI_EACCES, B's memory
+ *               untouched; a read past a known region's end, FI_EACCES
+ *   extension   fi_open_ops of another name or with flags, heap_alloc of 0
+ *               bytes, of more than the heap, on no domain: refused
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <krcore/fi_krcore.h>
+
+#include "kr_test.h"
+#include "ofi_test.h"
+#include "ofi/ofi.h"
+
+#define REG_LEN	 (256u << 10)
+#define REG_BASE 0x10000ull /* key 7's offset: its first byte's address */
+#define KEY_HEAP 7
+#define KEY_MALL 9
+#define TMO_S	 30
+
+struct node {
+	struct fi_info *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+	struct fi_krcore_domain_ops *ops;
+};
+
+static const char *g_step = "setup";
+
+enum cmd { C_CHECK = 1, C_STOP, C_REKEY, C_CLOSE, C_QUIT };
+struct order { /* no padding: all of it goes down the pipe */
+	int32_t cmd;
+	uint32_t seed;
+	uint64_t off, len;
+	int32_t area; /* C_CHECK: 0 the first heap area, 1 the second, 2 the malloc region */
+	int32_t pad;
+};
+
+static void node_open(struct node *n, const char *sock)
+{
+	struct fi_info *h = fi_allocinfo();
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA};
+	struct fi_av_attr ava = {.type = FI_AV_MAP};
+
+	setenv("KR_KEEPER_SOCKET", sock, 1);
+	h->caps = FI_MSG | FI_RMA;
+	h->ep_attr->type = FI_EP_RDM;
+	h->domain_attr->mr_mode = 0;
+	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
+	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
+	fi_freeinfo(h);
+	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
+	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
+	CHECK_OK(fi_open_ops(&n->dom->fid, FI_KRCORE_DOMAIN_OPS, 0, (void **)&n->ops, NULL));
+	CHECK_EQ(n->ops->size, sizeof(*n->ops));
+	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
+	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
+	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
+	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
+	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK_OK(fi_enable(n->ep));
+}
+
+static void node_close(struct node *n)
+{
+	CHECK_OK(fi_close(&n->ep->fid));
+	CHECK_OK(fi_close(&n->cq->fid));
+	CHECK_OK(fi_close(&n->av->fid));
+	CHECK_OK(fi_close(&n->dom->fid));
+	CHECK_OK(fi_close(&n->fab->fid));
+	fi_freeinfo(n->info);
+}
+
+static void node_meet(struct node *n, int out, int in)
+{
+	struct kr_ofi_addr me, it;
+	size_t len = sizeof(me);
+
+	CHECK_OK(fi_getname(&n->ep->fid, &me, &len));
+	CHECK(write(out, &me, sizeof(me)) == sizeof(me));
+	CHECK(read(in, &it, sizeof(it)) == sizeof(it));
+	CHECK_EQ(fi_av_insert(n->av, &it, 1, &n->peer, 0, NULL), 1);
+}
+
+/* ---- B ---- */
+
+static void reg(struct node *n, void *buf, uint64_t key, uint64_t base, struct fid_mr **mr)
+{
+	CHECK_OK(fi_mr_reg(n->dom, buf, REG_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, base, key, 0, mr,
+			   NULL));
+}
+
+static void peer_main(const char *sock, int out, int in)
+{
+	struct pollfd pf = {.fd = in, .events = POLLIN};
+	struct fid_mr *mr_heap, *mr_mall;
+	uint8_t *area[3];
+	struct node n = {0};
+	struct order o;
+
+	node_open(&n, sock);
+	area[0] = n.ops->heap_alloc(n.dom, REG_LEN);
+	area[1] = n.ops->heap_alloc(n.dom, REG_LEN);
+	area[2] = calloc(1, REG_LEN);
+	CHECK(area[0] && area[1] && area[2]);
+	memset(area[0], 0, REG_LEN);
+	fill(area[1], REG_LEN, 5);
+	reg(&n, area[0], KEY_HEAP, REG_BASE, &mr_heap);
+	reg(&n, area[2], KEY_MALL, 0, &mr_mall);
+	node_meet(&n, out, in);
+	for (bool run = true; run;) {
+		uint64_t r = 1;
+
+		while (poll(&pf, 1, 0) == 0)
+			fi_cq_read(n.cq, NULL, 0); /* progress: A's provider-served requests */
+		CHECK(read(in, &o, sizeof(o)) == sizeof(o));
+		switch (o.cmd) {
+		case C_CHECK: /* len bytes at off of an area: pattern seed (0: zeros) */
+			for (uint64_t i = 0; i < o.len; i++)
+				if (area[o.area][o.off + i] != (o.seed ? pat(o.seed, i) : 0))
+					r = 0;
+			break;
+		case C_STOP: /* answer, then call nothing until the next command */
+			CHECK(write(out, &r, sizeof(r)) == sizeof(r));
+			CHECK(read(in, &o, sizeof(o)) == sizeof(o));
+			break;
+		case C_REKEY: /* key 7 again, over the second area */
+			CHECK_OK(fi_close(&mr_heap->fid));
+			reg(&n, area[1], KEY_HEAP, REG_BASE, &mr_heap);
+			break;
+		case C_CLOSE:
+			CHECK_OK(fi_close(&mr_heap->fid));
+			mr_heap = NULL;
+			break;
+		default:
+			run = false;
+		}
+		CHECK(write(out, &r, sizeof(r)) == sizeof(r));
+	}
+	if (mr_heap)
+		CHECK_OK(fi_close(&mr_heap->fid));
+	CHECK_OK(fi_close(&mr_mall->fid));
+	n.ops->heap_free(n.dom, area[0]);
+	n.ops->heap_free(n.dom, area[1]);
+	free(area[2]);
+	node_close(&n);
+	_exit(0);
+}
+
+/* ---- A ---- */
+
+static int g_to, g_from;
+static uint64_t g_last_off; /* where test_stopped wrote its 200,000 bytes (seed 13) */
+
+/* Ask B for o; its answer. A keeps its endpoint going meanwhile. */
+static uint64_t ask(struct node *n, struct order o)
+{
+	struct pollfd pf = {.fd = g_from, .events = POLLIN};
+	uint64_t r;
+
+	CHECK(write(g_to, &o, sizeof(o)) == sizeof(o));
+	while (poll(&pf, 1, 0) == 0)
+		fi_cq_read(n->cq, NULL, 0);
+	CHECK(read(g_from, &r, sizeof(r)) == sizeof(r));
+	return r;
+}
+
+static bool b_has(struct node *n, int area, uint64_t off, uint64_t len, uint32_t seed)
+{
+	return ask(n, (struct order){
+			  .cmd = C_CHECK, .area = area, .off = off, .len = len, .seed = seed}) == 1;
+}
+
+/* B stops calling libfabric once this returns; the next order wakes it. */
+static void b_stop(struct node *n)
+{
+	CHECK_EQ(ask(n, (struct order){.cmd = C_STOP}), 1);
+}
+
+static void b_go(struct node *n)
+{
+	CHECK_EQ(ask(n, (struct order){.cmd = C_CHECK}), 1); /* an empty check: B runs again */
+}
+
+static int rma(struct node *n, bool rd, void *buf, size_t len, uint64_t addr, uint64_t key)
+{
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry x;
+	struct fi_context2 c;
+	int rc;
+
+	if (rd)
+		CHECK_OK(fi_read(n->ep, buf, len, NULL, n->peer, addr, key, &c));
+	else
+		CHECK_OK(fi_write(n->ep, buf, len, NULL, n->peer, addr, key, &c));
+	rc = cq_wait(n->cq, &e, NULL, &x, TMO_S, g_step);
+	CHECK(rc ? x.op_context == &c : e.op_context == &c);
+	if (!rc)
+		CHECK_EQ(e.flags, FI_RMA | (rd ? FI_READ : FI_WRITE));
+	return rc;
+}
+
+/* Writes and reads of every size from malloc and heap buffers, B stopped. */
+static void test_stopped(struct node *n, uint8_t *mall, uint8_t *heap)
+{
+	static const size_t sizes[] = {1, 256, 4097, 200000};
+	uint64_t off[4], o = 5;
+
+	b_stop(n);
+	for (int k = 0; k < 4; o += sizes[k] + 3, k++) {
+		size_t len = sizes[k];
+
+		off[k] = o;
+		fill(k % 2 ? heap : mall, len, 10 + k);
+		CHECK_OK(rma(n, false, k % 2 ? heap : mall, len, REG_BASE + o, KEY_HEAP));
+		for (int h = 0; h < 2; h++) { /* read back into both kinds */
+			uint8_t *back = h ? heap : mall;
+
+			memset(back, 0xee, len + 1);
+			CHECK_OK(rma(n, true, back, len, REG_BASE + o, KEY_HEAP));
+			CHECK(same(back, len, 10 + k) && back[len] == 0xee);
+		}
+	}
+	b_go(n);
+	for (int k = 0; k < 4; k++)
+		CHECK(b_has(n, 0, off[k], sizes[k], 10 + k));
+	g_last_off = off[3];
+}
+
+/* Key 9 is malloc memory: only B's provider serves it, so nothing completes while B stops. */
+static void test_served(struct node *n, uint8_t *buf)
+{
+	struct fi_cq_data_entry e;
+	struct fi_context2 c;
+	double t0;
+
+	fill(buf, 1000, 30);
+	CHECK_OK(rma(n, false, buf, 1000, 100, KEY_MALL)); /* B runs */
+	b_stop(n);
+	memset(buf, 0, 1000);
+	CHECK_OK(fi_read(n->ep, buf, 1000, NULL, n->peer, 100, KEY_MALL, &c));
+	for (t0 = now_s(); now_s() - t0 < 0.3;)
+		CHECK_EQ(fi_cq_read(n->cq, &e, 1), -FI_EAGAIN);
+	b_go(n);
+	CHECK_OK(cq_wait(n->cq, &e, NULL, NULL, TMO_S, g_step));
+	CHECK(e.op_context == &c && same(buf, 1000, 30));
+}
+
+static void test_rekeyed(struct node *n, uint8_t *buf)
+{
+	CHECK_EQ(ask(n, (struct order){.cmd = C_REKEY}), 1);
+	memset(buf, 0, 4096);
+	CHECK_OK(rma(n, true, buf, 4096, REG_BASE, KEY_HEAP)); /* the old key fails: B serves */
+	CHECK(same(buf, 4096, 5));
+	fill(buf, 3000, 40);
+	CHECK_OK(rma(n, false, buf, 3000, REG_BASE + 8192, KEY_HEAP));
+	CHECK(b_has(n, 1, 8192, 3000, 40));
+	CHECK(b_has(n, 0, g_last_off, 200000, 13)); /* the old area as test_stopped left it */
+	b_stop(n);				    /* the new key, learnt again, goes direct */
+	memset(buf, 0, 3000);
+	CHECK_OK(rma(n, true, buf, 3000, REG_BASE + 8192, KEY_HEAP));
+	CHECK(same(buf, 3000, 40));
+	b_go(n);
+}
+
+static void test_closed(struct node *n, uint8_t *buf)
+{
+	/* past the end of the known region: not direct, and B refuses it */
+	CHECK_EQ(rma(n, true, buf, 100, REG_BASE + REG_LEN - 50, KEY_HEAP), -FI_EACCES);
+	CHECK_EQ(ask(n, (struct order){.cmd = C_CLOSE}), 1);
+	fill(buf, 500, 50);
+	CHECK_EQ(rma(n, false, buf, 500, REG_BASE, KEY_HEAP), -FI_EACCES);
+	CHECK(b_has(n, 1, 0, 4096, 5)); /* still the second area's own pattern */
+}
+
+/* The extension's bad input: each refused, nothing changed. */
+static void test_ext_bad_input(struct node *n)
+{
+	void *ops;
+
+	CHECK_EQ(fi_open_ops(&n->dom->fid, "krcore_nope", 0, &ops, NULL), -FI_ENOSYS);
+	CHECK_EQ(fi_open_ops(&n->dom->fid, FI_KRCORE_DOMAIN_OPS, 1, &ops, NULL), -FI_EBADFLAGS);
+	errno = 0;
+	CHECK(!n->ops->heap_alloc(n->dom, 0) && errno == EINVAL);
+	errno = 0;
+	CHECK(!n->ops->heap_alloc(NULL, 8) && errno == EINVAL);
+	errno = 0;
+	CHECK(!n->ops->heap_alloc(n->dom, 1ull << 40) && errno == ENOMEM); /* past the heap */
+	n->ops->heap_free(n->dom, NULL);
+	n->ops->heap_free(NULL, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t *mall, *heap;
+	struct node n = {0};
+	int ab[2], ba[2];
+	int st;
+	pid_t b;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_ofi_rma_direct NODE1_SOCKET NODE2_SOCKET\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	CHECK_OK(pipe(ab));
+	CHECK_OK(pipe(ba));
+	b = fork(); /* before A attaches: a child must not inherit an attachment */
+	CHECK(b >= 0);
+	if (!b) {
+		close(ab[1]);
+		close(ba[0]);
+		peer_main(argv[2], ba[1], ab[0]);
+	}
+	close(ab[0]);
+	close(ba[1]);
+	g_to = ab[1];
+	g_from = ba[0];
+	node_open(&n, argv[1]);
+	g_step = "extension";
+	test_ext_bad_input(&n);
+	mall = malloc(REG_LEN);
+	heap = n.ops->heap_alloc(n.dom, REG_LEN);
+	CHECK(mall && heap);
+	node_meet(&n, g_to, g_from);
+	g_step = "learn";
+	fill(mall, 100, 1);
+	CHECK_OK(rma(&n, false, mall, 100, REG_BASE + 1, KEY_HEAP));
+	CHECK(b_has(&n, 0, 1, 100, 1));
+	g_step = "B stopped";
+	test_stopped(&n, mall, heap);
+	g_step = "served by B";
+	test_served(&n, mall);
+	g_step = "re-keyed";
+	test_rekeyed(&n, heap);
+	g_step = "closed";
+	test_closed(&n, mall);
+	ask(&n, (struct order){.cmd = C_QUIT});
+	CHECK(waitpid(b, &st, 0) == b && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	n.ops->heap_free(n.dom, heap);
+	free(mall);
+	node_close(&n);
+	printf("test_ofi_rma_direct: ok\n");
+	return 0;
+}
