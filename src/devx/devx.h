@@ -1043,6 +1043,14 @@ static inline struct mlx5_cqe64 *kr_devx_cqe_at(const struct kr_devx_cq *cq, uin
  * that did not post it (the keeper checking a ring a job gave back).
  */
 int kr_devx_sq_wqe_end(const struct kr_devx_qp *qp, uint16_t counter, uint16_t *end);
+/*
+ * kr_devx_sq_inline_read() - the inline payload of the WRITE or SEND this QP
+ * posted at counter with KR_WR_INLINE, copied out of the ring into buf (up to
+ * cap bytes): its length, or -EPROTO (no such WQE there, or not inline). For
+ * a poster that must post it again elsewhere and kept no copy (a DCI's
+ * requests flushed behind another vQP's error).
+ */
+int kr_devx_sq_inline_read(const struct kr_devx_qp *qp, uint16_t counter, void *buf, uint32_t cap);
 
 /* A send WQE completed (from its first WQEBB index): its wr_id; the SQ is free up to its end. */
 static inline uint64_t kr_devx_sq_complete(struct kr_devx_qp *qp, uint16_t wqe_counter)

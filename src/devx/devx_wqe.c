@@ -277,6 +277,44 @@ static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
 	return 0;
 }
 
+/* kr_devx_sq_inline_read() - see devx.h. */
+int kr_devx_sq_inline_read(const struct kr_devx_qp *qp, uint16_t counter, void *buf, uint32_t cap)
+{
+	const uint8_t *qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
+	uint8_t *seg = qp->sq_buf + ((size_t)(counter & (qp->sq_wqebb_cnt - 1)) << KR_WQEBB_SHIFT);
+	const struct mlx5_wqe_ctrl_seg *ctrl = (const struct mlx5_wqe_ctrl_seg *)seg;
+	uint32_t op = be32toh(ctrl->opmod_idx_opcode), len, room;
+	uint16_t end;
+
+	if (kr_devx_sq_wqe_end(qp, counter, &end))
+		return -EPROTO;
+	op &= 0xff;
+	if (op != MLX5_OPCODE_RDMA_WRITE && op != MLX5_OPCODE_RDMA_WRITE_IMM &&
+	    op != MLX5_OPCODE_SEND && op != MLX5_OPCODE_SEND_IMM)
+		return -EPROTO;
+	/* the head as kr_sq_set_head() wrote it: ctrl, [AV], [raddr] */
+	seg += sizeof(struct mlx5_wqe_ctrl_seg);
+	if (qp->type == KR_DEVX_QP_DCI)
+		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_av), qend);
+	if (op == MLX5_OPCODE_RDMA_WRITE || op == MLX5_OPCODE_RDMA_WRITE_IMM)
+		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_raddr_seg), qend);
+	len = be32toh(((const struct mlx5_wqe_inl_data_seg *)seg)->byte_count);
+	if (!(len & MLX5_INLINE_SEG))
+		return -EPROTO;
+	len &= ~(uint32_t)MLX5_INLINE_SEG;
+	if (len > cap || len > KR_DEVX_MAX_INLINE)
+		return -EPROTO;
+	seg += sizeof(struct mlx5_wqe_inl_data_seg); /* 4 bytes in: never at the end */
+	room = (uint32_t)(qend - seg);
+	if (len <= room) {
+		memcpy(buf, seg, len);
+	} else { /* the payload wrapped, as kr_sq_copy() wrote it */
+		memcpy(buf, seg, room);
+		memcpy((uint8_t *)buf + room, qp->sq_buf, len - room);
+	}
+	return (int)len;
+}
+
 /*
  * kr_devx_qp_post_send() - build one send WQE at the producer index; the
  * doorbell is left to kr_devx_qp_ring().

@@ -2,8 +2,9 @@
 /*
  * Send and receive WQE bytes, checked field by field at their PRM byte
  * offsets, on a hand-built QP over a malloc'd ring (no device): every opcode
- * on RC and DCI (one table, op_cases), inline padding, ring wrap, queue
- * full, every malformed request, doorbell batching.
+ * on RC and DCI (one table, op_cases), inline padding, ring wrap, an inline
+ * payload read back from the ring, queue full, every malformed request,
+ * doorbell batching.
  */
 #include <endian.h>
 #include <errno.h>
@@ -507,6 +508,83 @@ static void test_wrap(void)
 	fake_qp_fini(&f);
 }
 
+/* ---- inline payload read back from the ring (a flushed request's re-post) ---- */
+
+static void test_inline_read(void)
+{
+	struct kr_devx_sge sg = {0x4000, 64, 0x42};
+	uint8_t pay[200], back[KR_DEVX_MAX_INLINE];
+	struct kr_devx_sge isg = {(uintptr_t)pay, 0, 0};
+	struct kr_devx_wr wr;
+	struct fake_qp f;
+
+	for (int i = 0; i < (int)sizeof(pay); i++)
+		pay[i] = (uint8_t)(7 * i + 1);
+	fake_qp_init(&f, KR_DEVX_QP_DCI, 8);
+	/* DCI WRITE_IMM starting in the last WQEBB: raddr and payload wrap to the start */
+	fake_qp_at(&f, 0x1fff7);
+	isg.length = 150;
+	wr = (struct kr_devx_wr){.wr_id = 50,
+				 .opcode = KR_WR_RDMA_WRITE_IMM,
+				 .flags = KR_WR_INLINE,
+				 .sge = &isg,
+				 .num_sge = 1,
+				 .imm = 9,
+				 .remote_addr = 0x40,
+				 .rkey = 5,
+				 .av = &test_av};
+	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
+	memset(back, 0, sizeof(back));
+	CHECK_EQ(kr_devx_sq_inline_read(&f.qp, 0xfff7, back, sizeof(back)), 150);
+	CHECK(memcmp(back, pay, 150) == 0);
+	CHECK_EQ(kr_devx_sq_inline_read(&f.qp, 0xfff7, back, 149), -EPROTO); /* no room */
+	CHECK_EQ(kr_devx_sq_inline_read(&f.qp, 0xfff8, back, sizeof(back)), -EPROTO); /* mid-WQE */
+	/* a DCI SEND_IMM: no raddr; the payload splits inside the ring */
+	fake_qp_at(&f, 6);
+	isg.length = 100;
+	wr = (struct kr_devx_wr){.wr_id = 51,
+				 .opcode = KR_WR_SEND_IMM,
+				 .flags = KR_WR_INLINE,
+				 .sge = &isg,
+				 .num_sge = 1,
+				 .imm = 3,
+				 .av = &test_av};
+	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
+	memset(back, 0, sizeof(back));
+	CHECK_EQ(kr_devx_sq_inline_read(&f.qp, 6, back, sizeof(back)), 100);
+	CHECK(memcmp(back, pay, 100) == 0);
+	/* a WRITE from a data segment has no inline payload */
+	fake_qp_at(&f, 2);
+	wr = (struct kr_devx_wr){.wr_id = 52,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .sge = &sg,
+				 .num_sge = 1,
+				 .remote_addr = 0x40,
+				 .rkey = 5,
+				 .av = &test_av};
+	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
+	CHECK_EQ(kr_devx_sq_inline_read(&f.qp, 2, back, sizeof(back)), -EPROTO);
+	fake_qp_fini(&f);
+	/* RC inline WRITE: raddr right after ctrl */
+	fake_qp_init(&f, KR_DEVX_QP_RC, 8);
+	fake_qp_at(&f, 7);
+	isg.length = 200;
+	wr = (struct kr_devx_wr){.wr_id = 53,
+				 .opcode = KR_WR_RDMA_WRITE,
+				 .flags = KR_WR_INLINE,
+				 .sge = &isg,
+				 .num_sge = 1,
+				 .remote_addr = 0x40,
+				 .rkey = 5};
+	CHECK_OK(kr_devx_qp_post_send(&f.qp, &wr));
+	memset(back, 0, sizeof(back));
+	CHECK_EQ(kr_devx_sq_inline_read(&f.qp, 7, back, sizeof(back)), 200);
+	CHECK(memcmp(back, pay, 200) == 0);
+	f.qp.qpn ^= 1; /* another QP's ring */
+	CHECK_EQ(kr_devx_sq_inline_read(&f.qp, 7, back, sizeof(back)), -EPROTO);
+	fake_qp_fini(&f);
+}
+
 /* ---- queue full ---- */
 
 static void test_full(void)
@@ -828,6 +906,7 @@ int main(void)
 	test_inline();
 	test_dci_opcodes();
 	test_wrap();
+	test_inline_read();
 	test_full();
 	test_einval();
 	test_doorbell();

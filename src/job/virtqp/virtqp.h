@@ -47,11 +47,18 @@ struct kr_vq_ent {
 	 * wr_id then its enum kr_vq_internal */
 	struct kr_wc wc;
 	uint32_t wqebbs; /* credits it holds */
+	uint16_t sq_pi;	 /* inline: the send counter its WQE starts at */
 	/* the request, kept for a re-post; wr.num_sge 1, or 2 for a SEND with the
 	 * user's imm (payload, then trailer) */
 	struct kr_devx_wr wr;
 	struct kr_devx_sge sge[2];
-	uint8_t inl[KR_DEVX_MAX_INLINE]; /* inline payload, kept for a re-post */
+	/*
+	 * Inline payload for a re-post. A SEND with a trailer copies it here at
+	 * post (sge[0] names inl); any other inline request is posted from the
+	 * caller's buffer, and only if it is flushed to be posted again are its
+	 * bytes copied here, out of the WQE still in the old DCI's ring.
+	 */
+	uint8_t inl[KR_DEVX_MAX_INLINE];
 };
 
 /*

@@ -113,6 +113,28 @@ static void vq_deliver(struct kr_vqp *v, const struct kr_vq_ent *e, int status)
 	v->wc_tail++;
 }
 
+/*
+ * Keep e, flushed, for a re-post on the next DCI. An inline request posted
+ * from the caller's buffer takes its bytes from its WQE, still in this DCI's
+ * ring (nothing is posted on a broken DCI, and the ring goes back to the
+ * keeper only at recovery). False: they cannot be read back (then the
+ * request completes flushed, in error, rather than with other bytes).
+ */
+static bool vq_redo_save(struct kr_vq_dci *d, const struct kr_vq_ent *e)
+{
+	struct kr_vq_ent *k = &d->redo[d->nredo];
+	int n;
+
+	*k = *e;
+	if ((e->wr.flags & KR_WR_INLINE) && e->sge[0].addr != (uintptr_t)e->inl) {
+		n = kr_devx_sq_inline_read(d->qp, e->sq_pi, k->inl, sizeof(k->inl));
+		if (n != (int)e->sge[0].length)
+			return false;
+	}
+	d->nredo++;
+	return true;
+}
+
 static int vq_complete(struct kr_vq_dci *d, const struct kr_devx_wc *wc)
 {
 	struct kr_vq_ent *e;
@@ -129,11 +151,9 @@ static int vq_complete(struct kr_vq_dci *d, const struct kr_devx_wc *wc)
 		d->credits_free += e->wqebbs;
 		return 0;
 	}
-	if (wc->status == KR_WC_WR_FLUSH_ERR && v->state == KR_VQP_RTS && !d->rc) {
-		/* flushed behind another vQP's error: not executed, post again */
-		d->redo[d->nredo++] = *e;
-		return 0;
-	}
+	if (wc->status == KR_WC_WR_FLUSH_ERR && v->state == KR_VQP_RTS && !d->rc &&
+	    vq_redo_save(d, e))
+		return 0; /* flushed behind another vQP's error: not executed, post again */
 	if (wc->status != KR_WC_SUCCESS && v->state == KR_VQP_RTS) {
 		v->state = KR_VQP_ERR;
 		KR_DP_LOG("virtqp", "vqp %u: %s on DCI 0x%x", v->id, kr_strerror(wc->status),

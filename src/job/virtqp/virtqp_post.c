@@ -128,9 +128,11 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	    .swap = r->swap,
 	    .av = d->rc ? NULL : &v->av, /* an RC QP knows its peer */
 	};
-	if (!r->tail && !inl) { /* one-sided and plain SENDs: the common case, kept short */
+	if (!r->tail) { /* one-sided and plain SENDs: the common case, kept short */
 		e->sge[0] = (struct kr_devx_sge){
 		    .addr = (uintptr_t)r->local, .length = r->len, .lkey = lkey};
+		if (inl) /* the WQE is the copy: a re-post takes it from there */
+			e->sq_pi = (uint16_t)d->qp->sq_pi;
 	} else {
 		vq_ent_data(ctx, e, r, inl, inl ? kr_job_heap_lkey(ctx) : lkey);
 	}

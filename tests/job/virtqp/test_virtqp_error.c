@@ -3,7 +3,10 @@
  * Completion dispatch and recovery: eight vQPs of one thread share one DCI
  * (8 x 32 credits = its whole send queue). Each posts rounds of a WRITE of
  * its own pattern and an FAA on its own counter, interleaved with the
- * others; one request of vQP 3 carries a bad rkey. Then:
+ * others; the odd vQPs' WRITEs are inline (40 bytes: the same two WQEBBs),
+ * their source overwritten as soon as all is posted (inline means copied
+ * at once: a re-post must not read it again); one request of vQP 3
+ * carries a bad rkey. Then:
  *   - vQP 3 gets its earlier completions, KR_WC_REM_ACCESS_ERR for the bad
  *     one and KR_WC_WR_FLUSH_ERR for its later ones, moves to KR_VQP_ERR and
  *     refuses new posts with -EIO;
@@ -28,6 +31,7 @@
 #define SLOT   64
 #define BAD    3
 #define BAD_R  2
+#define INL    40 /* an odd vQP's inline WRITE: ctrl, AV, raddr, header and 40 bytes fit 128 */
 
 int main(int argc, char **argv)
 {
@@ -77,14 +81,16 @@ int main(int argc, char **argv)
 			uint32_t rkey = (i == BAD && r == BAD_R) ? key.rkey ^ 0x5500u : key.rkey;
 
 			memset(s, (uint8_t)(i * 16 + r + 1), SLOT);
-			CHECK_OK(kr_post_write(v[i], s, SLOT,
+			CHECK_OK(kr_post_write(v[i], s, i % 2 ? INL : SLOT,
 					       (uintptr_t)dst + (uint64_t)(i * ROUNDS + r) * SLOT,
-					       rkey, (uint64_t)r * 2, 0));
+					       rkey, (uint64_t)r * 2, i % 2 ? KR_POST_INLINE : 0));
 			CHECK_OK(kr_post_faa(v[i], old + i * ROUNDS + r, (uintptr_t)(cnt + i),
 					     key.rkey, 1, (uint64_t)r * 2 + 1, 0));
 		}
 	/* the credits are all in use: one more is refused, nothing overwritten */
 	CHECK_ERR(kr_post_read(v[0], src, 8, (uintptr_t)dst, key.rkey, 99, 0), -EAGAIN);
+	for (int i = 1; i < NVQP; i += 2) /* inline sources are the caller's again */
+		memset(src + i * ROUNDS * SLOT, 0xee, ROUNDS * SLOT);
 
 	for (int i = 0; i < NVQP; i++) {
 		struct kr_wc wc[2 * ROUNDS];
@@ -114,7 +120,7 @@ int main(int argc, char **argv)
 			const uint8_t *d = dst + (i * ROUNDS + r) * SLOT;
 
 			for (int b = 0; b < SLOT; b++)
-				CHECK_EQ(d[b], (uint8_t)(i * 16 + r + 1));
+				CHECK_EQ(d[b], i % 2 && b >= INL ? 0 : (uint8_t)(i * 16 + r + 1));
 			CHECK_EQ(old[i * ROUNDS + r], (uint64_t)r);
 		}
 	}
@@ -135,7 +141,7 @@ int main(int argc, char **argv)
 				      key.rkey, 1000 + (uint64_t)i, 0));
 		CHECK_OK(vq_wait_ok(v[i], 1000 + (uint64_t)i));
 		for (int b = 0; b < SLOT; b++)
-			CHECK_EQ(c[b], (uint8_t)(i * 16 + 1));
+			CHECK_EQ(c[b], i % 2 && b >= INL ? 0 : (uint8_t)(i * 16 + 1));
 	}
 	for (int i = 0; i < NVQP; i++)
 		CHECK_OK(kr_disconnect(v[i]));
