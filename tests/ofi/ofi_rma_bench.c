@@ -75,17 +75,6 @@ static void node_open(struct node *n, const char *sock)
 	CHECK_OK(fi_enable(n->ep));
 }
 
-static void node_meet(struct node *n, int out, int in)
-{
-	struct kr_ofi_addr me, it;
-	size_t len = sizeof(me);
-
-	CHECK_OK(fi_getname(&n->ep->fid, &me, &len));
-	CHECK(write(out, &me, sizeof(me)) == sizeof(me));
-	CHECK(read(in, &it, sizeof(it)) == sizeof(it));
-	CHECK_EQ(fi_av_insert(n->av, &it, 1, &n->peer, 0, NULL), 1);
-}
-
 /* B: a heap region (key 1) and a malloc'ed one (key 2), progress until A closes the pipe. */
 static void peer_main(const char *sock, int out, int in)
 {
@@ -103,7 +92,7 @@ static void peer_main(const char *sock, int out, int in)
 		CHECK_OK(fi_mr_reg(n.dom, reg[m], REG_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
 				   (uint64_t)m + 1, 0, &mr[m], NULL));
 	}
-	node_meet(&n, out, in);
+	n.peer = ofi_meet(n.ep, n.av, out, in);
 	while (poll(&pf, 1, 0) == 0)
 		fi_cq_read(n.cq, NULL, 0);
 	_exit(0);
@@ -158,7 +147,7 @@ static double bw(struct node *n, uint8_t *buf, uint64_t key)
 int main(int argc, char **argv)
 {
 	double v[MAX_ROUNDS][M_N][R_N], ratio[R_N][MAX_ROUNDS], best[M_N][R_N], *t;
-	int rounds = 3, ab[2], ba[2], st;
+	int rounds = 3, to, from, st;
 	struct node n = {0};
 	bool json = false;
 	uint8_t *buf;
@@ -180,22 +169,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	CHECK_OK(pipe(ab));
-	CHECK_OK(pipe(ba));
-	b = fork(); /* before A attaches: a child must not inherit an attachment */
-	CHECK(b >= 0);
-	if (!b) {
-		close(ab[1]);
-		close(ba[0]);
-		peer_main(argv[2], ba[1], ab[0]);
-	}
-	close(ab[0]);
-	close(ba[1]);
+	b = ofi_spawn(peer_main, argv[2], &to, &from);
 	node_open(&n, argv[1]);
 	buf = n.ops->heap_alloc(n.dom, REG_LEN);
 	t = malloc(SMALL_OPS * sizeof(*t));
 	CHECK(buf && t);
-	node_meet(&n, ab[1], ba[0]);
+	n.peer = ofi_meet(n.ep, n.av, to, from);
 	for (int m = 0; m < M_N; m++) { /* warm: vQPs made, the heap region learnt */
 		for (int i = 0; i < 100; i++)
 			one(&n, true, buf, 8, (uint64_t)m + 1);
@@ -237,7 +216,7 @@ int main(int argc, char **argv)
 			       median(ratio[w], rounds));
 		printf("}\n");
 	}
-	close(ab[1]); /* B stops */
+	close(to); /* B stops */
 	CHECK(waitpid(b, &st, 0) == b && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	return 0;
 }

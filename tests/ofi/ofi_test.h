@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the two-job provider tests of this folder share: a clock, a byte
- * pattern per seed to fill a buffer with and check one against, and the
- * wait for a completion.
+ * pattern per seed to fill a buffer with and check one against, the wait
+ * for a completion, the other job's start and the swap of addresses.
  */
 #ifndef KR_OFI_TEST_H
 #define KR_OFI_TEST_H
@@ -13,10 +13,15 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <unistd.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 #include "kr_test.h"
+#include "ofi/ofi.h"
 
 static inline double now_s(void)
 {
@@ -76,6 +81,49 @@ static inline int cq_wait(struct fid_cq *cq, void *entry, fi_addr_t *src, struct
 			exit(1);
 		}
 	}
+}
+
+/*
+ * Fork the other job, which runs peer(sock, out, in) and must not return
+ * (out: its pipe to this process, in: from it); before this process
+ * attaches, as a child must not inherit an attachment. Its pid; *to and
+ * *from this side's ends.
+ */
+static inline pid_t ofi_spawn(void (*peer)(const char *sock, int out, int in), const char *sock,
+			      int *to, int *from)
+{
+	int ab[2], ba[2];
+	pid_t b;
+
+	CHECK_OK(pipe(ab));
+	CHECK_OK(pipe(ba));
+	b = fork();
+	CHECK(b >= 0);
+	if (!b) {
+		close(ab[1]);
+		close(ba[0]);
+		peer(sock, ba[1], ab[0]);
+		_exit(1);
+	}
+	close(ab[0]);
+	close(ba[1]);
+	*to = ab[1];
+	*from = ba[0];
+	return b;
+}
+
+/* Swap endpoint addresses with the other job over its pipes; its address goes into av. */
+static inline fi_addr_t ofi_meet(struct fid_ep *ep, struct fid_av *av, int out, int in)
+{
+	struct kr_ofi_addr me, it;
+	size_t len = sizeof(me);
+	fi_addr_t peer;
+
+	CHECK_OK(fi_getname(&ep->fid, &me, &len));
+	CHECK(write(out, &me, sizeof(me)) == sizeof(me));
+	CHECK(read(in, &it, sizeof(it)) == sizeof(it));
+	CHECK_EQ(fi_av_insert(av, &it, 1, &peer, 0, NULL), 1);
+	return peer;
 }
 
 #endif /* KR_OFI_TEST_H */

@@ -89,16 +89,14 @@ static void node_open(struct node *n, const char *sock)
 	CHECK_OK(fi_enable(n->ep));
 }
 
-/* Swap addresses over the pipes; insert the peer's (and, once, our own). */
+/* Swap addresses with the other job; insert its (and, once, our own). */
 static void node_meet(struct node *n, int out, int in)
 {
-	struct kr_ofi_addr me, it;
+	struct kr_ofi_addr me;
 	size_t len = sizeof(me);
 
+	n->peer = ofi_meet(n->ep, n->av, out, in);
 	CHECK_OK(fi_getname(&n->ep->fid, &me, &len));
-	CHECK(write(out, &me, sizeof(me)) == sizeof(me));
-	CHECK(read(in, &it, sizeof(it)) == sizeof(it));
-	CHECK_EQ(fi_av_insert(n->av, &it, 1, &n->peer, 0, NULL), 1);
 	if (!n->self)
 		CHECK_EQ(fi_av_insert(n->av, &me, 1, &n->self, 0, NULL), 1);
 }
@@ -415,28 +413,6 @@ static void test_peer_killed(struct node *n, int to, int from, pid_t b, uint8_t 
 	CHECK(rc < 0);
 }
 
-/* Fork B on sock; its pipes in to (A -> B) and from (B -> A). */
-static pid_t spawn_peer(const char *sock, int *to, int *from)
-{
-	int ab[2], ba[2];
-	pid_t b;
-
-	CHECK_OK(pipe(ab));
-	CHECK_OK(pipe(ba));
-	b = fork();
-	CHECK(b >= 0);
-	if (!b) {
-		close(ab[1]);
-		close(ba[0]);
-		peer_main(sock, ba[1], ab[0]);
-	}
-	close(ab[0]);
-	close(ba[1]);
-	*to = ab[1];
-	*from = ba[0];
-	return b;
-}
-
 int main(int argc, char **argv)
 {
 	int to, from, to2, from2;
@@ -452,8 +428,8 @@ int main(int argc, char **argv)
 	buf = malloc(HUGE);
 	CHECK(buf != NULL);
 	/* both Bs before A attaches: a child must not inherit an attachment */
-	b = spawn_peer(argv[2], &to, &from);
-	b2 = spawn_peer(argv[2], &to2, &from2);
+	b = ofi_spawn(peer_main, argv[2], &to, &from);
+	b2 = ofi_spawn(peer_main, argv[2], &to2, &from2);
 	node_open(&n, argv[1]);
 	node_meet(&n, to, from);
 	g_step = "unexpected";

@@ -104,17 +104,6 @@ static void node_open(struct node *n, const char *sock, uint64_t cntr_flags)
 	CHECK_OK(fi_enable(n->ep));
 }
 
-static void node_meet(struct node *n, int out, int in)
-{
-	struct kr_ofi_addr me, it;
-	size_t len = sizeof(me);
-
-	CHECK_OK(fi_getname(&n->ep->fid, &me, &len));
-	CHECK(write(out, &me, sizeof(me)) == sizeof(me));
-	CHECK(read(in, &it, sizeof(it)) == sizeof(it));
-	CHECK_EQ(fi_av_insert(n->av, &it, 1, &n->peer, 0, NULL), 1);
-}
-
 /* One completion within TMO_S: 0, or -err (the entry in *x). */
 static int wait_one(struct node *n, struct fi_cq_data_entry *e, struct fi_cq_err_entry *x)
 {
@@ -138,7 +127,7 @@ static void peer_main(const char *sock, int out, int in)
 			   &mr_rw, NULL));
 	CHECK_OK(fi_mr_reg(n.dom, ro, RO_LEN, FI_REMOTE_READ, 0, KEY_RO, 0, &mr_ro, NULL));
 	CHECK_EQ(fi_mr_key(mr_rw), KEY_RW);
-	node_meet(&n, out, in);
+	n.peer = ofi_meet(n.ep, n.av, out, in);
 	for (;;) {
 		uint64_t r[3];
 
@@ -557,7 +546,7 @@ int main(int argc, char **argv)
 {
 	uint8_t *buf, *back;
 	struct node n = {0};
-	int ab[2], ba[2];
+	int to, from;
 	pid_t b;
 
 	if (argc != 3) {
@@ -568,31 +557,21 @@ int main(int argc, char **argv)
 	buf = malloc(RO_LEN);
 	back = malloc(RO_LEN + 1);
 	CHECK(buf && back);
-	CHECK_OK(pipe(ab));
-	CHECK_OK(pipe(ba));
-	b = fork(); /* before A attaches: a child must not inherit an attachment */
-	CHECK(b >= 0);
-	if (!b) {
-		close(ab[1]);
-		close(ba[0]);
-		peer_main(argv[2], ba[1], ab[0]);
-	}
-	close(ab[0]);
-	close(ba[1]);
+	b = ofi_spawn(peer_main, argv[2], &to, &from);
 	node_open(&n, argv[1], FI_READ | FI_WRITE);
-	node_meet(&n, ab[1], ba[0]);
+	n.peer = ofi_meet(n.ep, n.av, to, from);
 	g_step = "write/read";
-	test_write_read(&n, ab[1], ba[0], buf, back);
+	test_write_read(&n, to, from, buf, back);
 	g_step = "writedata";
-	test_writedata(&n, ab[1], ba[0], buf);
+	test_writedata(&n, to, from, buf);
 	g_step = "atomics";
 	test_atomics(&n);
 	g_step = "atomic storm";
 	test_atomic_storm(&n);
 	g_step = "bad input";
-	test_bad_input(&n, ab[1], ba[0], buf);
+	test_bad_input(&n, to, from, buf);
 	g_step = "counters";
-	test_counters(&n, ab[1], ba[0]);
+	test_counters(&n, to, from);
 	g_step = "peer killed";
 	test_peer_killed(&n, b, back);
 	CHECK_OK(fi_close(&n.ep->fid));

@@ -110,17 +110,6 @@ static void node_close(struct node *n)
 	fi_freeinfo(n->info);
 }
 
-static void node_meet(struct node *n, int out, int in)
-{
-	struct kr_ofi_addr me, it;
-	size_t len = sizeof(me);
-
-	CHECK_OK(fi_getname(&n->ep->fid, &me, &len));
-	CHECK(write(out, &me, sizeof(me)) == sizeof(me));
-	CHECK(read(in, &it, sizeof(it)) == sizeof(it));
-	CHECK_EQ(fi_av_insert(n->av, &it, 1, &n->peer, 0, NULL), 1);
-}
-
 /* ---- B ---- */
 
 static void reg(struct node *n, void *buf, uint64_t key, uint64_t base, struct fid_mr **mr)
@@ -146,7 +135,7 @@ static void peer_main(const char *sock, int out, int in)
 	fill(area[1], REG_LEN, 5);
 	reg(&n, area[0], KEY_HEAP, REG_BASE, &mr_heap);
 	reg(&n, area[2], KEY_MALL, 0, &mr_mall);
-	node_meet(&n, out, in);
+	n.peer = ofi_meet(n.ep, n.av, out, in);
 	for (bool run = true; run;) {
 		uint64_t r = 1;
 
@@ -333,7 +322,6 @@ int main(int argc, char **argv)
 {
 	uint8_t *mall, *heap;
 	struct node n = {0};
-	int ab[2], ba[2];
 	int st;
 	pid_t b;
 
@@ -342,26 +330,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	CHECK_OK(pipe(ab));
-	CHECK_OK(pipe(ba));
-	b = fork(); /* before A attaches: a child must not inherit an attachment */
-	CHECK(b >= 0);
-	if (!b) {
-		close(ab[1]);
-		close(ba[0]);
-		peer_main(argv[2], ba[1], ab[0]);
-	}
-	close(ab[0]);
-	close(ba[1]);
-	g_to = ab[1];
-	g_from = ba[0];
+	b = ofi_spawn(peer_main, argv[2], &g_to, &g_from);
 	node_open(&n, argv[1]);
 	g_step = "extension";
 	test_ext_bad_input(&n);
 	mall = malloc(REG_LEN);
 	heap = n.ops->heap_alloc(n.dom, REG_LEN);
 	CHECK(mall && heap);
-	node_meet(&n, g_to, g_from);
+	n.peer = ofi_meet(n.ep, n.av, g_to, g_from);
 	g_step = "learn";
 	fill(mall, 100, 1);
 	CHECK_OK(rma(&n, false, mall, 100, REG_BASE + 1, KEY_HEAP));
