@@ -15,6 +15,9 @@
  *               one completes with B calling nothing; then B checks its
  *               memory. Key 9 (malloc memory: B's provider serves it) does
  *               not complete while B is stopped, and does once it goes on
+ *   threads     four threads on A's one endpoint and CQ, each 100 writes and
+ *               reads on its own part of key 7 and of key 9, every byte
+ *               checked, B's memory checked after
  *   re-keyed    B closes key 7 and registers key 7 again over another heap
  *               area: A's next read (the old krcore key, which the NIC now
  *               refuses) goes again through B's provider and gets the new
@@ -27,6 +30,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +278,115 @@ static void test_served(struct node *n, uint8_t *buf)
 	CHECK(e.op_context == &c && same(buf, 1000, 30));
 }
 
+/*
+ * Four threads on A's one endpoint (FI_THREAD_SAFE) and its one CQ, each on
+ * its own part of key 7 (by the NIC) and of key 9 (served by B), 100 writes
+ * of varied lengths read back and checked, from heap and malloc buffers in
+ * turn: a thread reading the CQ completes whichever operation it finds.
+ */
+#define THREADS	   4
+#define T_HEAP_OFF 212992u /* past test_stopped's bytes; 4 x 12 KiB to the end */
+#define T_HEAP_LEN 12288u
+#define T_MALL_OFF 4096u
+#define T_MALL_LEN 4096u
+#define T_ITERS	   100
+
+struct t_op {
+	int done, err; /* set by whichever thread reads its completion */
+};
+
+struct t_arg {
+	struct node *n;
+	int t;
+	uint8_t *heap[2], *mall[2]; /* a source and a read-back buffer of each kind */
+	uint32_t last_len[2];	    /* the last write's length to key 7 and key 9 */
+};
+
+/* Wait for op, completing the others' operations met on the way. */
+static int t_wait(struct node *n, struct t_op *op)
+{
+	double t0 = now_s();
+
+	while (!__atomic_load_n(&op->done, __ATOMIC_ACQUIRE)) {
+		struct fi_cq_data_entry e;
+		struct fi_cq_err_entry x = {0};
+		ssize_t r = fi_cq_read(n->cq, &e, 1);
+		struct t_op *o = NULL;
+
+		if (r == 1) {
+			o = e.op_context;
+		} else if (r == -FI_EAVAIL && fi_cq_readerr(n->cq, &x, 0) == 1) {
+			o = x.op_context;
+			o->err = x.err;
+		} else {
+			CHECK_EQ(r, -FI_EAGAIN);
+		}
+		if (o)
+			__atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
+		CHECK(now_s() - t0 < TMO_S);
+	}
+	return op->err;
+}
+
+static void *t_main(void *arg)
+{
+	struct t_arg *a = arg;
+
+	for (int i = 0; i < T_ITERS; i++) {
+		for (int k = 0; k < 2; k++) { /* key 7, then key 9 */
+			uint32_t len = k ? 1 + (uint32_t)(i * 331) % T_MALL_LEN
+					 : 1 + (uint32_t)(i * 997) % T_HEAP_LEN;
+			uint64_t addr = k ? T_MALL_OFF + (uint64_t)a->t * T_MALL_LEN
+					  : REG_BASE + T_HEAP_OFF + (uint64_t)a->t * T_HEAP_LEN;
+			uint8_t *src = i % 2 ? a->heap[0] : a->mall[0];
+			uint8_t *back = i % 2 ? a->mall[1] : a->heap[1];
+			uint32_t seed = (uint32_t)(a->t * 1000 + i);
+			struct t_op w = {0}, r = {0};
+
+			fill(src, len, seed);
+			CHECK_OK(fi_write(a->n->ep, src, len, NULL, a->n->peer, addr,
+					  k ? KEY_MALL : KEY_HEAP, &w));
+			CHECK_OK(t_wait(a->n, &w));
+			memset(back, 0, len);
+			CHECK_OK(fi_read(a->n->ep, back, len, NULL, a->n->peer, addr,
+					 k ? KEY_MALL : KEY_HEAP, &r));
+			CHECK_OK(t_wait(a->n, &r));
+			CHECK(same(back, len, seed));
+			a->last_len[k] = len;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(struct node *n)
+{
+	struct t_arg a[THREADS];
+	pthread_t th[THREADS];
+
+	for (int t = 0; t < THREADS; t++) {
+		a[t] = (struct t_arg){.n = n, .t = t};
+		for (int b = 0; b < 2; b++) {
+			a[t].heap[b] = n->ops->heap_alloc(n->dom, T_HEAP_LEN);
+			a[t].mall[b] = malloc(T_HEAP_LEN);
+			CHECK(a[t].heap[b] && a[t].mall[b]);
+		}
+	}
+	for (int t = 0; t < THREADS; t++)
+		CHECK_OK(pthread_create(&th[t], NULL, t_main, &a[t]));
+	for (int t = 0; t < THREADS; t++)
+		CHECK_OK(pthread_join(th[t], NULL));
+	for (int t = 0; t < THREADS; t++) { /* each thread's last writes, as B sees them */
+		uint32_t seed = (uint32_t)(t * 1000 + T_ITERS - 1);
+
+		CHECK(b_has(n, 0, T_HEAP_OFF + (uint64_t)t * T_HEAP_LEN, a[t].last_len[0], seed));
+		CHECK(b_has(n, 2, T_MALL_OFF + (uint64_t)t * T_MALL_LEN, a[t].last_len[1], seed));
+		for (int b = 0; b < 2; b++) {
+			n->ops->heap_free(n->dom, a[t].heap[b]);
+			free(a[t].mall[b]);
+		}
+	}
+}
+
 static void test_rekeyed(struct node *n, uint8_t *buf)
 {
 	CHECK_EQ(ask(n, (struct order){.cmd = C_REKEY}), 1);
@@ -346,6 +459,8 @@ int main(int argc, char **argv)
 	test_stopped(&n, mall, heap);
 	g_step = "served by B";
 	test_served(&n, mall);
+	g_step = "threads";
+	test_threads(&n);
 	g_step = "re-keyed";
 	test_rekeyed(&n, heap);
 	g_step = "closed";
