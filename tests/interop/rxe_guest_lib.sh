@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+# A Linux guest whose kernel speaks RoCE v2 (soft-RoCE, rdma_rxe) on a
+# virtio-net interface, for the interop tests (issue: the kernel as an
+# independent check of the sim's packets). Sourced; the caller sets -eu.
+#   rxe_need               exit 77, saying what is missing, unless qemu, a
+#                          Debian kernel image with its rdma_rxe module,
+#                          busybox, iproute2's rdma tool and root are here
+#   rxe_initramfs OUT      the guest: busybox, the modules rxe and virtio-net
+#                          need (modinfo's dependencies, and crc32 for the
+#                          ICRC: rxe's add fails ENOENT without it), rdma and
+#                          its libraries, guest_init_rxe.sh as /init
+#   rxe_netns_up / _down   network namespace $rxe_ns with tap $rxe_tap at
+#                          $rxe_host_ip/24 (the guest is $rxe_guest_ip): the
+#                          sim host binds there; slirp cannot work (it
+#                          rewrites the addresses the ICRC covers)
+#   rxe_boot OUT.log       boot the guest in the namespace (kvm when it
+#                          boots this kernel here, else tcg), console to
+#                          OUT.log, at most $rxe_timeout seconds
+rxe_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+rxe_ns=${RXE_NS:-krcore-rxe-$$}
+rxe_tap=rxetap0
+rxe_host_ip=10.77.0.1
+rxe_guest_ip=10.77.0.2
+rxe_timeout=${RXE_QEMU_TIMEOUT:-120}
+rxe_kver=${RXE_KVER:-$(find /boot -maxdepth 1 -name 'vmlinuz-6.1.*-amd64' 2>/dev/null |
+	sed 's|.*/vmlinuz-||' | sort -V | tail -n 1)}
+rxe_kernel=/boot/vmlinuz-$rxe_kver
+
+rxe_need() {
+	local why=""
+	[ "$(id -u)" = 0 ] || why="not root (network namespace, tap device, kernel image)"
+	command -v qemu-system-x86_64 >/dev/null || why="qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
+	[ -n "$rxe_kver" ] && [ -r "$rxe_kernel" ] || why="no readable /boot/vmlinuz-6.1.*-amd64 (apt-get install linux-image-amd64)"
+	[ -z "$why" ] && ! modinfo -k "$rxe_kver" -n rdma_rxe >/dev/null 2>&1 && why="no rdma_rxe module for $rxe_kver"
+	[ -x /bin/busybox ] || why="/bin/busybox missing (apt-get install busybox-static)"
+	command -v rdma >/dev/null || why="iproute2's rdma tool missing"
+	if [ -n "$why" ]; then
+		echo "SKIP: $why"
+		exit 77
+	fi
+}
+
+# The module files m needs, dependencies first.
+rxe_mod_deps() {
+	local m=$1 f d
+	f=$(modinfo -k "$rxe_kver" -n "$m" 2>/dev/null) || return 0
+	for d in $(modinfo -k "$rxe_kver" -F depends "$m" | tr ',' ' '); do
+		rxe_mod_deps "$d"
+	done
+	echo "$f"
+}
+
+rxe_initramfs() {
+	local out=$1 root i=0 f lib
+	root=$(mktemp -d "${TMPDIR:-/tmp}/krcore-rxe-root.XXXXXX")
+	mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/mod"
+	cp /bin/busybox "$root/bin/"
+	cp "$rxe_here/guest_init_rxe.sh" "$root/init"
+	chmod 755 "$root/init"
+	printf 'RXE_GUEST_IP=%s\nRXE_HOST_IP=%s\n' "$rxe_guest_ip" "$rxe_host_ip" >"$root/guest.env"
+	for f in $( (rxe_mod_deps crc32_generic; rxe_mod_deps virtio_pci; rxe_mod_deps virtio_net
+		rxe_mod_deps rdma_rxe; rxe_mod_deps ib_uverbs) | awk '!seen[$0]++'); do
+		i=$((i + 1))
+		case $f in
+		*.ko.xz) xz -dc "$f" >"$root/mod/$(printf %02d $i)_$(basename "$f" .xz)" ;;
+		*) cp "$f" "$root/mod/$(printf %02d $i)_$(basename "$f")" ;;
+		esac
+	done
+	cp "$(command -v rdma)" "$root/bin/"
+	ldd "$(command -v rdma)" | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	(cd "$root" && find . | sort | /bin/busybox cpio -o -H newc -R 0:0 >"$out" 2>/dev/null)
+	rm -rf "$root"
+}
+
+rxe_netns_up() {
+	ip netns add "$rxe_ns"
+	ip -n "$rxe_ns" link set lo up
+	ip -n "$rxe_ns" tuntap add dev "$rxe_tap" mode tap
+	ip -n "$rxe_ns" addr add "$rxe_host_ip/24" dev "$rxe_tap"
+	ip -n "$rxe_ns" link set "$rxe_tap" up
+}
+
+rxe_netns_down() {
+	ip netns del "$rxe_ns" 2>/dev/null || true
+}
+
+rxe_boot() {
+	local log=$1 initrd=$2 accel=tcg cpu=max probe
+	# kvm only where it boots this kernel (the kmod suite's probe, remembered)
+	probe=${TMPDIR:-/tmp}/krmin-kvm-probe-$rxe_kver
+	if [ -w /dev/kvm ] && [ "$(cat "$probe" 2>/dev/null)" = kvm ]; then
+		accel=kvm
+		cpu=host,-arch-capabilities
+	fi
+	ip netns exec "$rxe_ns" timeout "$rxe_timeout" qemu-system-x86_64 -accel "$accel" \
+		-cpu "$cpu" -m 512M -smp 1 -nodefaults -display none -monitor none -no-reboot \
+		-serial stdio -kernel "$rxe_kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 quiet" \
+		-netdev "tap,id=n0,ifname=$rxe_tap,script=no,downscript=no" \
+		-device virtio-net-pci,netdev=n0 </dev/null 2>&1 | tr -d '\r' >"$log"
+}
