@@ -7,6 +7,7 @@
 # iproute2's rdma tool and reports on the console for the host to parse:
 #   RXE-LINK <state>          rdma link's state of rxe0/1 (ACTIVE)
 #   RXE-GID <gid>             GID index 1 (RoCE v2, from eth0's IPv4)
+#   RXE-SELFTEST <rc>         rxe_peer selftest rxe0's exit status
 #   RXE-COUNTER <name> <n>    each of rxe0's hw_counters
 #   RXE-PING <rc>             a ping of the host's tap address
 #   RXE-DONE                  the last line before power-off
@@ -26,6 +27,9 @@ ip addr add "$RXE_GUEST_IP/24" dev eth0
 rdma link add rxe0 type rxe netdev eth0 || echo "RXE-ADD-FAILED $?"
 echo "RXE-LINK $(rdma link show rxe0/1 | sed -n 's/.* state \([A-Z_]*\) .*/\1/p')"
 echo "RXE-GID $(cat /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null)"
+# the guest's own verbs through rxe0 (libibverbs and its rxe provider)
+timeout 60 /bin/rxe_peer selftest rxe0
+echo "RXE-SELFTEST $?"
 for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
 	[ -f "$c" ] && echo "RXE-COUNTER $(basename "$c") $(cat "$c")"
 done

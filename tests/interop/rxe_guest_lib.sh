@@ -6,10 +6,14 @@
 #   rxe_need               exit 77, saying what is missing, unless qemu, a
 #                          Debian kernel image with its rdma_rxe module,
 #                          busybox, iproute2's rdma tool and root are here
-#   rxe_initramfs OUT      the guest: busybox, the modules rxe and virtio-net
+#   rxe_peer_build OUT     rxe_peer.c, the guest's verbs program (plain gcc:
+#                          the guest has no sanitizer runtime)
+#   rxe_initramfs OUT PEER the guest: busybox, the modules rxe and virtio-net
 #                          need (modinfo's dependencies, and crc32 for the
-#                          ICRC: rxe's add fails ENOENT without it), rdma and
-#                          its libraries, guest_init_rxe.sh as /init
+#                          ICRC: rxe's add fails ENOENT without it), rdma,
+#                          PEER, libibverbs' rxe provider and its driver file
+#                          (dlopened: ldd does not name them) with every
+#                          library they load, guest_init_rxe.sh as /init
 #   rxe_netns_up / _down   network namespace $rxe_ns with tap $rxe_tap at
 #                          $rxe_host_ip/24 (the guest is $rxe_guest_ip): the
 #                          sim host binds there; slirp cannot work (it
@@ -26,6 +30,7 @@ rxe_timeout=${RXE_QEMU_TIMEOUT:-120}
 rxe_kver=${RXE_KVER:-$(find /boot -maxdepth 1 -name 'vmlinuz-6.1.*-amd64' 2>/dev/null |
 	sed 's|.*/vmlinuz-||' | sort -V | tail -n 1)}
 rxe_kernel=/boot/vmlinuz-$rxe_kver
+rxe_provider=$(find /usr/lib/x86_64-linux-gnu/libibverbs -name 'librxe-rdmav*.so' 2>/dev/null | head -n 1)
 
 rxe_need() {
 	local why=""
@@ -35,6 +40,9 @@ rxe_need() {
 	[ -z "$why" ] && ! modinfo -k "$rxe_kver" -n rdma_rxe >/dev/null 2>&1 && why="no rdma_rxe module for $rxe_kver"
 	[ -x /bin/busybox ] || why="/bin/busybox missing (apt-get install busybox-static)"
 	command -v rdma >/dev/null || why="iproute2's rdma tool missing"
+	command -v gcc >/dev/null && [ -f /usr/include/infiniband/verbs.h ] ||
+		why="gcc or libibverbs-dev missing"
+	[ -f "$rxe_provider" ] || why="libibverbs' rxe provider missing ($rxe_provider: rdma-core)"
 	if [ -n "$why" ]; then
 		echo "SKIP: $why"
 		exit 77
@@ -51,8 +59,23 @@ rxe_mod_deps() {
 	echo "$f"
 }
 
+rxe_peer_build() {
+	gcc -O2 -Wall -Wextra -Werror -o "$1" "$rxe_here/rxe_peer.c" -libverbs
+}
+
+# Copy program or library f into root with the libraries ldd names.
+rxe_copy_with_libs() {
+	local root=$1 f=$2 to=$3 lib
+	mkdir -p "$root$(dirname "$to")"
+	cp -L "$f" "$root$to"
+	ldd "$f" | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
 rxe_initramfs() {
-	local out=$1 root i=0 f lib
+	local out=$1 peer=$2 root i=0 f
 	root=$(mktemp -d "${TMPDIR:-/tmp}/krcore-rxe-root.XXXXXX")
 	mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/mod"
 	cp /bin/busybox "$root/bin/"
@@ -67,11 +90,11 @@ rxe_initramfs() {
 		*) cp "$f" "$root/mod/$(printf %02d $i)_$(basename "$f")" ;;
 		esac
 	done
-	cp "$(command -v rdma)" "$root/bin/"
-	ldd "$(command -v rdma)" | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r lib; do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
+	rxe_copy_with_libs "$root" "$(command -v rdma)" /bin/rdma
+	rxe_copy_with_libs "$root" "$peer" /bin/rxe_peer
+	rxe_copy_with_libs "$root" "$rxe_provider" "$rxe_provider"
+	mkdir -p "$root/etc/libibverbs.d"
+	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 	(cd "$root" && find . | sort | /bin/busybox cpio -o -H newc -R 0:0 >"$out" 2>/dev/null)
 	rm -rf "$root"
 }

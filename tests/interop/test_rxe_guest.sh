@@ -3,7 +3,9 @@
 # The soft-RoCE guest the rxe interop tests talk to (rxe_guest_lib.sh): it
 # boots in a network namespace of its own, loads rdma_rxe, brings rxe0 up
 # over virtio-net (ACTIVE, its RoCE v2 GID the IPv4-mapped guest address),
-# reads its error counters (all 0: nothing sent yet) and reaches the host
+# runs the guest's own verbs through it (rxe_peer selftest: two RC QPs of
+# rxe0, SEND of three MTU packets, WRITE, READ, CAS, FAA, bytes checked),
+# reads its counters (packets sent, error counters 0) and reaches the host
 # side of the tap. The first step of the interop suite: no krcore packet
 # yet (issue: the kernel as an independent check of the sim's RoCEv2).
 # Exit 77 when qemu, the kernel image or its rxe module is missing.
@@ -13,7 +15,8 @@ set -euo pipefail
 rxe_need
 dir=$(mktemp -d /tmp/krcore-rxe.XXXXXX)
 trap 'rxe_netns_down; rm -rf "$dir"' EXIT
-rxe_initramfs "$dir/initramfs.cpio"
+rxe_peer_build "$dir/rxe_peer"
+rxe_initramfs "$dir/initramfs.cpio" "$dir/rxe_peer"
 rxe_netns_up
 rxe_boot "$dir/console.log" "$dir/initramfs.cpio" || true
 fail() {
@@ -26,9 +29,12 @@ grep -aq '^RXE-DONE' "$dir/console.log" || fail "the guest did not finish"
 [ "$(sed -n 's/^RXE-LINK //p' "$dir/console.log")" = ACTIVE ] || fail "rxe0 is not ACTIVE"
 gid=$(sed -n 's/^RXE-GID //p' "$dir/console.log")
 [ "$gid" = "0000:0000:0000:0000:0000:ffff:0a4d:0002" ] || fail "rxe0's GID is '$gid', not the guest's IPv4"
+[ "$(sed -n 's/^RXE-SELFTEST //p' "$dir/console.log")" = 0 ] || fail "the guest's verbs selftest failed"
 n=$(grep -ac '^RXE-COUNTER ' "$dir/console.log")
+sent=$(awk '$1 == "RXE-COUNTER" && $2 == "sent_pkts" {print $3}' "$dir/console.log")
+[ "${sent:-0}" -ge 5 ] || fail "rxe0 sent ${sent:-no} packets: the selftest did not go through it"
 [ "$n" -ge 10 ] || fail "only $n hw_counters"
 bad=$(awk '/^RXE-COUNTER .*(err|duplicate|out_of_seq)/ && $3 != 0' "$dir/console.log")
 [ -z "$bad" ] || fail "error counters not 0: $bad"
 [ "$(sed -n 's/^RXE-PING //p' "$dir/console.log")" = 0 ] || fail "the guest cannot reach $rxe_host_ip"
-echo "PASS: rxe0 ACTIVE in the $rxe_kver guest, GID $gid, $n counters, the host reachable"
+echo "PASS: rxe0 ACTIVE in the $rxe_kver guest, GID $gid, verbs selftest ok ($sent packets), $n counters, the host reachable"
