@@ -39,51 +39,20 @@
 #define MAX_ROUNDS 9
 enum { M_DIRECT, M_SERVED, M_N }; /* the region's key is the mode + 1 */
 enum { R_READ8, R_WRITE8, R_READ1M, R_N };
+
+static const struct ofi_how g_how = {
+    .caps = FI_MSG | FI_RMA, .cq = FI_CQ_FORMAT_CONTEXT, .av = FI_AV_MAP, .ext = true};
 static const char *const row_name[R_N] = {"read8_p50_us", "write8_p50_us", "read1m_mbps"};
-
-struct node {
-	struct fi_info *info;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-	fi_addr_t peer;
-	struct fi_krcore_domain_ops *ops;
-};
-
-static void node_open(struct node *n, const char *sock)
-{
-	struct fi_info *h = fi_allocinfo();
-	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT};
-	struct fi_av_attr ava = {.type = FI_AV_MAP};
-
-	setenv("KR_KEEPER_SOCKET", sock, 1);
-	h->caps = FI_MSG | FI_RMA;
-	h->ep_attr->type = FI_EP_RDM;
-	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
-	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
-	fi_freeinfo(h);
-	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
-	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
-	CHECK_OK(fi_open_ops(&n->dom->fid, FI_KRCORE_DOMAIN_OPS, 0, (void **)&n->ops, NULL));
-	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
-	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
-	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
-	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
-	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK_OK(fi_enable(n->ep));
-}
 
 /* B: a heap region (key 1) and a malloc'ed one (key 2), progress until A closes the pipe. */
 static void peer_main(const char *sock, int out, int in)
 {
 	struct pollfd pf = {.fd = in, .events = POLLIN};
 	struct fid_mr *mr[M_N];
-	struct node n = {0};
+	struct ofi_node n = {0};
 	uint8_t *reg[M_N];
 
-	node_open(&n, sock);
+	ofi_node_open(&n, sock, &g_how);
 	reg[M_DIRECT] = n.ops->heap_alloc(n.dom, REG_LEN);
 	reg[M_SERVED] = malloc(REG_LEN);
 	CHECK(reg[M_DIRECT] && reg[M_SERVED]);
@@ -111,7 +80,7 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
-static void one(struct node *n, bool rd, uint8_t *buf, size_t len, uint64_t key)
+static void one(struct ofi_node *n, bool rd, uint8_t *buf, size_t len, uint64_t key)
 {
 	struct fi_context2 c;
 	struct fi_cq_entry e;
@@ -124,7 +93,7 @@ static void one(struct node *n, bool rd, uint8_t *buf, size_t len, uint64_t key)
 }
 
 /* p50 microseconds of ops one at a time of len bytes. */
-static double lat(struct node *n, bool rd, uint8_t *buf, uint64_t key, double *t)
+static double lat(struct ofi_node *n, bool rd, uint8_t *buf, uint64_t key, double *t)
 {
 	for (int i = 0; i < SMALL_OPS; i++) {
 		double t0 = now_s();
@@ -135,7 +104,7 @@ static double lat(struct node *n, bool rd, uint8_t *buf, uint64_t key, double *t
 	return median(t, SMALL_OPS);
 }
 
-static double bw(struct node *n, uint8_t *buf, uint64_t key)
+static double bw(struct ofi_node *n, uint8_t *buf, uint64_t key)
 {
 	double t0 = now_s();
 
@@ -148,7 +117,7 @@ int main(int argc, char **argv)
 {
 	double v[MAX_ROUNDS][M_N][R_N], ratio[R_N][MAX_ROUNDS], best[M_N][R_N], *t;
 	int rounds = 3, to, from, st;
-	struct node n = {0};
+	struct ofi_node n = {0};
 	bool json = false;
 	uint8_t *buf;
 	pid_t b;
@@ -170,7 +139,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	b = ofi_spawn(peer_main, argv[2], &to, &from);
-	node_open(&n, argv[1]);
+	ofi_node_open(&n, argv[1], &g_how);
 	buf = n.ops->heap_alloc(n.dom, REG_LEN);
 	t = malloc(SMALL_OPS * sizeof(*t));
 	CHECK(buf && t);

@@ -2,11 +2,13 @@
 /*
  * What the two-job provider tests of this folder share: a clock, a byte
  * pattern per seed to fill a buffer with and check one against, the wait
- * for a completion, the other job's start and the swap of addresses.
+ * for a completion, a node's provider objects opened and closed, the
+ * other job's start and the swap of addresses.
  */
 #ifndef KR_OFI_TEST_H
 #define KR_OFI_TEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,10 +17,14 @@
 
 #include <unistd.h>
 
+#include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+
+#include <krcore/fi_krcore.h>
 
 #include "kr_test.h"
 #include "ofi/ofi.h"
@@ -81,6 +87,76 @@ static inline int cq_wait(struct fid_cq *cq, void *entry, fi_addr_t *src, struct
 			exit(1);
 		}
 	}
+}
+
+/* A job's provider objects: a domain with one AV, CQ and endpoint, what ofi_node_open() opens. */
+struct ofi_node {
+	struct fi_info *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_cntr *cntr; /* bound for ofi_how.cntr_flags; NULL without */
+	struct fid_ep *ep;
+	fi_addr_t peer, self;
+	struct fi_krcore_domain_ops *ops; /* ofi_how.ext: the provider's own (fi_krcore.h) */
+};
+
+/* What a test asks of its node: the caps and mode it hints, the CQ's format, the AV's type. */
+struct ofi_how {
+	uint64_t caps, mode;
+	enum fi_cq_format cq;
+	enum fi_av_type av;
+	uint64_t
+	    cntr_flags; /* a counter bound for these kinds (FI_SEND ... FI_REMOTE_WRITE), 0: none */
+	bool ext;	/* open FI_KRCORE_DOMAIN_OPS */
+};
+
+/* Attach to the keeper at sock through the krcore provider, and open n as how says. */
+static inline void ofi_node_open(struct ofi_node *n, const char *sock, const struct ofi_how *how)
+{
+	struct fi_info *h = fi_allocinfo();
+	struct fi_cq_attr cqa = {.format = how->cq};
+	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_av_attr ava = {.type = how->av};
+
+	setenv("KR_KEEPER_SOCKET", sock, 1);
+	h->caps = how->caps;
+	h->mode = how->mode;
+	h->ep_attr->type = FI_EP_RDM;
+	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
+	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
+	fi_freeinfo(h);
+	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
+	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
+	if (how->ext) {
+		CHECK_OK(
+		    fi_open_ops(&n->dom->fid, FI_KRCORE_DOMAIN_OPS, 0, (void **)&n->ops, NULL));
+		CHECK_EQ(n->ops->size, sizeof(*n->ops));
+	}
+	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
+	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
+	if (how->cntr_flags)
+		CHECK_OK(fi_cntr_open(n->dom, &ca, &n->cntr, NULL));
+	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
+	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
+	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
+	if (how->cntr_flags)
+		CHECK_OK(fi_ep_bind(n->ep, &n->cntr->fid, how->cntr_flags));
+	CHECK_OK(fi_enable(n->ep));
+}
+
+/* Close what ofi_node_open() opened, each close checked (the domain refuses while objects stay). */
+static inline void ofi_node_close(struct ofi_node *n)
+{
+	CHECK_OK(fi_close(&n->ep->fid));
+	if (n->cntr)
+		CHECK_OK(fi_close(&n->cntr->fid));
+	CHECK_OK(fi_close(&n->cq->fid));
+	CHECK_OK(fi_close(&n->av->fid));
+	CHECK_OK(fi_close(&n->dom->fid));
+	CHECK_OK(fi_close(&n->fab->fid));
+	fi_freeinfo(n->info);
 }
 
 /*

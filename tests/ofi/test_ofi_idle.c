@@ -33,38 +33,8 @@
 #define HOLDERS ((int)(KR_OFI_RX_BUFS / KR_OFI_WINDOW)) /* senders that take every buffer */
 #define TMO_S	20
 
-struct node {
-	struct fi_info *info;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-};
-
-static void node_open(struct node *n, const char *sock)
-{
-	struct fi_info *h = fi_allocinfo();
-	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED};
-	struct fi_av_attr ava = {.type = FI_AV_MAP};
-
-	setenv("KR_KEEPER_SOCKET", sock, 1);
-	h->caps = FI_TAGGED;
-	h->ep_attr->type = FI_EP_RDM;
-	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
-	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
-	fi_freeinfo(h);
-	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
-	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
-	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
-	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
-	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
-	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
-	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK_OK(fi_enable(n->ep));
-}
-
-static void wait_one(struct node *n, struct fi_cq_tagged_entry *e, const char *what)
+static const struct ofi_how g_how = {.caps = FI_TAGGED, .cq = FI_CQ_FORMAT_TAGGED, .av = FI_AV_MAP};
+static void wait_one(struct ofi_node *n, struct fi_cq_tagged_entry *e, const char *what)
 {
 	CHECK_OK(cq_wait(n->cq, e, NULL, NULL, TMO_S, what));
 }
@@ -76,12 +46,12 @@ static void sender_main(const char *sock, int i, int in, int out)
 	struct kr_ofi_addr r;
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 ctx;
-	struct node n = {0};
+	struct ofi_node n = {0};
 	fi_addr_t to;
 	uint64_t msg = 1000 + (uint64_t)i;
 	char c = 0;
 
-	node_open(&n, sock);
+	ofi_node_open(&n, sock, &g_how);
 	CHECK(read(in, &r, sizeof(r)) == sizeof(r));
 	CHECK_EQ(fi_av_insert(n.av, &r, 1, &to, 0, NULL), 1);
 	CHECK_OK(fi_tsend(n.ep, &msg, sizeof(msg), NULL, to, (uint64_t)i, &ctx));
@@ -101,7 +71,7 @@ int main(int argc, char **argv)
 	struct fi_context2 ctx;
 	struct kr_ofi_addr me;
 	size_t len = sizeof(me);
-	struct node n = {0};
+	struct ofi_node n = {0};
 	fi_addr_t self;
 	uint64_t msg;
 	double t0;
@@ -132,7 +102,7 @@ int main(int argc, char **argv)
 		to[i] = ab[1];
 		from[i] = ba[0];
 	}
-	node_open(&n, argv[1]);
+	ofi_node_open(&n, argv[1], &g_how);
 	CHECK_OK(fi_getname(&n.ep->fid, &me, &len));
 	CHECK_EQ(fi_av_insert(n.av, &me, 1, &self, 0, NULL), 1); /* only itself */
 	/* the holders, one after another: each takes a window of R's buffers */
@@ -155,11 +125,6 @@ int main(int argc, char **argv)
 		close(to[i]);
 		CHECK_EQ(waitpid(pid[i], NULL, 0), pid[i]);
 	}
-	CHECK_OK(fi_close(&n.ep->fid));
-	CHECK_OK(fi_close(&n.cq->fid));
-	CHECK_OK(fi_close(&n.av->fid));
-	CHECK_OK(fi_close(&n.dom->fid));
-	CHECK_OK(fi_close(&n.fab->fid));
-	fi_freeinfo(n.info);
+	ofi_node_close(&n);
 	KR_PASS("ofi_idle");
 }

@@ -52,45 +52,16 @@
 #define HUGE  KR_OFI_MSG_MAX /* long enough on the sim's wire to be cut */
 #define TMO_S 30
 
-struct node {
-	struct fi_info *info;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-	fi_addr_t peer, self;
-};
-
+static const struct ofi_how g_how = {.caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV,
+				     .mode = FI_CONTEXT | FI_CONTEXT2,
+				     .cq = FI_CQ_FORMAT_TAGGED,
+				     .av = FI_AV_TABLE};
 static const char *g_step = "setup"; /* named when a completion never comes */
 
 enum cmd { C_UNEXP = 1, C_DIRECTED, C_DATA, C_TRUNC, C_PROBE, C_HUGE, C_QUIT };
 
-static void node_open(struct node *n, const char *sock)
-{
-	struct fi_info *h = fi_allocinfo();
-	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED};
-	struct fi_av_attr ava = {.type = FI_AV_TABLE};
-
-	setenv("KR_KEEPER_SOCKET", sock, 1);
-	h->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV;
-	h->mode = FI_CONTEXT | FI_CONTEXT2;
-	h->ep_attr->type = FI_EP_RDM;
-	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
-	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
-	fi_freeinfo(h);
-	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
-	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
-	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
-	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
-	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
-	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
-	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK_OK(fi_enable(n->ep));
-}
-
 /* Swap addresses with the other job; insert its (and, once, our own). */
-static void node_meet(struct node *n, int out, int in)
+static void node_meet(struct ofi_node *n, int out, int in)
 {
 	struct kr_ofi_addr me;
 	size_t len = sizeof(me);
@@ -101,25 +72,15 @@ static void node_meet(struct node *n, int out, int in)
 		CHECK_EQ(fi_av_insert(n->av, &me, 1, &n->self, 0, NULL), 1);
 }
 
-static void node_close(struct node *n)
-{
-	CHECK_OK(fi_close(&n->ep->fid));
-	CHECK_OK(fi_close(&n->cq->fid));
-	CHECK_OK(fi_close(&n->av->fid));
-	CHECK_OK(fi_close(&n->dom->fid));
-	CHECK_OK(fi_close(&n->fab->fid));
-	fi_freeinfo(n->info);
-}
-
 /* One completion (or error: returns -err, the entry in *err_out) within TMO_S. */
-static int wait_one(struct node *n, struct fi_cq_tagged_entry *e, fi_addr_t *src,
+static int wait_one(struct ofi_node *n, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 		    struct fi_cq_err_entry *err_out)
 {
 	return cq_wait(n->cq, e, src, err_out, TMO_S, g_step);
 }
 
 /* Send and wait for the send's completion (B's side). */
-static void send_wait(struct node *n, const void *buf, size_t len, uint64_t tag)
+static void send_wait(struct ofi_node *n, const void *buf, size_t len, uint64_t tag)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 ctx;
@@ -135,11 +96,11 @@ static void send_wait(struct node *n, const void *buf, size_t len, uint64_t tag)
 static void peer_main(const char *sock, int out, int in)
 {
 	uint8_t *buf = malloc(HUGE);
-	struct node n = {0};
+	struct ofi_node n = {0};
 	struct fi_context2 ctx;
 	int c = 0;
 
-	node_open(&n, sock);
+	ofi_node_open(&n, sock, &g_how);
 	node_meet(&n, out, in);
 	while (read(in, &c, sizeof(c)) == sizeof(c) && c != C_QUIT) {
 		switch (c) {
@@ -184,7 +145,7 @@ static void peer_main(const char *sock, int out, int in)
 		}
 		CHECK(write(out, &c, sizeof(c)) == sizeof(c));
 	}
-	node_close(&n);
+	ofi_node_close(&n);
 	free(buf);
 	_exit(0);
 }
@@ -195,7 +156,7 @@ static void ask(int fd, int c)
 }
 
 /* B's report of step want; A keeps its endpoint going meanwhile (credits, ACKs). */
-static void done(struct node *n, int fd, int want)
+static void done(struct ofi_node *n, int fd, int want)
 {
 	struct pollfd pf = {.fd = fd, .events = POLLIN};
 	int c = 0;
@@ -207,13 +168,13 @@ static void done(struct node *n, int fd, int want)
 }
 
 /* A receive of len at buf for tag (ignore), from src; its completion checked by the caller. */
-static void trecv(struct node *n, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+static void trecv(struct ofi_node *n, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 		  uint64_t ignore, void *ctx)
 {
 	CHECK_OK(fi_trecv(n->ep, buf, len, NULL, src, tag, ignore, ctx));
 }
 
-static void test_unexpected(struct node *n, int to, int from, uint8_t *buf)
+static void test_unexpected(struct ofi_node *n, int to, int from, uint8_t *buf)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 c1, c2, c3;
@@ -234,7 +195,7 @@ static void test_unexpected(struct node *n, int to, int from, uint8_t *buf)
 	CHECK(e.op_context == &c2 && e.tag == 2 && e.len == 200 && same(buf, 200, 2));
 }
 
-static void test_directed(struct node *n, int to, int from, uint8_t *buf)
+static void test_directed(struct ofi_node *n, int to, int from, uint8_t *buf)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 mine, bs;
@@ -250,7 +211,7 @@ static void test_directed(struct node *n, int to, int from, uint8_t *buf)
 	CHECK_EQ(fi_cancel(&n->ep->fid, &mine), -FI_ENOENT); /* gone already */
 }
 
-static void test_data_inject(struct node *n, int to, int from, uint8_t *buf)
+static void test_data_inject(struct ofi_node *n, int to, int from, uint8_t *buf)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 c1, c2;
@@ -268,7 +229,7 @@ static void test_data_inject(struct node *n, int to, int from, uint8_t *buf)
 	CHECK_EQ(e.flags, FI_RECV | FI_TAGGED);
 }
 
-static void test_truncation(struct node *n, int to, int from, uint8_t *buf)
+static void test_truncation(struct ofi_node *n, int to, int from, uint8_t *buf)
 {
 	struct fi_cq_err_entry x;
 	struct fi_context2 c1, c2;
@@ -286,7 +247,7 @@ static void test_truncation(struct node *n, int to, int from, uint8_t *buf)
 	done(n, from, C_TRUNC); /* the large one's sender completed too */
 }
 
-static void test_probes(struct node *n, int to, int from, uint8_t *buf)
+static void test_probes(struct ofi_node *n, int to, int from, uint8_t *buf)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 p, claim, c;
@@ -339,7 +300,7 @@ static void test_probes(struct node *n, int to, int from, uint8_t *buf)
 	done(n, from, C_PROBE); /* its chunks acknowledged unread: B's send completed */
 }
 
-static void test_bad_input(struct node *n, uint8_t *buf)
+static void test_bad_input(struct ofi_node *n, uint8_t *buf)
 {
 	struct fi_context2 c;
 	struct iovec iov = {.iov_base = buf, .iov_len = 10};
@@ -362,7 +323,7 @@ static void test_bad_input(struct node *n, uint8_t *buf)
  * queued or in flight to B, only a send waiting for an ACK: the keepalive
  * NOP to the silent peer fails and the send with it.
  */
-static void test_peer_died_idle(struct node *n, pid_t b, uint8_t *buf)
+static void test_peer_died_idle(struct ofi_node *n, pid_t b, uint8_t *buf)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 s;
@@ -377,7 +338,7 @@ static void test_peer_died_idle(struct node *n, pid_t b, uint8_t *buf)
 	CHECK(wait_one(n, &e, NULL, NULL) < 0);
 }
 
-static void test_peer_killed(struct node *n, int to, int from, pid_t b, uint8_t *buf)
+static void test_peer_killed(struct ofi_node *n, int to, int from, pid_t b, uint8_t *buf)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_context2 c, s;
@@ -417,7 +378,7 @@ int main(int argc, char **argv)
 {
 	int to, from, to2, from2;
 	uint8_t *buf;
-	struct node n = {0};
+	struct ofi_node n = {0};
 	pid_t b, b2;
 
 	if (argc != 3) {
@@ -430,7 +391,7 @@ int main(int argc, char **argv)
 	/* both Bs before A attaches: a child must not inherit an attachment */
 	b = ofi_spawn(peer_main, argv[2], &to, &from);
 	b2 = ofi_spawn(peer_main, argv[2], &to2, &from2);
-	node_open(&n, argv[1]);
+	ofi_node_open(&n, argv[1], &g_how);
 	node_meet(&n, to, from);
 	g_step = "unexpected";
 	test_unexpected(&n, to, from, buf);
@@ -451,7 +412,7 @@ int main(int argc, char **argv)
 	node_meet(&n, to2, from2); /* the second B: a new endpoint, a new address */
 	g_step = "peer killed";
 	test_peer_killed(&n, to2, from2, b2, buf);
-	node_close(&n);
+	ofi_node_close(&n);
 	free(buf);
 	KR_PASS("ofi_msg");
 }

@@ -55,17 +55,19 @@
 #define KEY_RO	0x7f1234567890abcdull /* 64 bits, as Open MPI's btl/ofi uses pointers */
 #define TMO_S	30
 
-struct node {
-	struct fi_info *info;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_cntr *cntr;
-	struct fid_ep *ep;
-	fi_addr_t peer;
-};
+/* This test's node: a counter bound for cntr_flags; the caps and keys it relies on checked. */
+static void node_open(struct ofi_node *n, const char *sock, uint64_t cntr_flags)
+{
+	const struct ofi_how how = {.caps = FI_MSG | FI_RMA | FI_ATOMIC,
+				    .cq = FI_CQ_FORMAT_DATA,
+				    .av = FI_AV_MAP,
+				    .cntr_flags = cntr_flags};
 
+	ofi_node_open(n, sock, &how);
+	CHECK(n->info->caps & FI_RMA && n->info->caps & FI_ATOMIC);
+	CHECK_EQ(n->info->domain_attr->mr_mode, 0);
+	CHECK_EQ(n->info->domain_attr->mr_key_size, 8);
+}
 static const char *g_step = "setup";
 
 enum cmd { C_CHECK = 1, C_DATA, C_COUNT, C_QUIT };
@@ -75,37 +77,8 @@ struct order { /* no padding: all of it goes down the pipe */
 	uint64_t off, len;
 };
 
-static void node_open(struct node *n, const char *sock, uint64_t cntr_flags)
-{
-	struct fi_info *h = fi_allocinfo();
-	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA};
-	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP};
-	struct fi_av_attr ava = {.type = FI_AV_MAP};
-
-	setenv("KR_KEEPER_SOCKET", sock, 1);
-	h->caps = FI_MSG | FI_RMA | FI_ATOMIC;
-	h->ep_attr->type = FI_EP_RDM;
-	h->domain_attr->mr_mode = 0;
-	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
-	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
-	fi_freeinfo(h);
-	CHECK(n->info->caps & FI_RMA && n->info->caps & FI_ATOMIC);
-	CHECK_EQ(n->info->domain_attr->mr_mode, 0);
-	CHECK_EQ(n->info->domain_attr->mr_key_size, 8);
-	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
-	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
-	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
-	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
-	CHECK_OK(fi_cntr_open(n->dom, &ca, &n->cntr, NULL));
-	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
-	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
-	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK_OK(fi_ep_bind(n->ep, &n->cntr->fid, cntr_flags));
-	CHECK_OK(fi_enable(n->ep));
-}
-
 /* One completion within TMO_S: 0, or -err (the entry in *x). */
-static int wait_one(struct node *n, struct fi_cq_data_entry *e, struct fi_cq_err_entry *x)
+static int wait_one(struct ofi_node *n, struct fi_cq_data_entry *e, struct fi_cq_err_entry *x)
 {
 	return cq_wait(n->cq, e, NULL, x, TMO_S, g_step);
 }
@@ -117,7 +90,7 @@ static void peer_main(const char *sock, int out, int in)
 	uint8_t *rw = calloc(1, RW_LEN), *ro = malloc(RO_LEN);
 	struct fid_mr *mr_rw, *mr_ro;
 	struct pollfd pf = {.fd = in, .events = POLLIN};
-	struct node n = {0};
+	struct ofi_node n = {0};
 	struct order o;
 
 	CHECK(rw && ro);
@@ -170,7 +143,7 @@ static void peer_main(const char *sock, int out, int in)
 /* ---- A ---- */
 
 /* Ask B for o; its three-word answer. A keeps its endpoint going meanwhile. */
-static void ask(struct node *n, int to, int from, struct order o, uint64_t r[3])
+static void ask(struct ofi_node *n, int to, int from, struct order o, uint64_t r[3])
 {
 	struct pollfd pf = {.fd = from, .events = POLLIN};
 
@@ -180,7 +153,7 @@ static void ask(struct node *n, int to, int from, struct order o, uint64_t r[3])
 	CHECK(read(from, r, 3 * sizeof(*r)) == (ssize_t)(3 * sizeof(*r)));
 }
 
-static bool b_has(struct node *n, int to, int from, uint64_t off, uint64_t len, uint32_t seed)
+static bool b_has(struct ofi_node *n, int to, int from, uint64_t off, uint64_t len, uint32_t seed)
 {
 	uint64_t r[3];
 
@@ -188,7 +161,7 @@ static bool b_has(struct node *n, int to, int from, uint64_t off, uint64_t len, 
 	return r[0] == 1;
 }
 
-static void read_wait(struct node *n, void *buf, size_t len, uint64_t addr, uint64_t key)
+static void read_wait(struct ofi_node *n, void *buf, size_t len, uint64_t addr, uint64_t key)
 {
 	struct fi_cq_data_entry e;
 	struct fi_context2 c;
@@ -201,7 +174,7 @@ static void read_wait(struct node *n, void *buf, size_t len, uint64_t addr, uint
 
 static uint64_t g_reads, g_writes; /* A's operations that succeeded */
 
-static void test_write_read(struct node *n, int to, int from, uint8_t *buf, uint8_t *back)
+static void test_write_read(struct ofi_node *n, int to, int from, uint8_t *buf, uint8_t *back)
 {
 	static const size_t sizes[] = {0, 1, 100, 4096, 4097, 300000};
 	struct fi_cq_data_entry e;
@@ -265,7 +238,7 @@ static void test_write_read(struct node *n, int to, int from, uint8_t *buf, uint
 		}
 }
 
-static void test_writedata(struct node *n, int to, int from, uint8_t *buf)
+static void test_writedata(struct ofi_node *n, int to, int from, uint8_t *buf)
 {
 	struct fi_cq_data_entry e;
 	struct fi_context2 c;
@@ -284,7 +257,7 @@ static void test_writedata(struct node *n, int to, int from, uint8_t *buf)
 
 #define AT_ADDR (RW_BASE + 600000)
 
-static void atomic_wait(struct node *n, struct fi_context2 *c)
+static void atomic_wait(struct ofi_node *n, struct fi_context2 *c)
 {
 	struct fi_cq_data_entry e;
 
@@ -292,7 +265,7 @@ static void atomic_wait(struct node *n, struct fi_context2 *c)
 	CHECK(e.op_context == c);
 }
 
-static void test_atomics(struct node *n)
+static void test_atomics(struct ofi_node *n)
 {
 	uint64_t v[4] = {1, 2, 3, 4}, old[4], cmp, back[4];
 	int32_t i32, o32;
@@ -396,7 +369,7 @@ static void test_atomics(struct node *n)
 }
 
 /* 500 fetch-adds in flight at once on one word: each old value once, the sum 500. */
-static void test_atomic_storm(struct node *n)
+static void test_atomic_storm(struct ofi_node *n)
 {
 	enum { N = 500 };
 	static uint64_t old[N];
@@ -434,7 +407,7 @@ static void test_atomic_storm(struct node *n)
 static uint64_t g_errs; /* A's operations that failed */
 
 /* op, which must complete FI_EACCES */
-static void refused(struct node *n, int rc)
+static void refused(struct ofi_node *n, int rc)
 {
 	struct fi_cq_data_entry e;
 	struct fi_cq_err_entry x;
@@ -444,7 +417,7 @@ static void refused(struct node *n, int rc)
 	g_errs++;
 }
 
-static void test_bad_input(struct node *n, int to, int from, uint8_t *buf)
+static void test_bad_input(struct ofi_node *n, int to, int from, uint8_t *buf)
 {
 	struct fi_context2 c;
 	struct fid_mr *mr, *mr2;
@@ -507,7 +480,7 @@ static void test_bad_input(struct node *n, int to, int from, uint8_t *buf)
 	CHECK_OK(fi_close(&mr->fid));
 }
 
-static void test_counters(struct node *n, int to, int from)
+static void test_counters(struct ofi_node *n, int to, int from)
 {
 	uint64_t r[3];
 
@@ -525,7 +498,7 @@ static void test_counters(struct node *n, int to, int from)
 	CHECK_EQ(fi_close(&n->cntr->fid), -FI_EBUSY);	       /* bound to the endpoint */
 }
 
-static void test_peer_killed(struct node *n, pid_t b, uint8_t *back)
+static void test_peer_killed(struct ofi_node *n, pid_t b, uint8_t *back)
 {
 	struct fi_cq_data_entry e;
 	struct fi_context2 c;
@@ -545,7 +518,7 @@ static void test_peer_killed(struct node *n, pid_t b, uint8_t *back)
 int main(int argc, char **argv)
 {
 	uint8_t *buf, *back;
-	struct node n = {0};
+	struct ofi_node n = {0};
 	int to, from;
 	pid_t b;
 
@@ -574,13 +547,7 @@ int main(int argc, char **argv)
 	test_counters(&n, to, from);
 	g_step = "peer killed";
 	test_peer_killed(&n, b, back);
-	CHECK_OK(fi_close(&n.ep->fid));
-	CHECK_OK(fi_close(&n.cntr->fid));
-	CHECK_OK(fi_close(&n.cq->fid));
-	CHECK_OK(fi_close(&n.av->fid));
-	CHECK_OK(fi_close(&n.dom->fid));
-	CHECK_OK(fi_close(&n.fab->fid));
-	fi_freeinfo(n.info);
+	ofi_node_close(&n);
 	free(buf);
 	free(back);
 	KR_PASS("ofi_rma");

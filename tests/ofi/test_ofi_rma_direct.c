@@ -57,17 +57,8 @@
 #define KEY_MALL 9
 #define TMO_S	 30
 
-struct node {
-	struct fi_info *info;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-	fi_addr_t peer;
-	struct fi_krcore_domain_ops *ops;
-};
-
+static const struct ofi_how g_how = {
+    .caps = FI_MSG | FI_RMA, .cq = FI_CQ_FORMAT_DATA, .av = FI_AV_MAP, .ext = true};
 static const char *g_step = "setup";
 
 enum cmd { C_CHECK = 1, C_STOP, C_REKEY, C_CLOSE, C_QUIT };
@@ -79,44 +70,9 @@ struct order { /* no padding: all of it goes down the pipe */
 	int32_t pad;
 };
 
-static void node_open(struct node *n, const char *sock)
-{
-	struct fi_info *h = fi_allocinfo();
-	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA};
-	struct fi_av_attr ava = {.type = FI_AV_MAP};
-
-	setenv("KR_KEEPER_SOCKET", sock, 1);
-	h->caps = FI_MSG | FI_RMA;
-	h->ep_attr->type = FI_EP_RDM;
-	h->domain_attr->mr_mode = 0;
-	h->fabric_attr->prov_name = strdup(KR_OFI_NAME);
-	CHECK_OK(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &n->info));
-	fi_freeinfo(h);
-	CHECK_OK(fi_fabric(n->info->fabric_attr, &n->fab, NULL));
-	CHECK_OK(fi_domain(n->fab, n->info, &n->dom, NULL));
-	CHECK_OK(fi_open_ops(&n->dom->fid, FI_KRCORE_DOMAIN_OPS, 0, (void **)&n->ops, NULL));
-	CHECK_EQ(n->ops->size, sizeof(*n->ops));
-	CHECK_OK(fi_av_open(n->dom, &ava, &n->av, NULL));
-	CHECK_OK(fi_cq_open(n->dom, &cqa, &n->cq, NULL));
-	CHECK_OK(fi_endpoint(n->dom, n->info, &n->ep, NULL));
-	CHECK_OK(fi_ep_bind(n->ep, &n->av->fid, 0));
-	CHECK_OK(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK_OK(fi_enable(n->ep));
-}
-
-static void node_close(struct node *n)
-{
-	CHECK_OK(fi_close(&n->ep->fid));
-	CHECK_OK(fi_close(&n->cq->fid));
-	CHECK_OK(fi_close(&n->av->fid));
-	CHECK_OK(fi_close(&n->dom->fid));
-	CHECK_OK(fi_close(&n->fab->fid));
-	fi_freeinfo(n->info);
-}
-
 /* ---- B ---- */
 
-static void reg(struct node *n, void *buf, uint64_t key, uint64_t base, struct fid_mr **mr)
+static void reg(struct ofi_node *n, void *buf, uint64_t key, uint64_t base, struct fid_mr **mr)
 {
 	CHECK_OK(fi_mr_reg(n->dom, buf, REG_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, base, key, 0, mr,
 			   NULL));
@@ -127,10 +83,10 @@ static void peer_main(const char *sock, int out, int in)
 	struct pollfd pf = {.fd = in, .events = POLLIN};
 	struct fid_mr *mr_heap, *mr_mall;
 	uint8_t *area[3];
-	struct node n = {0};
+	struct ofi_node n = {0};
 	struct order o;
 
-	node_open(&n, sock);
+	ofi_node_open(&n, sock, &g_how);
 	area[0] = n.ops->heap_alloc(n.dom, REG_LEN);
 	area[1] = n.ops->heap_alloc(n.dom, REG_LEN);
 	area[2] = calloc(1, REG_LEN);
@@ -175,7 +131,7 @@ static void peer_main(const char *sock, int out, int in)
 	n.ops->heap_free(n.dom, area[0]);
 	n.ops->heap_free(n.dom, area[1]);
 	free(area[2]);
-	node_close(&n);
+	ofi_node_close(&n);
 	_exit(0);
 }
 
@@ -185,7 +141,7 @@ static int g_to, g_from;
 static uint64_t g_last_off; /* where test_stopped wrote its 200,000 bytes (seed 13) */
 
 /* Ask B for o; its answer. A keeps its endpoint going meanwhile. */
-static uint64_t ask(struct node *n, struct order o)
+static uint64_t ask(struct ofi_node *n, struct order o)
 {
 	struct pollfd pf = {.fd = g_from, .events = POLLIN};
 	uint64_t r;
@@ -197,24 +153,24 @@ static uint64_t ask(struct node *n, struct order o)
 	return r;
 }
 
-static bool b_has(struct node *n, int area, uint64_t off, uint64_t len, uint32_t seed)
+static bool b_has(struct ofi_node *n, int area, uint64_t off, uint64_t len, uint32_t seed)
 {
 	return ask(n, (struct order){
 			  .cmd = C_CHECK, .area = area, .off = off, .len = len, .seed = seed}) == 1;
 }
 
 /* B stops calling libfabric once this returns; the next order wakes it. */
-static void b_stop(struct node *n)
+static void b_stop(struct ofi_node *n)
 {
 	CHECK_EQ(ask(n, (struct order){.cmd = C_STOP}), 1);
 }
 
-static void b_go(struct node *n)
+static void b_go(struct ofi_node *n)
 {
 	CHECK_EQ(ask(n, (struct order){.cmd = C_CHECK}), 1); /* an empty check: B runs again */
 }
 
-static int rma(struct node *n, bool rd, void *buf, size_t len, uint64_t addr, uint64_t key)
+static int rma(struct ofi_node *n, bool rd, void *buf, size_t len, uint64_t addr, uint64_t key)
 {
 	struct fi_cq_data_entry e;
 	struct fi_cq_err_entry x;
@@ -233,7 +189,7 @@ static int rma(struct node *n, bool rd, void *buf, size_t len, uint64_t addr, ui
 }
 
 /* Writes and reads of every size from malloc and heap buffers, B stopped. */
-static void test_stopped(struct node *n, uint8_t *mall, uint8_t *heap)
+static void test_stopped(struct ofi_node *n, uint8_t *mall, uint8_t *heap)
 {
 	static const size_t sizes[] = {1, 256, 4097, 200000};
 	uint64_t off[4], o = 5;
@@ -260,7 +216,7 @@ static void test_stopped(struct node *n, uint8_t *mall, uint8_t *heap)
 }
 
 /* Key 9 is malloc memory: only B's provider serves it, so nothing completes while B stops. */
-static void test_served(struct node *n, uint8_t *buf)
+static void test_served(struct ofi_node *n, uint8_t *buf)
 {
 	struct fi_cq_data_entry e;
 	struct fi_context2 c;
@@ -296,14 +252,14 @@ struct t_op {
 };
 
 struct t_arg {
-	struct node *n;
+	struct ofi_node *n;
 	int t;
 	uint8_t *heap[2], *mall[2]; /* a source and a read-back buffer of each kind */
 	uint32_t last_len[2];	    /* the last write's length to key 7 and key 9 */
 };
 
 /* Wait for op, completing the others' operations met on the way. */
-static int t_wait(struct node *n, struct t_op *op)
+static int t_wait(struct ofi_node *n, struct t_op *op)
 {
 	double t0 = now_s();
 
@@ -358,7 +314,7 @@ static void *t_main(void *arg)
 	return NULL;
 }
 
-static void test_threads(struct node *n)
+static void test_threads(struct ofi_node *n)
 {
 	struct t_arg a[THREADS];
 	pthread_t th[THREADS];
@@ -387,7 +343,7 @@ static void test_threads(struct node *n)
 	}
 }
 
-static void test_rekeyed(struct node *n, uint8_t *buf)
+static void test_rekeyed(struct ofi_node *n, uint8_t *buf)
 {
 	CHECK_EQ(ask(n, (struct order){.cmd = C_REKEY}), 1);
 	memset(buf, 0, 4096);
@@ -404,7 +360,7 @@ static void test_rekeyed(struct node *n, uint8_t *buf)
 	b_go(n);
 }
 
-static void test_closed(struct node *n, uint8_t *buf)
+static void test_closed(struct ofi_node *n, uint8_t *buf)
 {
 	/* past the end of the known region: not direct, and B refuses it */
 	CHECK_EQ(rma(n, true, buf, 100, REG_BASE + REG_LEN - 50, KEY_HEAP), -FI_EACCES);
@@ -415,7 +371,7 @@ static void test_closed(struct node *n, uint8_t *buf)
 }
 
 /* The extension's bad input: each refused, nothing changed. */
-static void test_ext_bad_input(struct node *n)
+static void test_ext_bad_input(struct ofi_node *n)
 {
 	void *ops;
 
@@ -434,7 +390,7 @@ static void test_ext_bad_input(struct node *n)
 int main(int argc, char **argv)
 {
 	uint8_t *mall, *heap;
-	struct node n = {0};
+	struct ofi_node n = {0};
 	int st;
 	pid_t b;
 
@@ -444,7 +400,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	b = ofi_spawn(peer_main, argv[2], &g_to, &g_from);
-	node_open(&n, argv[1]);
+	ofi_node_open(&n, argv[1], &g_how);
 	g_step = "extension";
 	test_ext_bad_input(&n);
 	mall = malloc(REG_LEN);
@@ -469,7 +425,7 @@ int main(int argc, char **argv)
 	CHECK(waitpid(b, &st, 0) == b && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	n.ops->heap_free(n.dom, heap);
 	free(mall);
-	node_close(&n);
+	ofi_node_close(&n);
 	printf("test_ofi_rma_direct: ok\n");
 	return 0;
 }
