@@ -10,8 +10,8 @@
  *
  * Threads: the channel and the eventfds are the loop's, made once at start;
  * a CQ is subscribed where it is built (at start, or by the worker when a
- * slot is renewed, while the loop keeps off the tenant); arming is the
- * loop's, after each poll of the CQ.
+ * slot is renewed, while the loop keeps off the tenant) and armed there;
+ * after that arming is the loop's, after each poll of the CQ.
  */
 #include <errno.h>
 #include <string.h>
@@ -35,6 +35,8 @@ void kr_keeper_dct_event_cq(struct kr_keeper *k, struct kr_keeper_tenant *t)
 		KR_WARN("pool", "tenant %u: DC target CQ events: %s (polled at each tick)", t->idx,
 			strerror(-rc));
 	t->dct_notify = !rc;
+	/* armed now, not at the first poll: a message before the first tick raises its event */
+	kr_keeper_dct_arm(k, t);
 }
 
 /* kr_keeper_dct_events_open() - see keeper.h. */

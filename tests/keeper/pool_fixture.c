@@ -209,6 +209,32 @@ bool kp_log_has(const struct kp_keeper *k, const char *needle)
 	return found;
 }
 
+pid_t kp_fork_job(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) /* the test ended before the line above */
+			_exit(1);
+	}
+	return pid;
+}
+
+void kp_log_dump(const struct kp_keeper *k)
+{
+	char line[512];
+	FILE *f = fopen(k->log, "r");
+
+	if (!f)
+		return;
+	fprintf(stderr, "--- %s\n", k->log);
+	while (fgets(line, sizeof(line), f))
+		fputs(line, stderr);
+	fprintf(stderr, "---\n");
+	fclose(f);
+}
+
 int kp_keeper_stop(struct kp_keeper *k, int sig)
 {
 	int status = 0;

@@ -44,6 +44,13 @@ int kp_keeper_start(struct kp_keeper *k, const char *const *extra);
 const char *kp_cluster_key(void);
 /* Does a line of k's log (its stderr, every start appended) hold needle? */
 bool kp_log_has(const struct kp_keeper *k, const char *needle);
+/*
+ * fork() for a test's job: the child is killed when the test process ends,
+ * so a test that fails (exit) while its job waits on a pipe never hangs.
+ */
+pid_t kp_fork_job(void);
+/* Copy k's log to stderr (a failing test shows what its keeper said). */
+void kp_log_dump(const struct kp_keeper *k);
 /* kp_keeper_start() with exactly extra: no cluster key added. */
 int kp_keeper_start_bare(struct kp_keeper *k, const char *const *extra);
 /* Signal the keeper and reap it; returns its wait status. */

@@ -98,7 +98,7 @@ int main(void)
 
 	CHECK_OK(pipe(up));
 	CHECK_OK(pipe(down));
-	pid = fork();
+	pid = kp_fork_job();
 	CHECK(pid >= 0);
 	if (pid == 0)
 		_exit(job(&k, up[1], down[0]));

@@ -100,11 +100,11 @@ int main(void)
 	CHECK_OK(pipe(ready));
 	CHECK_OK(pipe(go));
 
-	a = fork();
+	a = kp_fork_job();
 	CHECK(a >= 0);
 	if (a == 0)
 		_exit(job_a(&k, ready[1]));
-	b = fork();
+	b = kp_fork_job();
 	CHECK(b >= 0);
 	if (b == 0)
 		_exit(job_b(&k, ready[1], go[0]));

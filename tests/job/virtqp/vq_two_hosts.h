@@ -109,10 +109,14 @@ static inline void vq_two_hosts_start2(struct vq_two_hosts *h, const char *dev_o
 	CHECK_OK(kp_keeper_start(&h->b, ab));
 	CHECK_OK(pipe(b2a));
 	CHECK_OK(pipe(a2b));
-	h->job_b = fork();
+	h->job_b = kp_fork_job();
 	CHECK(h->job_b >= 0);
-	if (h->job_b == 0)
+	if (h->job_b == 0) {
+		/* node 1's ends closed: node 1 failing (exit) is an EOF here, not a hang */
+		close(b2a[0]);
+		close(a2b[1]);
 		_exit(side_b(&h->b, b2a[1], a2b[0]));
+	}
 	close(b2a[1]);
 	close(a2b[0]);
 	CHECK_EQ(read(b2a[0], &h->lent, sizeof(h->lent)), (ssize_t)sizeof(h->lent));
