@@ -94,6 +94,7 @@ struct sim_stats {
 	uint64_t fault_delays;
 	uint64_t fault_corrupts;
 	uint64_t loopback; /* packets to itself, looped back inside (never on the wire) */
+	uint64_t icrc_ip_id; /* received packets whose ICRC named a nonzero IPv4 identification */
 };
 
 #define SIM_STAT_INC(sh, field) __atomic_fetch_add(&(sh)->stats.field, 1, __ATOMIC_RELAXED)

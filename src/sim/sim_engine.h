@@ -132,6 +132,7 @@ struct sim_pkt {
 	uint8_t sgid[16];
 	uint8_t dgid[16];
 	uint16_t udp_sport;
+	uint16_t ip_id; /* received: the IPv4 identification its ICRC named (0: a sim host's) */
 	uint8_t hop_limit;
 	/* layer 2, checked by the sender's wire (sim_l2_delivers), not serialised */
 	uint8_t dmac[6];
@@ -494,6 +495,7 @@ struct sim_roce_addr {
 	uint32_t daddr;
 	uint16_t sport; /* host order */
 	uint16_t dport;
+	uint16_t ip_id; /* IPv4 identification the ICRC covers: 0 from a sim host */
 };
 
 /* Bytes sim_roce_build() writes for pkt (headers, payload, pad, ICRC); 0: unknown opcode. */
@@ -522,6 +524,15 @@ void sim_roce_corrupt(uint8_t *buf, size_t len);
 /* ICRC (IBTA annex A17.8) of the len bytes at buf (BTH .. pad; len >= SIM_ROCE_BTH_LEN),
  * as sent: little-endian. */
 uint32_t sim_roce_icrc(const struct sim_roce_addr *a, const uint8_t *buf, size_t len);
+/* Update a reflected CRC-32 register over p (no pre or post inversion). */
+uint32_t sim_crc32_update(uint32_t crc, const uint8_t *p, size_t len);
+/*
+ * sim_icrc_find_ip_id() - the IPv4 identification under which a datagram
+ * whose ICRC is icrc_id0 under identification 0 has ICRC icrc_got, when the
+ * CRC covered after_id bytes after the identification (sim_icrc_id.c).
+ * True and *id, or false: no identification explains it.
+ */
+bool sim_icrc_find_ip_id(uint32_t icrc_id0, uint32_t icrc_got, uint64_t after_id, uint16_t *id);
 /* ::ffff:a.b.c.d <-> a.b.c.d (network order). False if gid is not IPv4-mapped. */
 bool sim_gid_to_ipv4(const uint8_t gid[16], uint32_t *addr);
 /* sim_port.c: does pkt reach its peer at layer 2 (sent from the RoCE v2 IPv4 entry, to its MAC)? */

@@ -229,6 +229,7 @@ int sim_stats_query(struct kr_devx_ctx *ctx, struct sim_stats *st)
 	SIM_STAT_COPY_(fault_delays);
 	SIM_STAT_COPY_(fault_corrupts);
 	SIM_STAT_COPY_(loopback);
+	SIM_STAT_COPY_(icrc_ip_id);
 #undef SIM_STAT_COPY_
 	return 0;
 }

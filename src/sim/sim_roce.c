@@ -24,7 +24,11 @@
  * UDP socket does not see the IP header, so it rebuilds it: version 4, IHL 5,
  * total length from the datagram, identification 0 and Don't Fragment (the
  * sender's socket guarantees both: IP_PMTUDISC_DO on an unconnected socket
- * makes Linux send ID 0, see sim_udp.c), protocol 17, the addresses.
+ * makes Linux send ID 0, see sim_udp.c), protocol 17, the addresses. A
+ * sim host sends from the port it listens on; a packet from another source
+ * port (rxe's, a ConnectX's: the port is flow entropy) that fails with
+ * identification 0 is tried with the one that would explain its ICRC
+ * (sim_icrc_id.c: rxe fills it).
  *
  * DC. The IBTA specification has no DC transport; ConnectX carries DC in the
  * RD opcode space. Wireshark's InfiniBand dissector (epan/dissectors/
@@ -81,9 +85,10 @@ static void sim_crc_init(void)
 					    sim_crc_tab[0][sim_crc_tab[k - 1][i] & 0xff];
 }
 
-/* Update the CRC register (no pre/post inversion: the caller does those). */
-static uint32_t sim_crc_update(uint32_t crc, const uint8_t *p, size_t len)
+/* sim_crc32_update() - see sim_engine.h. */
+uint32_t sim_crc32_update(uint32_t crc, const uint8_t *p, size_t len)
 {
+	pthread_once(&sim_crc_once, sim_crc_init);
 	while (len && ((uintptr_t)p & 7)) {
 		crc = (crc >> 8) ^ sim_crc_tab[0][(crc ^ *p++) & 0xff];
 		len--;
@@ -117,14 +122,13 @@ uint32_t sim_roce_icrc(const struct sim_roce_addr *a, const uint8_t *buf, size_t
 	uint16_t v16;
 	uint32_t crc;
 
-	pthread_once(&sim_crc_once, sim_crc_init);
 	/* IPv4 header as the sender's kernel builds it, masked fields all ones */
 	ph[0] = 0x45;
 	ph[1] = 0xff; /* TOS */
 	v16 = htobe16((uint16_t)(20 + udp_len));
 	memcpy(&ph[2], &v16, 2);
-	ph[4] = 0; /* identification 0 */
-	ph[5] = 0;
+	ph[4] = (uint8_t)(a->ip_id >> 8); /* identification */
+	ph[5] = (uint8_t)a->ip_id;
 	ph[6] = 0x40; /* Don't Fragment, offset 0 */
 	ph[7] = 0;
 	ph[8] = 0xff;  /* TTL */
@@ -146,8 +150,8 @@ uint32_t sim_roce_icrc(const struct sim_roce_addr *a, const uint8_t *buf, size_t
 	memcpy(&ph[28], buf, SIM_ROCE_BTH_LEN);
 	ph[28 + 4] = 0xff;
 
-	crc = sim_crc_update(SIM_ICRC_SEED, ph, sizeof(ph));
-	crc = sim_crc_update(crc, buf + SIM_ROCE_BTH_LEN, len - SIM_ROCE_BTH_LEN);
+	crc = sim_crc32_update(SIM_ICRC_SEED, ph, sizeof(ph));
+	crc = sim_crc32_update(crc, buf + SIM_ROCE_BTH_LEN, len - SIM_ROCE_BTH_LEN);
 	return ~crc;
 }
 
@@ -328,12 +332,33 @@ void sim_roce_corrupt(uint8_t *buf, size_t len)
 
 /* ---- parse ---- */
 
+/*
+ * The ICRC did not match with identification 0 (a sim host's): the nonzero
+ * identification it matches with (checked by computing it again), or 0.
+ */
+static uint16_t roce_other_ip_id(const struct sim_roce_addr *a, const uint8_t *buf, size_t len,
+				 uint32_t icrc_id0, uint32_t icrc)
+{
+	struct sim_roce_addr with = *a;
+	uint16_t id;
+
+	/* a sim host sends from the port it listens on, with identification 0 */
+	if (a->ip_id || a->sport == a->dport)
+		return 0;
+	/* the identification is bytes 4-5 of the 40 rebuilt before the BTH's end */
+	if (!sim_icrc_find_ip_id(icrc_id0, icrc, 40 - 6 + (len - SIM_ROCE_BTH_LEN), &id) || !id)
+		return 0;
+	with.ip_id = id;
+	return sim_roce_icrc(&with, buf, len) == icrc ? id : 0;
+}
+
 int sim_roce_parse(const uint8_t *buf, size_t len, const struct sim_roce_addr *a,
 		   struct sim_pkt **pktp)
 {
 	const uint8_t *p = buf;
-	uint32_t mask, pad, plen, icrc;
+	uint32_t mask, pad, plen, icrc, want;
 	struct sim_pkt *pkt;
+	uint16_t ip_id = 0;
 	uint8_t op, transport;
 	size_t hdr;
 	bool dc;
@@ -360,7 +385,9 @@ int sim_roce_parse(const uint8_t *buf, size_t len, const struct sim_roce_addr *a
 				      : (plen > SIM_ROCE_PAYLOAD_MAX || pad != sim_roce_pad(plen)))
 		return -EBADMSG;
 	memcpy(&icrc, buf + len - SIM_ROCE_ICRC_LEN, 4);
-	if (le32toh(icrc) != sim_roce_icrc(a, buf, len - SIM_ROCE_ICRC_LEN))
+	icrc = le32toh(icrc);
+	want = sim_roce_icrc(a, buf, len - SIM_ROCE_ICRC_LEN);
+	if (icrc != want && !(ip_id = roce_other_ip_id(a, buf, len - SIM_ROCE_ICRC_LEN, want, icrc)))
 		return -EILSEQ;
 
 	pkt = sim_pkt_alloc(plen);
@@ -369,6 +396,7 @@ int sim_roce_parse(const uint8_t *buf, size_t len, const struct sim_roce_addr *a
 	sim_gid_from_ipv4(a->saddr, pkt->sgid);
 	sim_gid_from_ipv4(a->daddr, pkt->dgid);
 	pkt->udp_sport = a->sport;
+	pkt->ip_id = ip_id;
 	pkt->opcode = op & ~SIM_BTH_TRANSPORT_MASK;
 	pkt->se = !!(p[1] & 0x80);
 	pkt->pkey = (uint16_t)((p[2] << 8) | p[3]);

@@ -177,6 +177,8 @@ static void sim_udp_deliver(struct sim_udp *u, int n)
 					   ntohs(u->rx_src[i].sin_port), strerror(-rc));
 			continue;
 		}
+		if (pkt->ip_id)
+			SIM_STAT_INC(eng->sh, icrc_ip_id);
 		if (last)
 			last->next = pkt;
 		else

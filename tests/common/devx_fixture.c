@@ -228,10 +228,19 @@ void kr_fx_qp_destroy(struct kr_devx_qp *qp)
 		kr_fx_free_shared(buf, len);
 }
 
+int kr_fx_rc_create(struct kr_fx_host *h, struct kr_devx_qp *qp)
+{
+	struct kr_devx_qp_attr attr;
+
+	if (!h || !qp)
+		return -EINVAL;
+	fx_qp_attr(h, KR_DEVX_QP_RC, &attr);
+	return fx_qp_create(h, &attr, qp);
+}
+
 int kr_fx_rc_pair(struct kr_fx_host *a, struct kr_devx_qp *qa, struct kr_fx_host *b,
 		  struct kr_devx_qp *qb, const struct kr_devx_qp_conn *tmpl)
 {
-	struct kr_devx_qp_attr attr;
 	struct kr_devx_qp_conn ca, cb;
 	int rc;
 
@@ -246,12 +255,10 @@ int kr_fx_rc_pair(struct kr_fx_host *a, struct kr_devx_qp *qa, struct kr_fx_host
 	cb.sq_psn = ca.rq_psn;
 	cb.rq_psn = ca.sq_psn;
 
-	fx_qp_attr(a, KR_DEVX_QP_RC, &attr);
-	rc = fx_qp_create(a, &attr, qa);
+	rc = kr_fx_rc_create(a, qa);
 	if (rc)
 		return rc;
-	fx_qp_attr(b, KR_DEVX_QP_RC, &attr);
-	rc = fx_qp_create(b, &attr, qb);
+	rc = kr_fx_rc_create(b, qb);
 	if (rc)
 		goto err_destroy_qa;
 

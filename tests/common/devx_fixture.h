@@ -33,6 +33,12 @@ void *kr_fx_alloc_shared(size_t len);
 void kr_fx_free_shared(void *p, size_t len);
 
 /*
+ * kr_fx_rc_create() - one RC QP of h (its CQs, the fixture's sizes), in
+ * RESET, for a peer the caller connects it to (kr_devx_qp_connect).
+ */
+int kr_fx_rc_create(struct kr_fx_host *h, struct kr_devx_qp *qp);
+
+/*
  * Create an RC QP on each host (256 WQEBBs, 64 receive WQEs, 4 SGEs) with caller-
  * shared buffers, and bring both to RTS pointing at each other. tmpl: optional
  * overrides (ack_timeout, retry_count, rnr_retry, min_rnr_nak...) applied to both.

@@ -9,7 +9,12 @@
 #   RXE-GID <gid>             GID index 1 (RoCE v2, from eth0's IPv4)
 #   RXE-SELFTEST <rc>         rxe_peer selftest rxe0's exit status
 #   RXE-COUNTER <name> <n>    each of rxe0's hw_counters
+#   RXE-SERVING <port>        rxe_peer serve listens (RXE_SESSIONS set)
+#   RXE-SESSION-DONE <i>      session i with the host's side ended
+#   RXE-SESSION-COUNTER <i> <name> <n>  rxe0's hw_counters after session i
+#   RXE-SERVE <rc>            rxe_peer serve's exit status
 #   RXE-PING <rc>             a ping of the host's tap address
+#   RXE-DMESG <line>          the kernel's lines on rxe / rdma
 #   RXE-DONE                  the last line before power-off
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 exec </dev/console >/dev/console 2>&1
@@ -30,10 +35,16 @@ echo "RXE-GID $(cat /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null)"
 # the guest's own verbs through rxe0 (libibverbs and its rxe provider)
 timeout 60 /bin/rxe_peer selftest rxe0
 echo "RXE-SELFTEST $?"
+# sessions with the host's krcore side (rxe_sim_side), when the test asks
+if [ -n "${RXE_SESSIONS:-}" ]; then
+	timeout 600 /bin/rxe_peer serve rxe0 "$RXE_SESSIONS"
+	echo "RXE-SERVE $?"
+fi
 for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
 	[ -f "$c" ] && echo "RXE-COUNTER $(basename "$c") $(cat "$c")"
 done
 ping -c 2 -W 2 "$RXE_HOST_IP" >/dev/null
 echo "RXE-PING $?"
+dmesg | grep -i -E 'rxe|rdma|infiniband' | sed 's/^/RXE-DMESG /'
 echo "RXE-DONE"
 poweroff -f

@@ -74,14 +74,17 @@ rxe_copy_with_libs() {
 	done
 }
 
+# rxe_initramfs OUT RXE_PEER [SESSIONS]: SESSIONS > 0 makes the guest serve
+# that many sessions of the host's side after its selftest.
 rxe_initramfs() {
-	local out=$1 peer=$2 root i=0 f
+	local out=$1 peer=$2 sessions=${3:-} root i=0 f
 	root=$(mktemp -d "${TMPDIR:-/tmp}/krcore-rxe-root.XXXXXX")
 	mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/mod"
 	cp /bin/busybox "$root/bin/"
 	cp "$rxe_here/guest_init_rxe.sh" "$root/init"
 	chmod 755 "$root/init"
-	printf 'RXE_GUEST_IP=%s\nRXE_HOST_IP=%s\n' "$rxe_guest_ip" "$rxe_host_ip" >"$root/guest.env"
+	printf 'RXE_GUEST_IP=%s\nRXE_HOST_IP=%s\nRXE_SESSIONS=%s\n' "$rxe_guest_ip" "$rxe_host_ip" \
+		"$sessions" >"$root/guest.env"
 	for f in $( (rxe_mod_deps crc32_generic; rxe_mod_deps virtio_pci; rxe_mod_deps virtio_net
 		rxe_mod_deps rdma_rxe; rxe_mod_deps ib_uverbs) | awk '!seen[$0]++'); do
 		i=$((i + 1))
@@ -124,5 +127,5 @@ rxe_boot() {
 		-serial stdio -kernel "$rxe_kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet" \
 		-netdev "tap,id=n0,ifname=$rxe_tap,script=no,downscript=no" \
-		-device virtio-net-pci,netdev=n0 </dev/null 2>&1 | tr -d '\r' >"$log"
+		-device virtio-net-pci,netdev=n0 </dev/null 2>&1 | stdbuf -oL tr -d '\r' >"$log"
 }

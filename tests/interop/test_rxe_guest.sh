@@ -6,8 +6,7 @@
 # runs the guest's own verbs through it (rxe_peer selftest: two RC QPs of
 # rxe0, SEND of three MTU packets, WRITE, READ, CAS, FAA, bytes checked),
 # reads its counters (packets sent, error counters 0) and reaches the host
-# side of the tap. The first step of the interop suite: no krcore packet
-# yet (issue: the kernel as an independent check of the sim's RoCEv2).
+# side of the tap: the guest test_rxe_sim_rc's krcore side talks to.
 # Exit 77 when qemu, the kernel image or its rxe module is missing.
 # Usage: test_rxe_guest.sh BUILDDIR SOURCE_ROOT
 set -euo pipefail
@@ -15,6 +14,7 @@ set -euo pipefail
 rxe_need
 dir=$(mktemp -d /tmp/krcore-rxe.XXXXXX)
 trap 'rxe_netns_down; rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM # meson's timeout: the EXIT trap still takes the namespace down
 rxe_peer_build "$dir/rxe_peer"
 rxe_initramfs "$dir/initramfs.cpio" "$dir/rxe_peer"
 rxe_netns_up

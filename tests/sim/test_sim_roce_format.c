@@ -318,6 +318,60 @@ static void check_refused(void)
 	sim_pkt_free(q);
 }
 
+/*
+ * Another sender's IPv4 identification (rxe fills it; a sim host sends 0):
+ * found from the ICRC for a packet from another source port, never for a
+ * sim host's (source port = destination port), and a corrupted packet of
+ * another sender is still refused.
+ */
+static void check_ip_id(void)
+{
+	struct sim_roce_addr sim = addr_of("10.77.0.1", "10.77.0.2", 4791, 4791);
+	struct sim_roce_addr rxe = addr_of("10.77.0.2", "10.77.0.1", 54016, 4791);
+	static uint8_t buf[SIM_ROCE_PKT_MAX];
+	const uint32_t lens[] = {0, 1, 7, 1024, 4096};
+	uint32_t seed = 77, flips = 0;
+
+	for (uint32_t i = 0; i < 400; i++, seed++) {
+		struct sim_pkt *p = pkt_full(0x0a, 0, lens[i % 5], seed), *q; /* RC WRITE Only */
+		struct sim_roce_addr from = rxe, sim_id = sim;
+		uint16_t id = (uint16_t)((seed * 40503u) >> 3 | 1);
+		int n;
+
+		from.ip_id = id;
+		n = sim_roce_build(p, &from, buf, sizeof(buf));
+		CHECK(n > 0);
+		CHECK_OK(sim_roce_parse(buf, (size_t)n, &rxe, &q));
+		CHECK_EQ(q->ip_id, id);
+		check_same(p, q);
+		sim_pkt_free(q);
+		/* every bit flip outside resv8a refused (the first 64 bytes and the ICRC) */
+		for (int bit = 0; bit < n * 8; bit++) {
+			int byte = bit / 8, rc;
+
+			if (byte == 4 || (byte >= 64 && byte < n - 4))
+				continue;
+			buf[byte] ^= (uint8_t)(1u << (bit % 8));
+			rc = sim_roce_parse(buf, (size_t)n, &rxe, &q);
+			buf[byte] ^= (uint8_t)(1u << (bit % 8));
+			if (rc != -EILSEQ && rc != -EBADMSG)
+				KR_FAIL("id %#x, %d bytes: bit %d flipped, parsed (%d)", id, n, bit, rc);
+			flips++;
+		}
+		/* with identification 0, the whole check and ip_id 0 */
+		n = sim_roce_build(p, &rxe, buf, sizeof(buf));
+		CHECK_OK(sim_roce_parse(buf, (size_t)n, &rxe, &q));
+		CHECK_EQ(q->ip_id, 0);
+		sim_pkt_free(q);
+		/* a sim host's packet must carry identification 0 */
+		sim_id.ip_id = id;
+		n = sim_roce_build(p, &sim_id, buf, sizeof(buf));
+		CHECK_ERR(sim_roce_parse(buf, (size_t)n, &sim, &q), -EILSEQ);
+		sim_pkt_free(p);
+	}
+	CHECK(flips > 100000);
+}
+
 static void check_gids(void)
 {
 	uint8_t gid[16];
@@ -336,6 +390,7 @@ int main(void)
 	check_vectors();
 	check_round_trip_and_flips();
 	check_refused();
+	check_ip_id();
 	check_gids();
 	KR_PASS("sim_roce_format");
 }
