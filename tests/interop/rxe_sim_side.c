@@ -6,9 +6,10 @@
  * of the guest's rxe0 (rxe_peer serve). The kernel's RoCE v2 answers every
  * packet the sim sends and sends every packet the sim must take.
  *
- *   rxe_sim_side DEV GUEST_IP
+ *   rxe_sim_side DEV GUEST_IP [rnr]
  *     DEV: the sim host, e.g. sim:h@10.77.0.1:4791 (options such as
- *     ,drop=0.05,reorder=0.05 inject faults on the sim's side).
+ *     ,drop=0.05,reorder=0.05 inject faults on the sim's side); rnr: only
+ *     a SEND into no receive each way (RNR NAKs until one is posted).
  *
  * For each size (1 byte, one MTU, one MTU + 1, three packets, 4 KiB + 5,
  * 64 KiB + 3), both directions: WRITE, READ, SEND, SEND with immediate,
@@ -307,6 +308,64 @@ static void atomics(struct side *s)
 	guest_atomic(s, RX_FAA, 5, 0, 100, 105, "FAA");
 }
 
+/*
+ * A SEND to a QP with no receive posted: the responder answers RNR NAK and
+ * the requester sends again after the NAK's timer until a receive is there.
+ * Each way: rxe's RNR NAK to the sim's requester, the sim's to rxe's.
+ */
+static void rnr(struct side *s)
+{
+	uint32_t len = 3000;
+	uint8_t *src = hmem(s, H_SRC), *recv = hmem(s, H_RECV);
+	struct kr_devx_sge sge = kr_fx_sge(&s->h, (size_t)H_SRC * AREA, len);
+	struct kr_devx_wr wr = {.wr_id = ++s->wr_id,
+				.opcode = KR_WR_SEND,
+				.flags = KR_WR_SIGNALED,
+				.sge = &sge,
+				.num_sge = 1};
+	struct kr_devx_wc wc;
+	struct rx_ans a;
+	struct rx_cmd c = {.op = RX_SEND, .off = G_READ * AREA, .len = len};
+
+	/* host -> guest, one packet (the rest of a longer message would come
+	 * out of sequence after the NAK), the guest's receive posted 100 ms late */
+	len = 1000;
+	sge.length = len;
+	fill(src, len, 991);
+	CHECK_OK(kr_devx_qp_post_send(&s->qp, &wr));
+	kr_devx_qp_ring(&s->qp);
+	usleep(100 * 1000);
+	CHECK_EQ(kr_devx_cq_poll(&s->h.scq, &wc, 1), 0); /* not done: nowhere to land */
+	guest_ok(s, (struct rx_cmd){.op = RX_POST_RECV, .off = G_RECV * AREA, .len = len},
+		 "post recv");
+	CHECK_OK(kr_fx_poll_one(&s->h.scq, &wc, WAIT_MS));
+	if (wc.status != KR_WC_SUCCESS || wc.wr_id != wr.wr_id)
+		KR_FAIL("SEND after RNR NAKs: status %d (%s)", wc.status, kr_strerror(wc.status));
+	a = guest_ok(s, (struct rx_cmd){.op = RX_WAIT_RECV}, "recv");
+	CHECK_EQ(a.byte_len, len);
+	guest_holds(s, G_RECV, src, len, "SEND after RNR NAKs");
+
+	/* guest -> host, three packets (the bytes written to the guest's
+	 * G_READ first), the host's receive posted 100 ms late */
+	len = 3000;
+	fill(src, len, 992);
+	host_rdma(s, KR_WR_RDMA_WRITE, H_SRC, gaddr(s, G_READ), len, 0, "WRITE");
+	memset(recv, 0, len);
+	rx_cmd_order(&c, 1);
+	io_all(s->fd, &c, sizeof(c), 1);
+	usleep(100 * 1000);
+	CHECK_EQ(kr_devx_cq_poll(&s->h.rcq, &wc, 1), 0);
+	host_recv_post(s, H_RECV, len);
+	io_all(s->fd, &a, sizeof(a), 0);
+	rx_ans_order(&a, 0);
+	if (a.status)
+		KR_FAIL("guest SEND after the sim's RNR NAKs: status %d", a.status);
+	wc = host_recv_wait(s, "guest SEND after RNR NAKs");
+	if (wc.byte_len != len || memcmp(recv, src, len))
+		KR_FAIL("guest SEND after the sim's RNR NAKs: %u bytes, %s", wc.byte_len,
+			memcmp(recv, src, len) ? "differ" : "same");
+}
+
 static int connect_guest(const char *ip)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(RX_PORT)};
@@ -367,14 +426,14 @@ static void print_stats(void)
 		return;
 	printf("SIM-STATS pkts_tx %llu pkts_rx %llu retransmits %llu timeouts %llu seq_naks %llu "
 	       "dup_requests %llu icrc_drops %llu rx_malformed %llu l2_drops %llu fault_drops "
-	       "%llu fault_dups %llu fault_reorders %llu icrc_ip_id %llu\n",
+	       "%llu fault_dups %llu fault_reorders %llu icrc_ip_id %llu rnr_naks %llu\n",
 	       (unsigned long long)st.pkts_tx, (unsigned long long)st.pkts_rx,
 	       (unsigned long long)st.retransmits, (unsigned long long)st.timeouts,
 	       (unsigned long long)st.seq_naks, (unsigned long long)st.dup_requests,
 	       (unsigned long long)st.icrc_drops, (unsigned long long)st.rx_malformed,
 	       (unsigned long long)st.l2_drops, (unsigned long long)st.fault_drops,
 	       (unsigned long long)st.fault_dups, (unsigned long long)st.fault_reorders,
-	       (unsigned long long)st.icrc_ip_id);
+	       (unsigned long long)st.icrc_ip_id, (unsigned long long)st.rnr_naks);
 	fflush(stdout);
 }
 
@@ -385,8 +444,8 @@ int main(int argc, char **argv)
 	struct side s;
 	int rc;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: rxe_sim_side SIM_DEVICE GUEST_IP\n");
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "rnr"))) {
+		fprintf(stderr, "usage: rxe_sim_side SIM_DEVICE GUEST_IP [rnr]\n");
 		return 2;
 	}
 	memset(&s, 0, sizeof(s));
@@ -396,15 +455,21 @@ int main(int argc, char **argv)
 	stats_ctx = s.h.ctx;
 	atexit(print_stats);
 	side_connect(&s, argv[2]);
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (size_t i = 0; argc == 3 && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		host_to_guest(&s, sizes[i], (uint32_t)i * 16 + 1);
 		guest_to_host(&s, sizes[i], (uint32_t)i * 16 + 1);
 		printf("rxe_sim_side: %u bytes: WRITE, READ, SEND, SEND/WRITE with immediate both "
 		       "ways ok\n",
 		       sizes[i]);
 	}
-	atomics(&s);
-	printf("rxe_sim_side: CAS, FAA both ways ok\n");
+	if (argc == 3) {
+		atomics(&s);
+		printf("rxe_sim_side: CAS, FAA both ways ok\n");
+	} else {
+		rnr(&s);
+		printf("rxe_sim_side: SEND into no receive (RNR NAKs, then delivered) both ways "
+		       "ok\n");
+	}
 	rx_cmd_order(&quit, 1);
 	io_all(s.fd, &quit, sizeof(quit), 1);
 	close(s.fd);

@@ -5,7 +5,8 @@
 # rxe0 (rxe_peer serve), addresses swapped over TCP on the tap. Session 1 on
 # a clean wire, session 2 with the sim dropping, duplicating and reordering
 # its packets: WRITE, READ, SEND, SEND and WRITE with immediate both ways at
-# sizes across the 1024-byte MTU, CAS and FAA both ways, every byte checked.
+# sizes across the 1024-byte MTU, CAS and FAA both ways, every byte checked;
+# session 3: a SEND into no receive each way (RNR NAKs until one is posted).
 # rxe's counters after session 1 must show no error, duplicate or sequence
 # event, and after session 2 no failure (retransmission converged); the sim
 # must have dropped no packet of rxe's as malformed or for its ICRC; the
@@ -26,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM # meson's timeout: the EXIT trap still takes the namespace down
 rxe_peer_build "$dir/rxe_peer"
-rxe_initramfs "$dir/initramfs.cpio" "$dir/rxe_peer" 2
+rxe_initramfs "$dir/initramfs.cpio" "$dir/rxe_peer" 3
 rxe_netns_up
 log=$dir/console.log
 rxe_boot "$log" "$dir/initramfs.cpio" &
@@ -46,12 +47,14 @@ grep -aq '^RXE-SERVING' "$log" || fail "the guest's rxe_peer did not start servi
 # the sim host on the tap: the sim's own GID index 3 is ::ffff:10.77.0.1
 session() {
 	local n=$1 opts=$2
-	ip netns exec "$rxe_ns" "$side" "sim:rxehost@$rxe_host_ip:4791$opts" "$rxe_guest_ip" \
+	# shellcheck disable=SC2086 # $3: the mode word, or none
+	ip netns exec "$rxe_ns" "$side" "sim:rxehost@$rxe_host_ip:4791$opts" "$rxe_guest_ip" ${3:-} \
 		>"$dir/side$n.log" 2>&1 || { cat "$dir/side$n.log"; fail "session $n ($opts)"; }
 	cat "$dir/side$n.log"
 }
 session 1 ""
 session 2 ",drop=0.05,dup=0.02,reorder=0.05"
+session 3 "" rnr
 wait "$qemu_pid" || true
 qemu_pid=
 grep -aq '^RXE-DONE' "$log" || fail "the guest did not finish"
@@ -81,5 +84,16 @@ if [ "$(stat 1 retransmits)" != 0 ] || [ "$(stat 1 timeouts)" != 0 ]; then
 	fail "the sim retransmitted $(stat 1 retransmits) times on a clean wire"
 fi
 [ "$(stat 2 fault_drops)" -gt 0 ] || fail "session 2 injected no fault"
+# session 3, a SEND into no receive each way: RNR NAKs both ways, nothing
+# out of sequence (the sim's SEND is one packet) and nothing given up
+[ "$(stat 3 rnr_naks)" -gt 0 ] || fail "the sim sent no RNR NAK to rxe's early SEND"
+[ "$(counter 3 send_rnr_err)" -gt "$(counter 2 send_rnr_err)" ] ||
+	fail "rxe sent no RNR NAK to the sim's early SEND"
+[ "$(counter 3 rcvd_rnr_err)" -gt "$(counter 2 rcvd_rnr_err)" ] ||
+	fail "rxe took no RNR NAK of the sim's"
+for c in out_of_seq_request rcvd_seq_err retry_exceeded_err retry_rnr_exceeded_err send_err; do
+	[ "$(counter 3 "$c")" = "$(counter 2 "$c")" ] || fail "$c moved in the RNR session"
+done
+[ "$(stat 3 timeouts)" = 0 ] || fail "the sim timed out in the RNR session"
 ! grep -aq -i -E '^RXE-DMESG .*(warn|bad|error|fail)' "$log" || fail "the guest's kernel complained"
-echo "PASS: krcore's devx RC QP on the sim and rxe0 in the $rxe_kver guest: two sessions (clean, faults), every check of rxe_sim_side, rxe's error counters 0"
+echo "PASS: krcore's devx RC QP on the sim and rxe0 in the $rxe_kver guest: three sessions (clean, faults, RNR), every check of rxe_sim_side, rxe's error counters 0"
