@@ -268,14 +268,8 @@ static int selftest(const char *dev)
 
 static void io_all(int fd, void *p, size_t len, int out)
 {
-	for (size_t done = 0; done < len;) {
-		ssize_t n = out ? write(fd, (uint8_t *)p + done, len - done)
-				: read(fd, (uint8_t *)p + done, len - done);
-
-		if (n <= 0)
-			FAIL("side channel: %s", n == 0 ? "the host went" : "I/O error");
-		done += (size_t)n;
-	}
+	if (rx_io(fd, p, len, out))
+		FAIL("side channel to the host: closed or failed");
 }
 
 /* One command of the host on e: its work request, and the completion's answer. */

@@ -69,15 +69,8 @@ static uint64_t gaddr(const struct side *s, unsigned int area)
 
 static void io_all(int fd, void *p, size_t len, int out)
 {
-	for (size_t done = 0; done < len;) {
-		ssize_t n = out ? write(fd, (uint8_t *)p + done, len - done)
-				: read(fd, (uint8_t *)p + done, len - done);
-
-		if (n <= 0)
-			KR_FAIL("side channel to the guest: %s",
-				n == 0 ? "closed" : strerror(errno));
-		done += (size_t)n;
-	}
+	if (rx_io(fd, p, len, out))
+		KR_FAIL("side channel to the guest: closed or failed");
 }
 
 /* One command to the guest; its answer. */

@@ -13,7 +13,9 @@
 #define KR_RXE_WIRE_H
 
 #include <endian.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #define RX_PORT	   18515 /* the guest listens here, on its tap address */
 #define RX_MEM_LEN (1u << 20)
@@ -61,6 +63,20 @@ struct rx_ans {
 	uint32_t has_imm;
 	uint64_t val;
 };
+
+/* All of len bytes to (out) or from fd: 0, or -1 (closed: errno 0; or an I/O error). */
+static inline int rx_io(int fd, void *p, size_t len, int out)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = out ? write(fd, (uint8_t *)p + done, len - done)
+				: read(fd, (uint8_t *)p + done, len - done);
+
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
 
 /* Each struct is a run of 32- and 64-bit fields: swap them in place. */
 static inline void rx_swap32(void *p, unsigned int n, int to_be)
