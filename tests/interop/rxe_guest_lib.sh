@@ -27,7 +27,9 @@ rxe_tap=rxetap0
 rxe_host_ip=10.77.0.1
 rxe_guest_ip=10.77.0.2
 rxe_timeout=${RXE_QEMU_TIMEOUT:-120}
-rxe_kver=${RXE_KVER:-$(find /boot -maxdepth 1 -name 'vmlinuz-6.1.*-amd64' 2>/dev/null |
+# the guest's kernel: $RXE_KVER, else the newest /boot/vmlinuz-$RXE_KVER_GLOB
+rxe_kglob=${RXE_KVER_GLOB:-6.1.*-amd64}
+rxe_kver=${RXE_KVER:-$(find /boot -maxdepth 1 -name "vmlinuz-$rxe_kglob" 2>/dev/null |
 	sed 's|.*/vmlinuz-||' | sort -V | tail -n 1)}
 rxe_kernel=/boot/vmlinuz-$rxe_kver
 rxe_provider=$(find /usr/lib/x86_64-linux-gnu/libibverbs -name 'librxe-rdmav*.so' 2>/dev/null | head -n 1)
@@ -36,7 +38,7 @@ rxe_need() {
 	local why=""
 	[ "$(id -u)" = 0 ] || why="not root (network namespace, tap device, kernel image)"
 	command -v qemu-system-x86_64 >/dev/null || why="qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
-	[ -n "$rxe_kver" ] && [ -r "$rxe_kernel" ] || why="no readable /boot/vmlinuz-6.1.*-amd64 (apt-get install linux-image-amd64)"
+	[ -n "$rxe_kver" ] && [ -r "$rxe_kernel" ] || why="no readable /boot/vmlinuz-$rxe_kglob (Debian's linux-image packages)"
 	[ -z "$why" ] && ! modinfo -k "$rxe_kver" -n rdma_rxe >/dev/null 2>&1 && why="no rdma_rxe module for $rxe_kver"
 	[ -x /bin/busybox ] || why="/bin/busybox missing (apt-get install busybox-static)"
 	command -v rdma >/dev/null || why="iproute2's rdma tool missing"
@@ -53,6 +55,7 @@ rxe_need() {
 rxe_mod_deps() {
 	local m=$1 f d
 	f=$(modinfo -k "$rxe_kver" -n "$m" 2>/dev/null) || return 0
+	[ "$f" != "(builtin)" ] || return 0 # in the kernel image (6.12: crc32_generic)
 	for d in $(modinfo -k "$rxe_kver" -F depends "$m" | tr ',' ' '); do
 		rxe_mod_deps "$d"
 	done
