@@ -198,6 +198,20 @@ static int read_ok(struct kr_vqp *v, uint8_t *back, uint8_t *dst, uint32_t rkey,
 }
 
 /*
+ * DCIs a connect of this job can take: the tenant's free ring, and the
+ * offers on the job's ready ring it has not looked at (keeper_ready.c: a
+ * DCI given back may be offered to the job again as soon as its reset is
+ * done, moving it from the one to the other at the keeper's pace).
+ */
+static uint32_t dcis_available(struct kr_ctx *ctx, const struct kr_pool_tenant *pt)
+{
+	uint32_t prod =
+	    __atomic_load_n(&kr_seg_job(ctx->seg, ctx->job)->ready_prod, __ATOMIC_ACQUIRE);
+
+	return kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off) + (prod - ctx->ready_taken);
+}
+
+/*
  * The tenant has 5 of its 12 DCIs free: a thread with a limit of 4 takes
  * one, a second while more than a quarter (3) stay free, then shares; the
  * DCI left is for another thread's first connect. A fresh attachment: no
@@ -231,17 +245,16 @@ static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t 
 	for (uint32_t i = 0; i < left; i++)
 		CHECK_OK(kr_lease_free(ctx, &hold[--nhold]));
 	/* the worker resets them before they are leasable */
-	for (t0 = kp_now_ms();
-	     kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off) < left && kp_now_ms() - t0 < 5000;)
+	for (t0 = kp_now_ms(); dcis_available(ctx, pt) < left && kp_now_ms() - t0 < 5000;)
 		usleep(1000);
-	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off), left);
+	CHECK_EQ(dcis_available(ctx, pt), left);
 	for (uint32_t i = 0; i < 4; i++) {
 		v[i] = connect_peer(ctx, i + 1, 0);
 		CHECK(v[i] != NULL);
 		CHECK_OK(read_ok(v[i], back, dst, rkey, 50 + i));
 	}
 	CHECK_EQ(distinct_dcis(v, 4), 2);
-	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off), 3);
+	CHECK_EQ(dcis_available(ctx, pt), 3);
 	/* another thread's first connect finds one */
 	t.main_v = v;
 	CHECK_OK(pthread_create(&th, NULL, first_connect, &t));
@@ -257,13 +270,12 @@ static int pool_short(struct kr_ctx *ctx, uint8_t *back, uint8_t *dst, uint32_t 
 	CHECK(w != NULL);
 	CHECK(w->dci != v[0]->dci && w->dci != v[1]->dci && w->dci != v[2]->dci);
 	CHECK_OK(read_ok(w, back, dst, rkey, 60));
-	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off),
-		 2); /* the spare's lease stayed */
+	CHECK_EQ(dcis_available(ctx, pt), 2); /* the spare's lease stayed */
 	w2 = connect_peer(ctx, 6, v[0]->dci->cnt);
 	CHECK(w2 != NULL);
 	CHECK(w2->dci != w->dci && w2->dci != v[0]->dci && w2->dci != v[1]->dci);
 	CHECK_OK(read_ok(w2, back, dst, rkey, 61));
-	CHECK_EQ(kr_keeper_seg_ring_count(ctx->seg, pt->dci_ring_off), 1);
+	CHECK_EQ(dcis_available(ctx, pt), 1);
 	errno = 0;
 	CHECK(connect_peer(ctx, 7, v[0]->dci->cnt) == NULL);
 	CHECK_EQ(errno, ENOSPC);
