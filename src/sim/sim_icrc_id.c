@@ -40,6 +40,8 @@ static uint32_t mul_mod_p(uint32_t a, uint32_t b)
 {
 	uint32_t m = X0, p = 0;
 
+	if (!a)
+		return 0; /* the loop below ends at a's last set bit */
 	for (;;) {
 		if (a & m) {
 			p ^= b;
