@@ -51,6 +51,21 @@ static uintptr_t shm_lo, shm_hi;
 static _Atomic uint64_t shm_holes; /* pages the guard replaced */
 static _Atomic uint64_t shm_huge;  /* bytes of hugetlb memfds mapped now */
 
+/* In the handler: say where the keeper dies (write(2) only: async-signal-safe). */
+static void shm_sigbus_say(const void *addr)
+{
+	static const char pre[] = "krcore pool error: SIGBUS at 0x",
+			  post[] = " outside the job-writable window: the keeper dies\n";
+	uintptr_t a = (uintptr_t)addr;
+	char hex[2 * sizeof(a)];
+
+	for (size_t i = 0; i < sizeof(hex); i++)
+		hex[i] = "0123456789abcdef"[(a >> (4 * (sizeof(hex) - 1 - i))) & 0xf];
+	(void)!write(2, pre, sizeof(pre) - 1);
+	(void)!write(2, hex, sizeof(hex));
+	(void)!write(2, post, sizeof(post) - 1);
+}
+
 static void shm_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr & ~(uintptr_t)(KR_POOL_PAGE - 1);
@@ -62,6 +77,7 @@ static void shm_sigbus(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_add(&shm_holes, 1);
 		return; /* the faulting access runs again, on the private page */
 	}
+	shm_sigbus_say(si->si_addr);
 	signal(sig, SIG_DFL); /* not ours: die as we would have */
 	raise(sig);
 }

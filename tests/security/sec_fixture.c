@@ -182,6 +182,7 @@ void sec_keeper_start(struct kp_keeper *k, const char *const *args)
 void sec_victim_start(struct sec_victim *v, const struct kp_keeper *k)
 {
 	memset(v, 0, sizeof(*v));
+	v->k = k;
 	v->ctx = kp_attach(k, 5000);
 	CHECK(v->ctx != NULL);
 	v->src = kr_malloc(v->ctx, SEC_VICTIM_LEN);
@@ -193,8 +194,18 @@ void sec_victim_start(struct sec_victim *v, const struct kp_keeper *k)
 
 void sec_victim_round(struct sec_victim *v, int n)
 {
-	CHECK_OK(kp_dci_write_read(v->ctx, &v->dci, v->src, v->dst, v->chk, SEC_VICTIM_LEN, n,
-				   (uint64_t)(++v->rounds) << 8));
+	int rc = kp_dci_write_read(v->ctx, &v->dci, v->src, v->dst, v->chk, SEC_VICTIM_LEN, n,
+				   (uint64_t)(++v->rounds) << 8);
+
+	if (rc) {
+		int status = 0;
+
+		kp_log_dump(v->k); /* what the keeper said, and how it ended if it did */
+		if (waitpid(v->k->pid, &status, WNOHANG) == v->k->pid)
+			fprintf(stderr, "keeper %s %d\n", WIFSIGNALED(status) ? "killed by signal" : "exited",
+				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		KR_FAIL("victim round %u: %d (%s)", v->rounds, rc, strerror(-rc));
+	}
 }
 
 int sec_victim_until_exit(struct sec_victim *v, pid_t pid)

@@ -98,6 +98,7 @@ void sec_keeper_start(struct kp_keeper *k, const char *const *args);
 
 /* A root job checking its own bytes while attackers run. */
 struct sec_victim {
+	const struct kp_keeper *k; /* its log is shown when a round fails */
 	struct kr_ctx *ctx;
 	uint8_t *src, *dst, *chk;
 	struct kr_lease dci;
