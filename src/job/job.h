@@ -156,6 +156,13 @@ struct kr_ctx {
 	 * may get the same ctx address and another job slot of the same gen.
 	 */
 	uint64_t attach_id;
+	/*
+	 * Set by a layer above (virtqp_spare.c) that keeps state of this
+	 * attachment in the process; kr_detach() calls it last, so that what
+	 * it kept goes with the attachment (not at the next attach, which a
+	 * process, or a provider that is unloaded, may never make).
+	 */
+	void (*on_detach)(struct kr_ctx *ctx);
 };
 
 /*

@@ -401,6 +401,8 @@ int kr_detach(struct kr_ctx *ctx)
 	if (attached == ctx)
 		attached = NULL;
 	pthread_mutex_unlock(&attach_mtx);
+	if (ctx->on_detach)
+		ctx->on_detach(ctx);
 	ctx_free(ctx);
 	return was_dead ? -ENOTCONN : 0;
 }

@@ -421,6 +421,8 @@ static inline void kr_vq_dci_ring_pending(struct kr_vq_dci *d)
 bool kr_vq_spare_put(struct kr_vq_dci *d);
 /* A kept DCI of ctx's attachment, or NULL. */
 struct kr_vq_dci *kr_vq_spare_get(struct kr_ctx *ctx);
+/* DCIs the process keeps as spares now (tests: none after kr_detach()). */
+uint32_t kr_vq_spare_held(void);
 /* Keep at most n (capped at 8) from now on; 0 gives every DCI back at its thread's last disconnect. */
 void kr_vq_spare_max(uint32_t n);
 

@@ -9,9 +9,11 @@
  * gets the rest back at once. The DCIs stay leased to the job, so the keeper
  * reclaims them at detach or death like any lease.
  *
- * The spares belong to one attachment (ctx->attach_id): a
- * later attachment drops what an earlier one left (the keeper took those
- * back at detach; their views died with the ctx).
+ * The spares belong to one attachment (ctx->attach_id) and go with it:
+ * kr_detach() frees them (the keeper takes their leases back at detach;
+ * their views die with the ctx), and a later attachment drops what an
+ * earlier one left. A provider that carries this library and is unloaded
+ * after the detach leaves nothing behind.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -43,8 +45,21 @@ static void spare_free(struct kr_vq_dci *d)
 	free(d);
 }
 
+/* kr_detach() of ctx: its spares go with it (ctx->on_detach). */
+static void spare_detach(struct kr_ctx *ctx)
+{
+	pthread_mutex_lock(&g_spare.lock);
+	if (g_spare.ctx == ctx && g_spare.attach_id == ctx->attach_id) {
+		while (g_spare.n)
+			spare_free(g_spare.d[--g_spare.n]);
+		g_spare.ctx = NULL;
+		g_spare.attach_id = 0;
+	}
+	pthread_mutex_unlock(&g_spare.lock);
+}
+
 /* g_spare.lock held: forget spares of another attachment than ctx. */
-static void spare_own(const struct kr_ctx *ctx)
+static void spare_own(struct kr_ctx *ctx)
 {
 	if (g_spare.ctx == ctx && g_spare.attach_id == ctx->attach_id)
 		return;
@@ -52,6 +67,18 @@ static void spare_own(const struct kr_ctx *ctx)
 		spare_free(g_spare.d[--g_spare.n]);
 	g_spare.ctx = ctx;
 	g_spare.attach_id = ctx->attach_id;
+	ctx->on_detach = spare_detach;
+}
+
+/* kr_vq_spare_held() - see virtqp.h. */
+uint32_t kr_vq_spare_held(void)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&g_spare.lock);
+	n = g_spare.n;
+	pthread_mutex_unlock(&g_spare.lock);
+	return n;
 }
 
 bool kr_vq_spare_put(struct kr_vq_dci *d)

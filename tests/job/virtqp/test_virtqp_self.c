@@ -315,6 +315,7 @@ int main(void)
 	CHECK_OK(kr_ctx_query(ctx, &ca));
 	CHECK_EQ(ca.dci_leases, 2);
 	CHECK_EQ(kr_seg_dci(ctx->seg, ctx->tenant, lease.index)->gen, lease.gen);
+	CHECK(kr_vq_spare_held() >= 1); /* the other thread's DCI, kept */
 	/* with no spare kept, a last disconnect gives its DCI back */
 	kr_vq_spare_max(0);
 	v = kr_connect(ctx, KR_NODE_SELF, NULL);
@@ -325,6 +326,9 @@ int main(void)
 
 	CHECK_OK(kr_dereg_mr(mr));
 	CHECK_OK(kr_detach(ctx));
+	/* the spares went with the attachment (a provider unloaded after its
+	 * detach, as libfabric unloads libkrcore-fi.so, would have lost them) */
+	CHECK_EQ(kr_vq_spare_held(), 0);
 	CHECK_EQ(kp_keeper_stop(&k, SIGTERM), 0);
 	kp_keeper_fini(&k);
 	KR_PASS("virtqp_self");
