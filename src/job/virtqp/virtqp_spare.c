@@ -38,35 +38,43 @@ void kr_vq_spare_max(uint32_t n)
 	pthread_mutex_unlock(&g_spare.lock);
 }
 
+/* A spare of an attachment that left: its lease went back with the detach. */
 static void spare_free(struct kr_vq_dci *d)
 {
-	kr_vq_tables_free(d);
-	free(d->tgt);
-	free(d);
+	d->leased = false;
+	kr_vq_dci_free(d);
+}
+
+/* g_spare.lock held: do the spares belong to ctx's attachment? */
+static bool spare_mine(const struct kr_ctx *ctx)
+{
+	return g_spare.ctx == ctx && g_spare.attach_id == ctx->attach_id;
+}
+
+/* g_spare.lock held: free every spare; the set is ctx's from now on (NULL: nobody's). */
+static void spare_reset(const struct kr_ctx *ctx)
+{
+	while (g_spare.n)
+		spare_free(g_spare.d[--g_spare.n]);
+	g_spare.ctx = ctx;
+	g_spare.attach_id = ctx ? ctx->attach_id : 0;
 }
 
 /* kr_detach() of ctx: its spares go with it (ctx->on_detach). */
 static void spare_detach(struct kr_ctx *ctx)
 {
 	pthread_mutex_lock(&g_spare.lock);
-	if (g_spare.ctx == ctx && g_spare.attach_id == ctx->attach_id) {
-		while (g_spare.n)
-			spare_free(g_spare.d[--g_spare.n]);
-		g_spare.ctx = NULL;
-		g_spare.attach_id = 0;
-	}
+	if (spare_mine(ctx))
+		spare_reset(NULL);
 	pthread_mutex_unlock(&g_spare.lock);
 }
 
 /* g_spare.lock held: forget spares of another attachment than ctx. */
 static void spare_own(struct kr_ctx *ctx)
 {
-	if (g_spare.ctx == ctx && g_spare.attach_id == ctx->attach_id)
+	if (spare_mine(ctx))
 		return;
-	while (g_spare.n)
-		spare_free(g_spare.d[--g_spare.n]);
-	g_spare.ctx = ctx;
-	g_spare.attach_id = ctx->attach_id;
+	spare_reset(ctx);
 	ctx->on_detach = spare_detach;
 }
 
