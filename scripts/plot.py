@@ -148,7 +148,7 @@ def mpi_bootstrap_fig(runs, out):
 def mpi_ofi_fig(run, out):
     fig, (a, b) = plt.subplots(1, 2, figsize=(8, 3.5))
     names = ["krcore vQP\nSEND", "fi_pingpong\n(krcore)", "MPI\n(cm/ofi/krcore)"]
-    vals = [run["krbench_send_p50_us"], run["fi_pingpong_rtt_us"], run["mpi_pingpong_p50_us"]]
+    vals = [run["krbench_send_rtt_us"], run["fi_pingpong_rtt_us"], run["mpi_pingpong_p50_us"]]
     a.bar(names, vals, color=["#555555", "#1f77b4", "#2ca02c"])
     a.set_ylabel("8-byte round trip (us)")
     a.set_title("latency, two sim nodes", fontsize=10)
