@@ -547,7 +547,7 @@ struct kr_ofi_mr {
 	uint8_t *base;
 	size_t len;
 	uint64_t offset, access;
-	struct kr_mr *kmr; /* heap memory with remote rights: its krcore key, peers use the NIC */
+	struct kr_mr *kmr; /* heap or memfd memory with remote rights: its krcore key (NIC RMA) */
 	uint32_t rkey;	   /* kmr's */
 };
 extern struct fi_ops_mr kr_ofi_mr_ops;
@@ -560,6 +560,14 @@ struct kr_ofi_mr *kr_ofi_mr_find(struct kr_ofi_domain *d, uint64_t key);
  */
 uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, uint64_t len,
 			 uint64_t access);
+
+/* ofi_mr_file.c */
+/*
+ * A krcore key (kr_reg_mr_fd, rights access) over [buf, buf + len) when all
+ * of it is one shared mapping of a sealed memfd that this process holds a
+ * descriptor of; NULL otherwise (served by the provider). A keeper call.
+ */
+struct kr_mr *kr_ofi_mr_file_key(struct kr_ctx *ctx, const void *buf, size_t len, uint32_t access);
 
 /* ofi_rma.c */
 struct kr_ofi_rma;

@@ -10,9 +10,10 @@
  * serves.
  *
  * A region with remote rights that lies in the krcore heap (memory of fi_krcore.h's heap_alloc,
- * ofi_domain_ops.c) also gets a krcore memory key over exactly its bytes (kr_reg_mr): peers then
- * READ and WRITE it with the NIC, no copy and no call on this side (ofi_rma_direct.c). Closing the
- * region releases the key, and the NIC refuses it from then on.
+ * ofi_domain_ops.c) also gets a krcore memory key over exactly its bytes (kr_reg_mr), and so does
+ * one in a shared mapping of a sealed memfd the process holds open (kr_reg_mr_fd, ofi_mr_file.c):
+ * peers then READ and WRITE it with the NIC, no copy and no call on this side (ofi_rma_direct.c).
+ * Closing the region releases the key, and the NIC refuses it from then on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,12 +64,12 @@ static int mr_close(struct fid *fid)
 }
 
 /*
- * A krcore key over [buf, buf + len) when it is heap memory and peers may reach it (remote
- * rights), so their RMA goes by the NIC; NULL otherwise (served by this provider). A keeper
- * call: never under the domain's lock.
+ * A krcore key over [buf, buf + len) when it is heap or memfd memory and peers may reach it
+ * (remote rights), so their RMA goes by the NIC; NULL otherwise (served by this provider).
+ * Keeper calls: never under the domain's lock.
  */
-static struct kr_mr *mr_heap_key(struct kr_ofi_domain *d, const void *buf, size_t len,
-				 uint64_t access)
+static struct kr_mr *mr_nic_key(struct kr_ofi_domain *d, const void *buf, size_t len,
+				uint64_t access)
 {
 	uint32_t a = 0;
 	struct kr_mr *k;
@@ -80,7 +81,9 @@ static struct kr_mr *mr_heap_key(struct kr_ofi_domain *d, const void *buf, size_
 	if (!a || !len)
 		return NULL;
 	k = kr_reg_mr(d->ctx, (void *)(uintptr_t)buf, len, a); /* EINVAL at once: not heap */
-	if (!k && errno != EINVAL)
+	if (!k && errno == EINVAL)
+		return kr_ofi_mr_file_key(d->ctx, buf, len, a);
+	if (!k)
 		FI_INFO(&kr_ofi_prov, FI_LOG_MR,
 			"no krcore key for %zu heap bytes (%s): served by the provider\n", len,
 			strerror(errno));
@@ -117,7 +120,7 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	m->mr.fid.ops = &mr_fi_ops;
 	m->mr.mem_desc = NULL; /* nothing for a local operation to name: buffers are copied */
 	m->mr.key = requested_key;
-	m->kmr = mr_heap_key(d, buf, len, m->access);
+	m->kmr = mr_nic_key(d, buf, len, m->access);
 	if (m->kmr) {
 		struct kr_mr_key k;
 

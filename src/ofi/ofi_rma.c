@@ -209,8 +209,8 @@ static int serve_atomic(struct kr_ofi_ep *ep, const struct kr_ofi_wire *w, const
 }
 
 /*
- * The initiator asked (KR_OFI_WF_WANT) whether key's region is heap memory
- * with a krcore key: if so tell it where and under which key, before the
+ * The initiator asked (KR_OFI_WF_WANT) whether key's region is heap or memfd
+ * memory with a krcore key: if so tell it where and under which key, before the
  * answer, so its later READs and WRITEs go by the NIC.
  */
 static void rma_tell_region(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, uint64_t key)

@@ -18,6 +18,13 @@
  *   threads     four threads on A's one endpoint and CQ, each 100 writes and
  *               reads on its own part of key 7 and of key 9, every byte
  *               checked, B's memory checked after
+ *   memfd       B registers four memfd areas (file offset 256 KiB of a
+ *               shared mapping): key 11 sealed, its descriptor open, and key
+ *               17 the same of 2 MB hugepages: learnt as key 7 was, then
+ *               written and read with B stopped, B's memory checked; key 13
+ *               unsealed and key 15 sealed but its
+ *               descriptor closed after mmap: B's provider serves them, so
+ *               nothing completes while B stops, and does once it goes on
  *   re-keyed    B closes key 7 and registers key 7 again over another heap
  *               area: A's next read (the old krcore key, which the NIC now
  *               refuses) goes again through B's provider and gets the new
@@ -29,12 +36,14 @@
  *               bytes, of more than the heap, on no domain: refused
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,11 +60,20 @@
 #include "ofi_test.h"
 #include "ofi/ofi.h"
 
-#define REG_LEN	 (256u << 10)
-#define REG_BASE 0x10000ull /* key 7's offset: its first byte's address */
-#define KEY_HEAP 7
-#define KEY_MALL 9
-#define TMO_S	 30
+#define REG_LEN		 (256u << 10)
+#define REG_BASE	 0x10000ull /* key 7's offset: its first byte's address */
+#define KEY_HEAP	 7
+#define KEY_MALL	 9
+#define KEY_MFD		 11 /* a sealed memfd, its descriptor open: by the NIC */
+#define KEY_MFD_UNSEALED 13
+#define KEY_MFD_CLOSED	 15
+#define KEY_MFD_HUGE	 17 /* a sealed hugetlb memfd: by the NIC */
+#define AREAS		 7  /* heap, heap, malloc, and the four memfds */
+#define HUGE_LEN	 (2u << 20)
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21u << 26) /* log2(2 MB) << MFD_HUGE_SHIFT */
+#endif
+#define TMO_S 30
 
 static const struct ofi_how g_how = {
     .caps = FI_MSG | FI_RMA, .cq = FI_CQ_FORMAT_DATA, .av = FI_AV_MAP, .ext = true};
@@ -66,7 +84,7 @@ struct order { /* no padding: all of it goes down the pipe */
 	int32_t cmd;
 	uint32_t seed;
 	uint64_t off, len;
-	int32_t area; /* C_CHECK: 0 the first heap area, 1 the second, 2 the malloc region */
+	int32_t area; /* C_CHECK: 0 the first heap area, 1 the second, 2 malloc, 3-6 key 11-17's */
 	int32_t pad;
 };
 
@@ -78,11 +96,38 @@ static void reg(struct ofi_node *n, void *buf, uint64_t key, uint64_t base, stru
 			   NULL));
 }
 
+/*
+ * What follows the first REG_LEN bytes of a memfd mapped shared (file
+ * offset REG_LEN, zeroed): of 2 MB hugepages or not, sealed against
+ * shrinking and growing or not, its descriptor kept open or not.
+ */
+static size_t memfd_len(bool huge)
+{
+	return huge ? HUGE_LEN : 2 * REG_LEN;
+}
+
+static uint8_t *memfd_area(bool huge, bool sealed, bool keep_fd)
+{
+	int fd = memfd_create("ofi-rma-direct", MFD_CLOEXEC | MFD_ALLOW_SEALING |
+						    (huge ? MFD_HUGETLB | MFD_HUGE_2MB : 0));
+	uint8_t *p;
+
+	CHECK(fd >= 0);
+	CHECK_OK(ftruncate(fd, (off_t)memfd_len(huge)));
+	if (sealed)
+		CHECK_OK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW));
+	p = mmap(NULL, memfd_len(huge), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED);
+	if (!keep_fd)
+		close(fd);
+	return p + REG_LEN;
+}
+
 static void peer_main(const char *sock, int out, int in)
 {
 	struct pollfd pf = {.fd = in, .events = POLLIN};
-	struct fid_mr *mr_heap, *mr_mall;
-	uint8_t *area[3];
+	struct fid_mr *mr_heap, *mr_mall, *mr_mfd[4];
+	uint8_t *area[AREAS];
 	struct ofi_node n = {0};
 	struct order o;
 
@@ -95,6 +140,14 @@ static void peer_main(const char *sock, int out, int in)
 	fill(area[1], REG_LEN, 5);
 	reg(&n, area[0], KEY_HEAP, REG_BASE, &mr_heap);
 	reg(&n, area[2], KEY_MALL, 0, &mr_mall);
+	area[3] = memfd_area(false, true, true);
+	area[4] = memfd_area(false, false, true);
+	area[5] = memfd_area(false, true, false);
+	area[6] = memfd_area(true, true, true);
+	reg(&n, area[3], KEY_MFD, 0, &mr_mfd[0]);
+	reg(&n, area[4], KEY_MFD_UNSEALED, 0, &mr_mfd[1]);
+	reg(&n, area[5], KEY_MFD_CLOSED, 0, &mr_mfd[2]);
+	reg(&n, area[6], KEY_MFD_HUGE, 0, &mr_mfd[3]);
 	n.peer = ofi_meet(n.ep, n.av, out, in);
 	for (bool run = true; run;) {
 		uint64_t r = 1;
@@ -128,6 +181,10 @@ static void peer_main(const char *sock, int out, int in)
 	if (mr_heap)
 		CHECK_OK(fi_close(&mr_heap->fid));
 	CHECK_OK(fi_close(&mr_mall->fid));
+	for (int i = 0; i < 4; i++) {
+		CHECK_OK(fi_close(&mr_mfd[i]->fid));
+		munmap(area[3 + i] - REG_LEN, memfd_len(i == 3));
+	}
 	n.ops->heap_free(n.dom, area[0]);
 	n.ops->heap_free(n.dom, area[1]);
 	free(area[2]);
@@ -232,6 +289,51 @@ static void test_served(struct ofi_node *n, uint8_t *buf)
 	b_go(n);
 	CHECK_OK(cq_wait(n->cq, &e, NULL, NULL, TMO_S, g_step));
 	CHECK(e.op_context == &c && same(buf, 1000, 30));
+}
+
+/*
+ * Memfd regions: key 11 goes by the NIC once learnt (B stopped), its bytes
+ * where B's mapping shows them; keys 13 and 15 only through B's provider.
+ */
+static void test_memfd_nic(struct ofi_node *n, uint8_t *mall, uint8_t *heap, uint64_t key, int area,
+			   uint32_t seed)
+{
+	fill(mall, 64, seed);
+	CHECK_OK(rma(n, false, mall, 64, 0, key)); /* learn: B serves, its key comes back */
+	b_stop(n);
+	fill(heap, 4097, seed + 1);
+	CHECK_OK(rma(n, false, heap, 4097, 100, key));
+	fill(mall, 1, seed + 2);
+	CHECK_OK(rma(n, false, mall, 1, REG_LEN - 1, key));
+	memset(mall, 0, 4097);
+	CHECK_OK(rma(n, true, mall, 4097, 100, key));
+	CHECK(same(mall, 4097, seed + 1));
+	b_go(n);
+	CHECK(b_has(n, area, 0, 64, seed) && b_has(n, area, 100, 4097, seed + 1) &&
+	      b_has(n, area, REG_LEN - 1, 1, seed + 2));
+}
+
+static void test_memfd(struct ofi_node *n, uint8_t *mall, uint8_t *heap)
+{
+	static const uint64_t keys[2] = {KEY_MFD_UNSEALED, KEY_MFD_CLOSED};
+	struct fi_cq_data_entry e;
+	struct fi_context2 c;
+
+	test_memfd_nic(n, mall, heap, KEY_MFD, 3, 60);
+	test_memfd_nic(n, mall, heap, KEY_MFD_HUGE, 6, 70);
+	for (int k = 0; k < 2; k++) {
+		fill(mall, 500, 63 + k);
+		CHECK_OK(rma(n, false, mall, 500, 8, keys[k])); /* B runs */
+		CHECK(b_has(n, 4 + k, 8, 500, 63 + k));
+		b_stop(n);
+		memset(mall, 0, 500);
+		CHECK_OK(fi_read(n->ep, mall, 500, NULL, n->peer, 8, keys[k], &c));
+		for (double t0 = now_s(); now_s() - t0 < 0.3;)
+			CHECK_EQ(fi_cq_read(n->cq, &e, 1), -FI_EAGAIN);
+		b_go(n);
+		CHECK_OK(cq_wait(n->cq, &e, NULL, NULL, TMO_S, g_step));
+		CHECK(e.op_context == &c && same(mall, 500, 63 + k));
+	}
 }
 
 /*
@@ -415,6 +517,8 @@ int main(int argc, char **argv)
 	test_stopped(&n, mall, heap);
 	g_step = "served by B";
 	test_served(&n, mall);
+	g_step = "memfd";
+	test_memfd(&n, mall, heap);
 	g_step = "threads";
 	test_threads(&n);
 	g_step = "re-keyed";
