@@ -51,6 +51,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <krcore/fi_krcore.h>
 #include <krcore/krcore.h>
 
 #define KR_OFI_NAME    "krcore"
@@ -98,7 +99,8 @@ struct kr_ofi_domain {
 	uint64_t launch_tag;
 	uint32_t refs; /* AVs, endpoints, CQs, counters and MRs open on it */
 	pthread_mutex_t lock;
-	struct kr_ofi_mr *mrs; /* its registrations (ofi_mr.c) */
+	struct kr_ofi_mr *mrs;		    /* its registrations (ofi_mr.c) */
+	struct fi_krcore_copy_stats copies; /* under lock */
 };
 int kr_ofi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		       void *context);
@@ -234,9 +236,14 @@ struct kr_ofi_tx {
 	size_t len;
 	struct kr_ofi_peer *peer;
 	uint32_t msg_id;
-	uint32_t stages;      /* staging slots it holds */
+	uint32_t stages;      /* chunks announced and not yet acknowledged */
 	size_t staged, acked; /* bytes announced, bytes the receiver has */
 	int err;	      /* first error (-FI_E*), reported at the end */
+	/* in place: buf lies in a registration with a krcore key the receiver READs under */
+	bool in_place;
+	uint32_t rkey;
+	uint64_t place_off[KR_OFI_MSG_STAGES]; /* in place: the chunks announced, by offset */
+	uint32_t place_busy;		       /* ... which of them are (bit i: place_off[i]) */
 };
 
 /* One krcore SEND the provider posts (a message, or a chunk's RTS/CHUNK/ACK). */
@@ -300,6 +307,7 @@ struct kr_ofi_rx {
 	size_t got;
 	int err;
 	bool discard; /* FI_DISCARD: take the message, keep no byte of it */
+	bool bounce;  /* buf is not memory the NIC reaches: chunks go through read slots */
 };
 
 /* A message that arrived before a receive for it was posted. */
@@ -313,9 +321,10 @@ struct kr_ofi_unexp {
 	uint32_t nann;
 };
 
-/* A READ of an announced chunk into one of the endpoint's read slots. */
+/* A READ of an announced chunk into one of the endpoint's read slots, or in place. */
 struct kr_ofi_read {
-	uint8_t kind; /* KR_OFI_REQ_READ */
+	uint8_t kind;  /* KR_OFI_REQ_READ */
+	bool in_place; /* straight into the receive's buffer (heap or registered memfd) */
 	struct kr_ofi_rx *rx;
 	uint64_t off;
 	uint32_t clen;
@@ -547,8 +556,9 @@ struct kr_ofi_mr {
 	uint8_t *base;
 	size_t len;
 	uint64_t offset, access;
-	struct kr_mr *kmr; /* heap or memfd memory with remote rights: its krcore key (NIC RMA) */
+	struct kr_mr *kmr; /* heap or memfd memory: its krcore key (NIC RMA, sends in place) */
 	uint32_t rkey;	   /* kmr's */
+	bool kread;	   /* kmr lets peers READ: large sends from it go in place */
 };
 extern struct fi_ops_mr kr_ofi_mr_ops;
 /* The registration of key in d, or NULL. */
@@ -560,6 +570,12 @@ struct kr_ofi_mr *kr_ofi_mr_find(struct kr_ofi_domain *d, uint64_t key);
  */
 uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, uint64_t len,
 			 uint64_t access);
+
+/*
+ * Whether all of [buf, buf + len) lies in one registration of d whose
+ * krcore key lets peers READ it; if so *rkey is that key.
+ */
+bool kr_ofi_mr_send_key(struct kr_ofi_domain *d, const void *buf, size_t len, uint32_t *rkey);
 
 /* ofi_mr_file.c */
 /*

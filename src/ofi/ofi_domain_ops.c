@@ -3,7 +3,8 @@
  * The provider's own domain operations (include/krcore/fi_krcore.h), opened
  * with fi_open_ops(FI_KRCORE_DOMAIN_OPS): heap memory for the application,
  * which the NIC reaches, so a region registered over it is served by the
- * NIC (ofi_rma_direct.c) and local buffers in it are not copied.
+ * NIC (ofi_rma_direct.c) and local buffers in it are not copied; and how
+ * many bytes of large messages went in place or through a copy.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,10 +31,24 @@ static void heap_free(struct fid_domain *dom, void *p)
 		kr_free(container_of(dom, struct kr_ofi_domain, dom)->ctx, p);
 }
 
+static int copy_stats(struct fid_domain *dom, struct fi_krcore_copy_stats *st)
+{
+	struct kr_ofi_domain *d;
+
+	if (!dom || dom->fid.fclass != FI_CLASS_DOMAIN || !st)
+		return -FI_EINVAL;
+	d = container_of(dom, struct kr_ofi_domain, dom);
+	pthread_mutex_lock(&d->lock);
+	*st = d->copies;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
 static struct fi_krcore_domain_ops domain_ext_ops = {
     .size = sizeof(struct fi_krcore_domain_ops),
     .heap_alloc = heap_alloc,
     .heap_free = heap_free,
+    .copy_stats = copy_stats,
 };
 
 /* kr_ofi_domain_ops_open() - see ofi.h. */

@@ -32,6 +32,20 @@ struct kr_ofi_mr *kr_ofi_mr_find(struct kr_ofi_domain *d, uint64_t key)
 	return NULL;
 }
 
+/* kr_ofi_mr_send_key() - see ofi.h. */
+bool kr_ofi_mr_send_key(struct kr_ofi_domain *d, const void *buf, size_t len, uint32_t *rkey)
+{
+	const uint8_t *b = buf;
+
+	for (const struct kr_ofi_mr *m = d->mrs; m; m = m->next)
+		if (m->kread && b >= m->base && len <= m->len &&
+		    b - m->base <= (ptrdiff_t)(m->len - len)) {
+			*rkey = m->rkey;
+			return true;
+		}
+	return false;
+}
+
 /* kr_ofi_mr_reach() - see ofi.h. */
 uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, uint64_t len,
 			 uint64_t access)
@@ -64,8 +78,11 @@ static int mr_close(struct fid *fid)
 }
 
 /*
- * A krcore key over [buf, buf + len) when it is heap or memfd memory and peers may reach it
- * (remote rights), so their RMA goes by the NIC; NULL otherwise (served by this provider).
+ * A krcore key over [buf, buf + len) when it is heap or memfd memory, so peers' RMA on it goes
+ * by the NIC, and so do the READs of a receiver of a large send from it (FI_SEND: as verbs
+ * providers' rendezvous does, the receiver gets the region's key for reading); a memfd
+ * registered for receiving (FI_RECV) is registered for local writes, so READs land in it in
+ * place (heap memory needs nothing for that). NULL otherwise: served by this provider, copied.
  * Keeper calls: never under the domain's lock.
  */
 static struct kr_mr *mr_nic_key(struct kr_ofi_domain *d, const void *buf, size_t len,
@@ -74,12 +91,16 @@ static struct kr_mr *mr_nic_key(struct kr_ofi_domain *d, const void *buf, size_t
 	uint32_t a = 0;
 	struct kr_mr *k;
 
-	if (access & FI_REMOTE_READ)
+	if (access & (FI_REMOTE_READ | FI_SEND))
 		a |= KR_MR_REMOTE_READ;
 	if (access & FI_REMOTE_WRITE)
 		a |= KR_MR_REMOTE_WRITE | KR_MR_LOCAL_WRITE;
+	if (access & FI_RECV)
+		a |= KR_MR_LOCAL_WRITE;
 	if (!a || !len)
 		return NULL;
+	if (a == KR_MR_LOCAL_WRITE) /* the job's own MR covers its heap already */
+		return kr_ofi_mr_file_key(d->ctx, buf, len, a);
 	k = kr_reg_mr(d->ctx, (void *)(uintptr_t)buf, len, a); /* EINVAL at once: not heap */
 	if (!k && errno == EINVAL)
 		return kr_ofi_mr_file_key(d->ctx, buf, len, a);
@@ -126,6 +147,7 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 
 		kr_mr_key(m->kmr, &k);
 		m->rkey = k.rkey;
+		m->kread = m->access & (FI_REMOTE_READ | FI_SEND);
 	}
 	pthread_mutex_lock(&d->lock);
 	if (kr_ofi_mr_find(d, requested_key)) {

@@ -219,8 +219,8 @@ static void rma_tell_region(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, uint64_
 	struct kr_ofi_wire i = {.op = KR_OFI_W_MR_INFO, .tag = key};
 	int rc;
 
-	if (!m || !m->kmr)
-		return;
+	if (!m || !m->kmr || !(m->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		return; /* a key for sends in place or receives only: not for peers' RMA */
 	i.addr = (uintptr_t)m->base;
 	i.len = m->len;
 	i.off = m->offset;

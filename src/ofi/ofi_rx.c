@@ -7,8 +7,10 @@
  * and the chunks announced so far. A tagged receive takes the first message
  * whose tag equals its own outside the ignore bits; with FI_DIRECTED_RECV a
  * source address narrows it to one peer. A large message's chunks are READ
- * from the sender's staging slots into the endpoint's read slots (heap),
- * copied to the application's buffer, and acknowledged. A message longer
+ * from the sender's staging slots (or its registered buffer, ofi_tx.c) into
+ * the endpoint's read slots (heap), copied to the application's buffer, and
+ * acknowledged; into the application's buffer itself when the NIC reaches
+ * it (heap memory, a memfd registered with FI_RECV). A message longer
  * than the buffer fills it and completes with FI_ETRUNC. Probes: ofi_probe.c.
  */
 #include <stdlib.h>
@@ -278,6 +280,27 @@ static bool rx_ack(struct kr_ofi_ep *ep, struct kr_ofi_rx *rx, uint64_t off, uin
 	return last;
 }
 
+/*
+ * READ rx's first announced chunk for r: in place when it fits in the
+ * buffer and the NIC reaches it, else into slot. 0 or kr_post_read's -errno.
+ */
+static int rx_post_read(struct kr_ofi_rx *rx, struct kr_ofi_read *r, uint8_t *slot)
+{
+	const struct kr_ofi_ann *a = &rx->ann[0];
+	int rc;
+
+	r->in_place = !rx->bounce && a->off < rx->len && a->clen <= rx->len - a->off;
+	if (r->in_place) {
+		rc = kr_post_read(rx->peer->v, rx->buf + a->off, a->clen, a->addr, a->rkey,
+				  (uintptr_t)r, 0);
+		if (rc != -EINVAL)
+			return rc;
+		rx->bounce = true; /* not the heap nor a registered file */
+		r->in_place = false;
+	}
+	return kr_post_read(rx->peer->v, slot, a->clen, a->addr, a->rkey, (uintptr_t)r, 0);
+}
+
 /* kr_ofi_rx_progress() - see ofi.h. */
 void kr_ofi_rx_progress(struct kr_ofi_ep *ep)
 {
@@ -305,9 +328,7 @@ void kr_ofi_rx_progress(struct kr_ofi_ep *ep)
 			if (!r)
 				return; /* every read slot busy */
 			i = (uint32_t)(r - ep->reads);
-			rc = kr_post_read(rx->peer->v, ep->rslots + (size_t)i * KR_OFI_CHUNK,
-					  rx->ann[0].clen, rx->ann[0].addr, rx->ann[0].rkey,
-					  (uintptr_t)r, 0);
+			rc = rx_post_read(rx, r, ep->rslots + (size_t)i * KR_OFI_CHUNK);
 			if (rc == -EAGAIN)
 				break;
 			if (rc) {
@@ -344,7 +365,11 @@ void kr_ofi_rx_read_done(struct kr_ofi_ep *ep, struct kr_ofi_read *r, uint32_t s
 	if (status != KR_WC_SUCCESS && !rx->err)
 		rx->err = -FI_EIO;
 	if (!rx->err) {
-		if (r->off < rx->len)
+		if (r->in_place)
+			ep->dom->copies.rx_in_place += r->clen;
+		else if (r->off < rx->len)
+			ep->dom->copies.rx_copied += r->clen;
+		if (r->off < rx->len && !r->in_place)
 			memcpy(rx->buf + r->off, ep->rslots + (size_t)i * KR_OFI_CHUNK,
 			       rx->len - r->off < r->clen ? rx->len - r->off : r->clen);
 		rx_ack(ep, rx, r->off, r->clen);

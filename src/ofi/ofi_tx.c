@@ -9,6 +9,10 @@
  * staging slots, which peers READ under one key; each chunk's ACK frees its
  * slot for the next, the last ACK completes the send. A message holds at
  * most KR_OFI_MSG_STAGES slots, so several large sends share the slots.
+ * A large send from registered memory that has a krcore key peers may READ
+ * (heap or sealed memfd memory registered with FI_SEND, ofi_mr.c) is not
+ * staged: its chunks are announced where they are, under that key, at most
+ * KR_OFI_MSG_STAGES at a time, and the receiver READs them in place.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +67,7 @@ static void tx_release_stages(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 		if (ep->stage_slot[i].tx == tx)
 			ep->stage_slot[i].tx = NULL;
 	tx->stages = 0;
+	tx->place_busy = 0;
 }
 
 /* kr_ofi_tx_complete() - see ofi.h. */
@@ -126,6 +131,7 @@ int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_
 		return rc;
 	}
 	/* large: announce now (its place in the peer's order), stage as slots free */
+	tx->in_place = kr_ofi_mr_send_key(ep->dom, buf, len, &tx->rkey);
 	w.op = KR_OFI_W_RTS;
 	w.msg_id = tx->msg_id = ++ep->next_msg_id;
 	rc = kr_ofi_peer_send(ep, p, &w, NULL, 0, tx, NULL);
@@ -145,36 +151,89 @@ int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_
 	return 0;
 }
 
-/* Stage tx's next chunk in slot i and announce it. 0 or -FI_E*. */
-static int tx_stage(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint32_t i)
+/* Announce tx's next chunk, which the receiver READs at addr under rkey. 0 or -FI_E*. */
+static int tx_announce(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, const void *addr, uint32_t rkey,
+		       size_t clen)
 {
-	size_t clen = tx->len - tx->staged < KR_OFI_CHUNK ? tx->len - tx->staged : KR_OFI_CHUNK;
-	uint8_t *slot = ep->stage + (size_t)i * KR_OFI_CHUNK;
 	struct kr_ofi_wire w = {.op = KR_OFI_W_CHUNK,
 				.flags = tx->wflags,
 				.len = tx->len,
 				.off = tx->staged,
-				.addr = (uintptr_t)slot,
+				.addr = (uintptr_t)addr,
 				.clen = (uint32_t)clen,
-				.rkey = ep->stage_rkey,
+				.rkey = rkey,
 				.msg_id = tx->msg_id};
-	int rc;
+	int rc = kr_ofi_peer_send(ep, tx->peer, &w, NULL, 0, tx, NULL);
 
-	memcpy(slot, tx->buf + tx->staged, clen);
-	rc = kr_ofi_peer_send(ep, tx->peer, &w, NULL, 0, tx, NULL);
 	if (rc)
 		return rc;
-	ep->stage_slot[i].tx = tx;
-	ep->stage_slot[i].off = tx->staged;
 	tx->staged += clen;
 	tx->stages++;
 	return 0;
+}
+
+static size_t tx_next_clen(const struct kr_ofi_tx *tx)
+{
+	return tx->len - tx->staged < KR_OFI_CHUNK ? tx->len - tx->staged : KR_OFI_CHUNK;
+}
+
+/* Stage tx's next chunk in slot i and announce it. 0 or -FI_E*. */
+static int tx_stage(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint32_t i)
+{
+	size_t off = tx->staged, clen = tx_next_clen(tx);
+	uint8_t *slot = ep->stage + (size_t)i * KR_OFI_CHUNK;
+	int rc;
+
+	memcpy(slot, tx->buf + off, clen);
+	rc = tx_announce(ep, tx, slot, ep->stage_rkey, clen);
+	if (rc)
+		return rc;
+	ep->dom->copies.tx_staged += clen;
+	ep->stage_slot[i].tx = tx;
+	ep->stage_slot[i].off = off;
+	return 0;
+}
+
+/* Announce an in-place send's next chunks, up to KR_OFI_MSG_STAGES unacknowledged. */
+static void tx_in_place(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
+{
+	for (uint32_t i = 0; i < KR_OFI_MSG_STAGES && tx->staged < tx->len; i++) {
+		size_t off = tx->staged;
+
+		if (tx->place_busy & (1u << i))
+			continue;
+		if (tx_announce(ep, tx, tx->buf + off, tx->rkey, tx_next_clen(tx)))
+			return; /* the peer's queue is full or failed: later */
+		ep->dom->copies.tx_in_place += tx->staged - off;
+		tx->place_off[i] = off;
+		tx->place_busy |= 1u << i;
+	}
+}
+
+/* Free what held tx's chunk at off once the receiver has it: false if nothing did. */
+static bool tx_chunk_acked(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint64_t off)
+{
+	for (uint32_t i = 0; tx->in_place && i < KR_OFI_MSG_STAGES; i++)
+		if ((tx->place_busy & (1u << i)) && tx->place_off[i] == off) {
+			tx->place_busy &= ~(1u << i);
+			return true;
+		}
+	for (uint32_t i = 0; !tx->in_place && i < KR_OFI_STAGES; i++)
+		if (ep->stage_slot[i].tx == tx && ep->stage_slot[i].off == off) {
+			ep->stage_slot[i].tx = NULL;
+			return true;
+		}
+	return false;
 }
 
 /* kr_ofi_tx_progress() - see ofi.h. */
 void kr_ofi_tx_progress(struct kr_ofi_ep *ep)
 {
 	for (struct kr_ofi_tx *tx = ep->rndv_tx; tx; tx = tx->next) {
+		if (tx->in_place) {
+			tx_in_place(ep, tx);
+			continue;
+		}
 		for (uint32_t i = 0; i < KR_OFI_STAGES; i++) {
 			if (tx->staged == tx->len || tx->stages == KR_OFI_MSG_STAGES)
 				break;
@@ -230,19 +289,12 @@ void kr_ofi_tx_sent(struct kr_ofi_ep *ep, struct kr_ofi_wsend *ws, uint32_t stat
 void kr_ofi_tx_acked(struct kr_ofi_ep *ep, struct kr_ofi_peer *p, const struct kr_ofi_wire *w)
 {
 	struct kr_ofi_tx *tx;
-	uint32_t i;
 
 	for (tx = ep->rndv_tx; tx; tx = tx->next)
 		if (tx->peer == p && tx->msg_id == w->msg_id)
 			break;
-	if (!tx)
+	if (!tx || w->clen > tx->len - tx->acked || !tx_chunk_acked(ep, tx, w->off))
 		goto bad;
-	for (i = 0; i < KR_OFI_STAGES; i++)
-		if (ep->stage_slot[i].tx == tx && ep->stage_slot[i].off == w->off)
-			break;
-	if (i == KR_OFI_STAGES || w->clen > tx->len - tx->acked)
-		goto bad;
-	ep->stage_slot[i].tx = NULL;
 	tx->stages--;
 	tx->acked += w->clen;
 	if (tx->acked == tx->len)
