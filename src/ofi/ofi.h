@@ -239,9 +239,11 @@ struct kr_ofi_tx {
 	uint32_t stages;      /* chunks announced and not yet acknowledged */
 	size_t staged, acked; /* bytes announced, bytes the receiver has */
 	int err;	      /* first error (-FI_E*), reported at the end */
-	/* in place: buf lies in a registration with a krcore key the receiver READs under */
-	bool in_place;
-	uint32_t rkey;
+	/*
+	 * In place: the registration buf lies in, whose krcore key the receiver
+	 * READs under (NULL: staged); it refuses to close until tx ends.
+	 */
+	struct kr_ofi_mr *place_mr;
 	uint64_t place_off[KR_OFI_MSG_STAGES]; /* in place: the chunks announced, by offset */
 	uint32_t place_busy;		       /* ... which of them are (bit i: place_off[i]) */
 };
@@ -559,6 +561,7 @@ struct kr_ofi_mr {
 	struct kr_mr *kmr; /* heap or memfd memory: its krcore key (NIC RMA, sends in place) */
 	uint32_t rkey;	   /* kmr's */
 	bool kread;	   /* kmr lets peers READ: large sends from it go in place */
+	uint32_t sends;	   /* large sends from it under way: fi_close says -FI_EBUSY */
 };
 extern struct fi_ops_mr kr_ofi_mr_ops;
 /* The registration of key in d, or NULL. */
@@ -572,10 +575,10 @@ uint8_t *kr_ofi_mr_reach(struct kr_ofi_domain *d, uint64_t key, uint64_t addr, u
 			 uint64_t access);
 
 /*
- * Whether all of [buf, buf + len) lies in one registration of d whose
- * krcore key lets peers READ it; if so *rkey is that key.
+ * The registration of d holding all of [buf, buf + len) whose krcore key
+ * lets peers READ it (its rkey), or NULL.
  */
-bool kr_ofi_mr_send_key(struct kr_ofi_domain *d, const void *buf, size_t len, uint32_t *rkey);
+struct kr_ofi_mr *kr_ofi_mr_send_key(struct kr_ofi_domain *d, const void *buf, size_t len);
 
 /* ofi_mr_file.c */
 /*

@@ -33,17 +33,15 @@ struct kr_ofi_mr *kr_ofi_mr_find(struct kr_ofi_domain *d, uint64_t key)
 }
 
 /* kr_ofi_mr_send_key() - see ofi.h. */
-bool kr_ofi_mr_send_key(struct kr_ofi_domain *d, const void *buf, size_t len, uint32_t *rkey)
+struct kr_ofi_mr *kr_ofi_mr_send_key(struct kr_ofi_domain *d, const void *buf, size_t len)
 {
 	const uint8_t *b = buf;
 
-	for (const struct kr_ofi_mr *m = d->mrs; m; m = m->next)
+	for (struct kr_ofi_mr *m = d->mrs; m; m = m->next)
 		if (m->kread && b >= m->base && len <= m->len &&
-		    b - m->base <= (ptrdiff_t)(m->len - len)) {
-			*rkey = m->rkey;
-			return true;
-		}
-	return false;
+		    b - m->base <= (ptrdiff_t)(m->len - len))
+			return m;
+	return NULL;
 }
 
 /* kr_ofi_mr_reach() - see ofi.h. */
@@ -64,6 +62,10 @@ static int mr_close(struct fid *fid)
 	struct kr_ofi_domain *d = m->dom;
 
 	pthread_mutex_lock(&d->lock);
+	if (m->sends) { /* peers still READ a large send of it in place */
+		pthread_mutex_unlock(&d->lock);
+		return -FI_EBUSY;
+	}
 	for (struct kr_ofi_mr **pp = &d->mrs; *pp; pp = &(*pp)->next)
 		if (*pp == m) {
 			*pp = m->next;

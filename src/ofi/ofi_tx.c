@@ -70,6 +70,14 @@ static void tx_release_stages(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 	tx->place_busy = 0;
 }
 
+/* tx is done with its registration: the application may close it again. */
+static void tx_place_end(struct kr_ofi_tx *tx)
+{
+	if (tx->place_mr)
+		tx->place_mr->sends--;
+	tx->place_mr = NULL;
+}
+
 /* kr_ofi_tx_complete() - see ofi.h. */
 void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 {
@@ -83,6 +91,7 @@ void kr_ofi_tx_complete(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 		else
 			kr_ofi_cq_done(ep->tx_cq, &e, FI_ADDR_NOTAVAIL);
 	}
+	tx_place_end(tx);
 	free(tx);
 }
 
@@ -131,7 +140,9 @@ int kr_ofi_tx_start(struct kr_ofi_ep *ep, fi_addr_t dest, const void *buf, size_
 		return rc;
 	}
 	/* large: announce now (its place in the peer's order), stage as slots free */
-	tx->in_place = kr_ofi_mr_send_key(ep->dom, buf, len, &tx->rkey);
+	tx->place_mr = kr_ofi_mr_send_key(ep->dom, buf, len);
+	if (tx->place_mr)
+		tx->place_mr->sends++;
 	w.op = KR_OFI_W_RTS;
 	w.msg_id = tx->msg_id = ++ep->next_msg_id;
 	rc = kr_ofi_peer_send(ep, p, &w, NULL, 0, tx, NULL);
@@ -202,7 +213,7 @@ static void tx_in_place(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 
 		if (tx->place_busy & (1u << i))
 			continue;
-		if (tx_announce(ep, tx, tx->buf + off, tx->rkey, tx_next_clen(tx)))
+		if (tx_announce(ep, tx, tx->buf + off, tx->place_mr->rkey, tx_next_clen(tx)))
 			return; /* the peer's queue is full or failed: later */
 		ep->dom->copies.tx_in_place += tx->staged - off;
 		tx->place_off[i] = off;
@@ -213,12 +224,12 @@ static void tx_in_place(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 /* Free what held tx's chunk at off once the receiver has it: false if nothing did. */
 static bool tx_chunk_acked(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint64_t off)
 {
-	for (uint32_t i = 0; tx->in_place && i < KR_OFI_MSG_STAGES; i++)
+	for (uint32_t i = 0; tx->place_mr && i < KR_OFI_MSG_STAGES; i++)
 		if ((tx->place_busy & (1u << i)) && tx->place_off[i] == off) {
 			tx->place_busy &= ~(1u << i);
 			return true;
 		}
-	for (uint32_t i = 0; !tx->in_place && i < KR_OFI_STAGES; i++)
+	for (uint32_t i = 0; !tx->place_mr && i < KR_OFI_STAGES; i++)
 		if (ep->stage_slot[i].tx == tx && ep->stage_slot[i].off == off) {
 			ep->stage_slot[i].tx = NULL;
 			return true;
@@ -230,7 +241,7 @@ static bool tx_chunk_acked(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint64_t 
 void kr_ofi_tx_progress(struct kr_ofi_ep *ep)
 {
 	for (struct kr_ofi_tx *tx = ep->rndv_tx; tx; tx = tx->next) {
-		if (tx->in_place) {
+		if (tx->place_mr) {
 			tx_in_place(ep, tx);
 			continue;
 		}
@@ -328,6 +339,7 @@ void kr_ofi_tx_free(struct kr_ofi_ep *ep)
 
 	while ((tx = ep->rndv_tx)) {
 		ep->rndv_tx = tx->next;
+		tx_place_end(tx);
 		free(tx);
 	}
 	memset(ep->stage_slot, 0, sizeof(ep->stage_slot));

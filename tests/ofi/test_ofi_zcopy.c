@@ -18,6 +18,8 @@
  *         completes is not allowed to applications: here it shows where B
  *         READs from.)
  *   6     memfd sealed but not registered: staged (no key without fi_mr_reg)
+ * A's registration refuses to close (-FI_EBUSY) while a send from it goes in
+ * place, and closes once it completed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -218,6 +220,8 @@ int main(int argc, char **argv)
 		fill(buf, LEN, 1000 + (uint32_t)k);
 		s0 = stats(&n);
 		CHECK_OK(fi_tsend(n.ep, buf, LEN, NULL, n.peer, (uint64_t)k, &n));
+		if (c->a_place) /* peers READ it until the send completes */
+			CHECK_EQ(fi_close(&mr->fid), -FI_EBUSY);
 		if (c->overwrite)
 			fill(buf, LEN, 2000 + (uint32_t)k);
 		CHECK(write(to, "g", 1) == 1);
