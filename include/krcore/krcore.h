@@ -158,7 +158,14 @@ struct kr_ctx_attr {
 	uint32_t dcis_per_thread; /* see kr_attach_opts */
 	uint32_t node; /* this node's id (krpoold --node-id): what peers kr_connect() to */
 	uint32_t promote_rate; /* see kr_attach_opts; KR_PROMOTE_OFF: never */
+	uint32_t flags; /* KR_CTX_F_* */
 };
+/*
+ * The device's work runs on this host's CPUs (the sim): a loop that polls
+ * and finds nothing should give its core up (sched_yield), or the device
+ * waits for it. A ConnectX never sets it.
+ */
+#define KR_CTX_F_HOST_CPU 1u
 
 /*
  * kr_ctx_query() - describe the attachment and check that the keeper is alive

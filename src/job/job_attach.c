@@ -560,6 +560,9 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr)
 	attr->dcis_per_thread = ctx->dcis_per_thread;
 	attr->promote_rate = ctx->promote_rate ? ctx->promote_rate : KR_PROMOTE_OFF;
 	attr->node = ctx->observer ? 0 : kr_dct_self_node(ctx);
+	attr->flags = 0;
+	if (ctx->dev && kr_devx_has(ctx->dev, KR_DEVX_BE_HOST_CPU))
+		attr->flags |= KR_CTX_F_HOST_CPU;
 	pthread_mutex_unlock(&ctx->lock);
 	return gone ? -ENOTCONN : 0;
 }

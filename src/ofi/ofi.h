@@ -97,6 +97,7 @@ struct kr_ofi_domain {
 	struct kr_ctx *ctx; /* the process's attach, shared by its domains */
 	uint32_t node;
 	uint64_t launch_tag;
+	bool host_cpu; /* KR_CTX_F_HOST_CPU: the device needs this host's cores (the sim) */
 	uint32_t refs; /* AVs, endpoints, CQs, counters and MRs open on it */
 	pthread_mutex_t lock;
 	struct kr_ofi_mr *mrs;		    /* its registrations (ofi_mr.c) */

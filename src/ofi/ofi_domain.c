@@ -181,6 +181,7 @@ int kr_ofi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct f
 	}
 	d->node = attr.node;
 	d->launch_tag = attr.launch_tag;
+	d->host_cpu = attr.flags & KR_CTX_F_HOST_CPU;
 	pthread_mutex_init(&d->lock, NULL);
 	d->dom.fid.fclass = FI_CLASS_DOMAIN;
 	d->dom.fid.context = context;

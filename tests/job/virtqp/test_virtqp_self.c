@@ -284,6 +284,7 @@ int main(void)
 	CHECK(v != NULL);
 	CHECK_OK(kr_ctx_query(ctx, &ca));
 	CHECK_EQ(ca.dci_leases, 1);
+	CHECK_EQ(ca.flags, KR_CTX_F_HOST_CPU); /* the sim runs on this host's cores */
 	CHECK_OK(one_sided(ctx, v, src, dst, chk, key.rkey));
 	CHECK_OK(malformed(ctx, v, src, dst, key.rkey));
 	CHECK_OK(credits(ctx, v, src, dst, key.rkey));
