@@ -15,11 +15,13 @@
 #      (p50 round trip);
 #   4. MPI_Init + a first MPI_Alltoall (the slowest rank, from main) at 8 and
 #      16 ranks over four nodes, through krcore and through Open MPI's own
-#      ob1 + tcp on loopback, one after the other.
+#      ob1 + tcp on loopback, one after the other; and through the same cm +
+#      mtl ofi path over libfabric's own tcp provider (what the libfabric
+#      path costs whatever the provider).
 # Ratios, round trip against round trip: fi_ratio = fi_pingpong round trip /
 # krbench send round trip (goal <= 1.2), mpi_ratio = MPI ping-pong p50 /
-# krbench send round trip (goal <= 1.3),
-# bootstrap_ratio = tcp / krcore per size. Prints a table and writes
+# krbench send round trip (goal <= 1.3), bootstrap_ratio = ob1+tcp / krcore
+# and ofi_tcp_ratio = ofi tcp / krcore per size. Prints a table and writes
 # {"bench": "mpi_ofi", ...} to OUT (default BUILDDIR/mpi-ofi-bench.json);
 # scripts/plot.py OUT draws mpi_ofi.png. Exit 77 without fi_pingpong,
 # Open MPI or hugepages.
@@ -82,6 +84,12 @@ mpi_krcore() {
 		-x FI_PROVIDER_PATH --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include krcore \
 		"$(dirname "$0")/sim-rank.sh" "$dir" "$per" "$prog" "$@" | grep '^{'
 }
+mpi_ofi_tcp() {
+	local np=$1
+	shift
+	timeout 300 mpirun --oversubscribe --bind-to none -np "$np" --mca pml cm --mca mtl ofi \
+		--mca mtl_ofi_provider_include tcp "$prog" "$@" | grep '^{'
+}
 mpi_tcp() {
 	local np=$1
 	shift
@@ -104,22 +112,26 @@ for round in $(seq "$rounds"); do
 	sends+=("$s") pps+=("$p") mpis+=("$m")
 done
 
-echo "== MPI_Init + first MPI_Alltoall, krcore beside ob1 + tcp"
+echo "== MPI_Init + first MPI_Alltoall, krcore beside ob1 + tcp and cm + ofi + libfabric's tcp"
 boots=()
 for n in 8 16; do
 	k=$(mpi_krcore $(((n + 3) / 4)) "$n" bootstrap)
 	t=$(mpi_tcp "$n" bootstrap)
-	echo "   krcore: $k"
-	echo "   tcp:    $t"
+	o=$(mpi_ofi_tcp "$n" bootstrap)
+	echo "   krcore:      $k"
+	echo "   ob1 + tcp:   $t"
+	echo "   ofi tcp:     $o"
 	boots+=("$(python3 -c '
 import json, sys
-k, t = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-assert k["checked"] and t["checked"]
+k, t, o = (json.loads(a) for a in sys.argv[1:4])
+assert k["checked"] and t["checked"] and o["checked"]
 print(json.dumps({"ranks": k["ranks"], "krcore_init_ms": k["init_ms"],
                   "krcore_ms": k["init_alltoall_ms"], "tcp_init_ms": t["init_ms"],
-                  "tcp_ms": t["init_alltoall_ms"],
-                  "bootstrap_ratio": round(t["init_alltoall_ms"] / k["init_alltoall_ms"], 2)}))
-' "$k" "$t")")
+                  "tcp_ms": t["init_alltoall_ms"], "ofi_tcp_init_ms": o["init_ms"],
+                  "ofi_tcp_ms": o["init_alltoall_ms"],
+                  "bootstrap_ratio": round(t["init_alltoall_ms"] / k["init_alltoall_ms"], 2),
+                  "ofi_tcp_ratio": round(o["init_alltoall_ms"] / k["init_alltoall_ms"], 2)}))
+' "$k" "$t" "$o")")
 done
 
 python3 - "$out" "${sends[*]}" "${pps[*]}" "${mpis[*]}" "${boots[@]}" <<'PY'
@@ -143,9 +155,11 @@ print("%-34s %10.2f %8.3f  %s" % ("fi_pingpong -p krcore (mean)", r["fi_pingpong
       r["fi_ratio"], " ".join("%.2f" % x for x in fi_r)))
 print("%-34s %10.2f %8.3f  %s" % ("MPI ping-pong over krcore (p50)", r["mpi_pingpong_p50_us"],
       r["mpi_ratio"], " ".join("%.2f" % x for x in mpi_r)))
-print("\n%-6s %12s %12s %8s" % ("ranks", "krcore ms", "ob1+tcp ms", "tcp/kr"))
+print("\n%-6s %12s %12s %8s %14s %10s" % ("ranks", "krcore ms", "ob1+tcp ms", "tcp/kr",
+      "ofi tcp ms", "ofitcp/kr"))
 for b in boots:
-    print("%-6d %12.1f %12.1f %8.2f" % (b["ranks"], b["krcore_ms"], b["tcp_ms"], b["bootstrap_ratio"]))
+    print("%-6d %12.1f %12.1f %8.2f %14.1f %10.2f" % (b["ranks"], b["krcore_ms"], b["tcp_ms"],
+          b["bootstrap_ratio"], b["ofi_tcp_ms"], b["ofi_tcp_ratio"]))
 with open(out, "w") as f:
     json.dump(r, f)
     f.write("\n")

@@ -155,8 +155,10 @@ def mpi_ofi_fig(run, out):
     boots = sorted(run["bootstrap"], key=lambda r: r["ranks"])
     x = range(len(boots))
     a.tick_params(axis="x", labelsize=8)
-    b.bar([i - 0.2 for i in x], [r["krcore_ms"] for r in boots], 0.4, label="krcore (mtl ofi)")
-    b.bar([i + 0.2 for i in x], [r["tcp_ms"] for r in boots], 0.4, label="ob1 + tcp")
+    b.bar([i - 0.27 for i in x], [r["krcore_ms"] for r in boots], 0.27, label="krcore (mtl ofi)")
+    b.bar([i for i in x], [r.get("ofi_tcp_ms", 0) for r in boots], 0.27,
+          label="libfabric tcp (mtl ofi)")
+    b.bar([i + 0.27 for i in x], [r["tcp_ms"] for r in boots], 0.27, label="ob1 + tcp")
     b.set_xticks(list(x))
     b.set_xticklabels([f"{r['ranks']} ranks" for r in boots])
     b.set_ylabel("MPI_Init + first Alltoall (ms)")
