@@ -8,11 +8,13 @@
 #ifndef KR_OFI_TEST_H
 #define KR_OFI_TEST_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <unistd.h>
@@ -87,6 +89,29 @@ static inline int cq_wait(struct fid_cq *cq, void *entry, fi_addr_t *src, struct
 			exit(1);
 		}
 	}
+}
+
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21u << 26) /* log2(2 MB) << MFD_HUGE_SHIFT */
+#endif
+
+/*
+ * A memfd of len bytes mapped shared (zeroed): of 2 MB hugepages or not,
+ * sealed against shrinking and growing or not. Its descriptor to *fd.
+ */
+static inline uint8_t *ofi_memfd_map(size_t len, bool huge, bool sealed, int *fd)
+{
+	uint8_t *p;
+
+	*fd = memfd_create("ofi-test", MFD_CLOEXEC | MFD_ALLOW_SEALING |
+					   (huge ? MFD_HUGETLB | MFD_HUGE_2MB : 0));
+	CHECK(*fd >= 0);
+	CHECK_OK(ftruncate(*fd, (off_t)len));
+	if (sealed)
+		CHECK_OK(fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	CHECK(p != MAP_FAILED);
+	return p;
 }
 
 /* A job's provider objects: a domain with one AV, CQ and endpoint, what ofi_node_open() opens. */

@@ -70,10 +70,7 @@
 #define KEY_MFD_HUGE	 17 /* a sealed hugetlb memfd: by the NIC */
 #define AREAS		 7  /* heap, heap, malloc, and the four memfds */
 #define HUGE_LEN	 (2u << 20)
-#ifndef MFD_HUGE_2MB
-#define MFD_HUGE_2MB (21u << 26) /* log2(2 MB) << MFD_HUGE_SHIFT */
-#endif
-#define TMO_S 30
+#define TMO_S		 30
 
 static const struct ofi_how g_how = {
     .caps = FI_MSG | FI_RMA, .cq = FI_CQ_FORMAT_DATA, .av = FI_AV_MAP, .ext = true};
@@ -108,16 +105,9 @@ static size_t memfd_len(bool huge)
 
 static uint8_t *memfd_area(bool huge, bool sealed, bool keep_fd)
 {
-	int fd = memfd_create("ofi-rma-direct", MFD_CLOEXEC | MFD_ALLOW_SEALING |
-						    (huge ? MFD_HUGETLB | MFD_HUGE_2MB : 0));
-	uint8_t *p;
+	int fd;
+	uint8_t *p = ofi_memfd_map(memfd_len(huge), huge, sealed, &fd);
 
-	CHECK(fd >= 0);
-	CHECK_OK(ftruncate(fd, (off_t)memfd_len(huge)));
-	if (sealed)
-		CHECK_OK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW));
-	p = mmap(NULL, memfd_len(huge), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(p != MAP_FAILED);
 	if (!keep_fd)
 		close(fd);
 	return p + REG_LEN;

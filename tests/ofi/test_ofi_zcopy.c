@@ -78,16 +78,8 @@ static int g_mfd = -1; /* the memfd buffer's descriptor, open while it is mapped
 /* A sealed memfd of MFD_LEN mapped shared. */
 static uint8_t *memfd_buf(void)
 {
-	int fd = memfd_create("ofi-zcopy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	uint8_t *p;
-
-	CHECK(fd >= 0 && g_mfd < 0);
-	g_mfd = fd;
-	CHECK_OK(ftruncate(fd, MFD_LEN));
-	CHECK_OK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW));
-	p = mmap(NULL, MFD_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(p != MAP_FAILED);
-	return p;
+	CHECK(g_mfd < 0);
+	return ofi_memfd_map(MFD_LEN, false, true, &g_mfd);
 }
 
 /* A buffer of kind, registered as s says (*mr NULL if not). */
