@@ -28,9 +28,8 @@
 
 #include "ofi/ofi.h"
 
-/* The file behind a range: its name, device and inode, and the range's first byte in it. */
+/* The file behind a range: its device and inode, and the range's first byte in it. */
 struct mr_file {
-	char path[256]; /* as /proc shows it: "/memfd:NAME (deleted)" */
 	dev_t dev;
 	ino_t ino;
 	uint64_t off;
@@ -43,19 +42,16 @@ static int mr_file_mapping(uintptr_t a, size_t len, struct mr_file *f)
 	unsigned int maj, min;
 	uint64_t lo, hi, pgoff, ino;
 	FILE *m = fopen("/proc/self/maps", "re");
-	int rc = -ENOENT, at = 0;
+	int rc = -ENOENT;
 
 	if (!m)
 		return -ENOENT;
 	while (fgets(line, sizeof(line), m)) {
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-			   &lo, &hi, perms, &pgoff, &maj, &min, &ino, &at) != 7 ||
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64, &lo, &hi,
+			   perms, &pgoff, &maj, &min, &ino) != 7 ||
 		    a < lo || a >= hi)
 			continue;
-		line[strcspn(line, "\n")] = 0;
-		if (perms[3] == 's' && ino && len <= hi - a && line[at] == '/' &&
-		    strlen(line + at) < sizeof(f->path)) {
-			strcpy(f->path, line + at);
+		if (perms[3] == 's' && ino && len <= hi - a) {
 			f->dev = makedev(maj, min);
 			f->ino = (ino_t)ino;
 			f->off = pgoff + (a - lo);
@@ -74,11 +70,7 @@ static bool mr_file_is(int fd, const struct mr_file *f)
 	return !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_dev == f->dev && st.st_ino == f->ino;
 }
 
-/*
- * A descriptor of this process open on f's file, or -1. Only descriptors
- * whose link names the file are looked at (no fstat of every descriptor:
- * under valgrind that warns for each of its own).
- */
+/* A descriptor of this process open on f's file, or -1. */
 static int mr_file_fd(const struct mr_file *f)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -88,14 +80,10 @@ static int mr_file_fd(const struct mr_file *f)
 	if (!d)
 		return -1;
 	while (fd < 0 && (e = readdir(d))) {
-		char link[sizeof(f->path)], *end;
+		char *end;
 		long n = strtol(e->d_name, &end, 10);
-		ssize_t l;
 
 		if (*end || end == e->d_name || n == dirfd(d))
-			continue;
-		l = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
-		if (l <= 0 || (size_t)l != strlen(f->path) || memcmp(link, f->path, (size_t)l))
 			continue;
 		if (mr_file_is((int)n, f))
 			fd = (int)n;
