@@ -22,6 +22,8 @@
 #                          boots this kernel here, else tcg), console to
 #                          OUT.log, at most $rxe_timeout seconds
 rxe_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/common/guest_copy.sh
+. "$rxe_here/../common/guest_copy.sh"
 rxe_ns=${RXE_NS:-krcore-rxe-$$}
 rxe_tap=rxetap0
 rxe_host_ip=10.77.0.1
@@ -66,17 +68,6 @@ rxe_peer_build() {
 	gcc -O2 -Wall -Wextra -Werror -o "$1" "$rxe_here/rxe_peer.c" -libverbs
 }
 
-# Copy program or library f into root with the libraries ldd names.
-rxe_copy_with_libs() {
-	local root=$1 f=$2 to=$3 lib
-	mkdir -p "$root$(dirname "$to")"
-	cp -L "$f" "$root$to"
-	ldd "$f" | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r lib; do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
-}
-
 # rxe_initramfs OUT RXE_PEER [SESSIONS]: SESSIONS > 0 makes the guest serve
 # that many sessions of the host's side after its selftest.
 rxe_initramfs() {
@@ -96,9 +87,9 @@ rxe_initramfs() {
 		*) cp "$f" "$root/mod/$(printf %02d $i)_$(basename "$f")" ;;
 		esac
 	done
-	rxe_copy_with_libs "$root" "$(command -v rdma)" /bin/rdma
-	rxe_copy_with_libs "$root" "$peer" /bin/rxe_peer
-	rxe_copy_with_libs "$root" "$rxe_provider" "$rxe_provider"
+	guest_copy "$root" "$(command -v rdma)" /bin/rdma
+	guest_copy "$root" "$peer" /bin/rxe_peer
+	guest_copy "$root" "$rxe_provider" "$rxe_provider"
 	mkdir -p "$root/etc/libibverbs.d"
 	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 	(cd "$root" && find . | sort | /bin/busybox cpio -o -H newc -R 0:0 >"$out" 2>/dev/null)
