@@ -72,7 +72,7 @@ for c in retry_exceeded_err retry_rnr_exceeded_err send_err link_downed; do
 	[ "$(counter 2 "$c")" = "$(counter 1 "$c")" ] || fail "$c moved under injected faults"
 done
 stat() { sed -n "s/^SIM-STATS.* $2 \([0-9]*\).*/\1/p" "$dir/side$1.log"; }
-for n in 1 2; do
+for n in 1 2 3; do
 	for c in icrc_drops rx_malformed l2_drops; do
 		[ "$(stat $n $c)" = 0 ] || fail "session $n: the sim's $c is $(stat $n $c)"
 	done
