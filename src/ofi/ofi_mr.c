@@ -22,6 +22,8 @@
 #include "ofi/ofi.h"
 
 #define MR_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+/* Rights under which peers READ a region with the NIC: their fi_read, or a large send from it */
+#define MR_PEERS_READ (FI_REMOTE_READ | FI_SEND)
 
 /* kr_ofi_mr_find() - see ofi.h. */
 struct kr_ofi_mr *kr_ofi_mr_find(struct kr_ofi_domain *d, uint64_t key)
@@ -93,7 +95,7 @@ static struct kr_mr *mr_nic_key(struct kr_ofi_domain *d, const void *buf, size_t
 	uint32_t a = 0;
 	struct kr_mr *k;
 
-	if (access & (FI_REMOTE_READ | FI_SEND))
+	if (access & MR_PEERS_READ)
 		a |= KR_MR_REMOTE_READ;
 	if (access & FI_REMOTE_WRITE)
 		a |= KR_MR_REMOTE_WRITE | KR_MR_LOCAL_WRITE;
@@ -149,7 +151,7 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 
 		kr_mr_key(m->kmr, &k);
 		m->rkey = k.rkey;
-		m->kread = m->access & (FI_REMOTE_READ | FI_SEND);
+		m->kread = m->access & MR_PEERS_READ;
 	}
 	pthread_mutex_lock(&d->lock);
 	if (kr_ofi_mr_find(d, requested_key)) {

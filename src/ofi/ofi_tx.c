@@ -224,12 +224,15 @@ static void tx_in_place(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx)
 /* Free what held tx's chunk at off once the receiver has it: false if nothing did. */
 static bool tx_chunk_acked(struct kr_ofi_ep *ep, struct kr_ofi_tx *tx, uint64_t off)
 {
-	for (uint32_t i = 0; tx->place_mr && i < KR_OFI_MSG_STAGES; i++)
-		if ((tx->place_busy & (1u << i)) && tx->place_off[i] == off) {
-			tx->place_busy &= ~(1u << i);
-			return true;
-		}
-	for (uint32_t i = 0; !tx->place_mr && i < KR_OFI_STAGES; i++)
+	if (tx->place_mr) {
+		for (uint32_t i = 0; i < KR_OFI_MSG_STAGES; i++)
+			if ((tx->place_busy & (1u << i)) && tx->place_off[i] == off) {
+				tx->place_busy &= ~(1u << i);
+				return true;
+			}
+		return false;
+	}
+	for (uint32_t i = 0; i < KR_OFI_STAGES; i++)
 		if (ep->stage_slot[i].tx == tx && ep->stage_slot[i].off == off) {
 			ep->stage_slot[i].tx = NULL;
 			return true;
