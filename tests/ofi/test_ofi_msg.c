@@ -19,8 +19,11 @@
  *   bad input    an fi_addr not in the AV, an inject above inject_size, a
  *                message above max_msg_size, FI_CLAIM of nothing, FI_DISCARD
  *                alone, unknown flags
- *   peer died    B takes a 100 KB message's RTS and chunk and dies idle: A's
- *                send fails (the keepalive NOP to a silent awaited peer)
+ *   peer died    B takes a 100 KB message's RTS and chunk and dies idle, and
+ *                another's from a registered sealed memfd (read in place):
+ *                A's sends fail (the keepalive NOP to a silent awaited
+ *                peer), and the region, busy while its send was under way,
+ *                closes after
  *   peer killed  a new B starts a 64 MiB send (A peeks until its RTS is in,
  *                then receives) and is SIGKILLed 50 ms into it: A's
  *                receive completes with an error, not a hang (its next READ
@@ -326,16 +329,27 @@ static void test_bad_input(struct ofi_node *n, uint8_t *buf)
 static void test_peer_died_idle(struct ofi_node *n, pid_t b, uint8_t *buf)
 {
 	struct fi_cq_tagged_entry e;
-	struct fi_context2 s;
+	struct fi_context2 s, sp;
+	struct fid_mr *mr;
+	int fd;
+	uint8_t *place = ofi_memfd_map(100000, false, true, &fd);
 	double t0 = now_s();
 
 	fill(buf, 100000, 80);
+	fill(place, 100000, 81);
+	CHECK_OK(fi_mr_reg(n->dom, place, 100000, FI_SEND, 0, 81, 0, &mr, NULL));
 	CHECK_OK(fi_tsend(n->ep, buf, 100000, NULL, n->peer, 80, &s));
-	while (now_s() - t0 < 0.2) /* both SENDs out, nothing else to do */
+	CHECK_OK(fi_tsend(n->ep, place, 100000, NULL, n->peer, 81, &sp));
+	while (now_s() - t0 < 0.2) /* the SENDs out, nothing else to do */
 		CHECK_EQ(fi_cq_read(n->cq, &e, 1), -FI_EAGAIN);
+	CHECK_EQ(fi_close(&mr->fid), -FI_EBUSY); /* B may still READ it */
 	kill(b, SIGKILL);
 	CHECK_EQ(waitpid(b, NULL, 0), b);
 	CHECK(wait_one(n, &e, NULL, NULL) < 0);
+	CHECK(wait_one(n, &e, NULL, NULL) < 0);
+	CHECK_OK(fi_close(&mr->fid)); /* its send ended: no peer reads it now */
+	munmap(place, 100000);
+	close(fd);
 }
 
 static void test_peer_killed(struct ofi_node *n, int to, int from, pid_t b, uint8_t *buf)
