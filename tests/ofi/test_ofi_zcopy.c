@@ -20,9 +20,14 @@
  *   6     memfd sealed but not registered: staged (no key without fi_mr_reg)
  * A's registration refuses to close (-FI_EBUSY) while a send from it goes in
  * place, and closes once it completed.
+ *   threads  four threads of A on its one endpoint each send three messages
+ *            from their own registered memfd at once (all in place); B takes
+ *            the twelve with a wildcard into one heap buffer (in place), each
+ *            checked by its tag's pattern
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +52,8 @@
 #define TRUNC_LEN 200000u
 #define MFD_LEN	  (1u << 20)
 #define CASES	  7
+#define THREADS	  4
+#define PER_T	  3 /* messages each */
 #define TMO_S	  30
 
 static const struct ofi_how g_how = {
@@ -129,7 +136,42 @@ static struct fi_krcore_copy_stats stats(struct ofi_node *n)
 	return st;
 }
 
+/* A message of the threads step: its pattern, named by its tag. */
+static uint32_t t_seed(uint64_t tag)
+{
+	return 3000 + (uint32_t)tag;
+}
+
 /* ---- B ---- */
+
+/* The threads step: THREADS x PER_T messages in any order, each in place into the heap. */
+static void peer_threads(struct ofi_node *n, int in, int out)
+{
+	struct fi_krcore_copy_stats s0 = stats(n), s1;
+	uint8_t *buf = n->ops->heap_alloc(n->dom, LEN), ok = 1;
+	bool seen[THREADS * PER_T] = {0};
+	char go;
+
+	CHECK(buf != NULL && read(in, &go, 1) == 1);
+	for (int i = 0; i < THREADS * PER_T; i++) {
+		struct fi_cq_tagged_entry e;
+
+		CHECK_OK(fi_trecv(n->ep, buf, LEN, NULL, n->peer, 0, ~0ull, &n));
+		CHECK_OK(cq_wait(n->cq, &e, NULL, NULL, TMO_S, "B's threads step"));
+		CHECK(e.len == LEN && e.tag < THREADS * PER_T && !seen[e.tag]);
+		seen[e.tag] = true;
+		if (!same(buf, LEN, t_seed(e.tag))) {
+			fprintf(stderr, "threads: message %llu's bytes are wrong\n",
+				(unsigned long long)e.tag);
+			ok = 0;
+		}
+	}
+	s1 = stats(n);
+	CHECK_EQ(s1.rx_in_place - s0.rx_in_place, THREADS * PER_T * LEN);
+	CHECK_EQ(s1.rx_copied - s0.rx_copied, 0);
+	n->ops->heap_free(n->dom, buf);
+	CHECK(write(out, &ok, 1) == 1);
+}
 
 static void peer_main(const char *sock, int out, int in)
 {
@@ -182,11 +224,75 @@ static void peer_main(const char *sock, int out, int in)
 		side_free(&n, &c->b, buf, mr);
 		CHECK(write(out, &ok, 1) == 1);
 	}
+	peer_threads(&n, in, out);
 	ofi_node_close(&n);
 	_exit(0);
 }
 
 /* ---- A ---- */
+
+struct t_arg {
+	struct ofi_node *n;
+	int t;
+	uint8_t *buf; /* PER_T messages of LEN, one registration */
+	struct fi_context2 ctx[PER_T];
+};
+
+static void *t_send(void *arg)
+{
+	struct t_arg *a = arg;
+
+	for (int i = 0; i < PER_T; i++) {
+		uint64_t tag = (uint64_t)(a->t * PER_T + i);
+		int rc;
+
+		while ((rc = fi_tsend(a->n->ep, a->buf + (size_t)i * LEN, LEN, NULL, a->n->peer,
+				      tag, &a->ctx[i])) == -FI_EAGAIN)
+			fi_cq_read(a->n->cq, NULL, 0); /* progress, taking nothing */
+		CHECK_OK(rc);
+	}
+	return NULL;
+}
+
+/* Four threads send three messages each from their own registered memfd, all in place. */
+static void test_threads(struct ofi_node *n, int to, int from)
+{
+	struct fi_krcore_copy_stats s0 = stats(n), s1;
+	struct t_arg a[THREADS];
+	pthread_t th[THREADS];
+	struct fid_mr *mr[THREADS];
+	int fd[THREADS];
+	uint8_t ok = 0;
+
+	for (int t = 0; t < THREADS; t++) {
+		a[t] = (struct t_arg){.n = n, .t = t};
+		a[t].buf = ofi_memfd_map(PER_T * LEN, false, true, &fd[t]);
+		for (int i = 0; i < PER_T; i++)
+			fill(a[t].buf + (size_t)i * LEN, LEN, t_seed((uint64_t)(t * PER_T + i)));
+		CHECK_OK(fi_mr_reg(n->dom, a[t].buf, PER_T * LEN, FI_SEND, 0, 200 + (uint64_t)t, 0,
+				   &mr[t], NULL));
+	}
+	CHECK(write(to, "g", 1) == 1);
+	for (int t = 0; t < THREADS; t++)
+		CHECK_OK(pthread_create(&th[t], NULL, t_send, &a[t]));
+	for (int t = 0; t < THREADS; t++)
+		CHECK_OK(pthread_join(th[t], NULL));
+	for (int i = 0; i < THREADS * PER_T; i++) {
+		struct fi_cq_tagged_entry e;
+
+		CHECK_OK(cq_wait(n->cq, &e, NULL, NULL, TMO_S, "A's threads step"));
+		CHECK(e.flags & FI_SEND);
+	}
+	s1 = stats(n);
+	CHECK_EQ(s1.tx_in_place - s0.tx_in_place, THREADS * PER_T * LEN);
+	CHECK_EQ(s1.tx_staged - s0.tx_staged, 0);
+	CHECK(read(from, &ok, 1) == 1 && ok);
+	for (int t = 0; t < THREADS; t++) {
+		CHECK_OK(fi_close(&mr[t]->fid));
+		munmap(a[t].buf, PER_T * LEN);
+		close(fd[t]);
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -228,6 +334,7 @@ int main(int argc, char **argv)
 		CHECK(ok);
 		side_free(&n, &c->a, buf, mr);
 	}
+	test_threads(&n, to, from);
 	/* the extension's bad input */
 	CHECK_EQ(n.ops->copy_stats(NULL, &(struct fi_krcore_copy_stats){0}), -FI_EINVAL);
 	CHECK_EQ(n.ops->copy_stats(n.dom, NULL), -FI_EINVAL);
