@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/kr_zmap.h"
 #include "sim/sim.h"
 
 /* sim_uar_fill() - see sim.h. */
@@ -160,7 +161,7 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 		return;
 	dev = sim_dev_of(ctx);
 	sim_bell_release(dev);
-	free(dev);
+	kr_zunmap(dev, sizeof(*dev));
 }
 
 static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(
@@ -191,7 +192,7 @@ int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
 		munmap(b, SIM_UAR_SIZE);
 		return -EINVAL;
 	}
-	dev = calloc(1, sizeof(*dev));
+	dev = kr_zmap(sizeof(*dev)); /* 17 KB for a host, a view uses a page of it */
 	if (!dev) {
 		munmap(b, SIM_UAR_SIZE);
 		return -ENOMEM;
