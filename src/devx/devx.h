@@ -767,6 +767,17 @@ struct kr_devx_dc_av {
 };
 
 /*
+ * A DC address vector as a WQE carries it (48 bytes, big-endian), made once
+ * by kr_devx_dc_av_encode(): a poster that sends many requests to one target
+ * copies it into each WQE instead of encoding the address at every post
+ * (rdma-core keeps the same in an address handle).
+ */
+struct kr_devx_av_wqe {
+	uint8_t bytes[48];
+} __attribute__((aligned(16)));
+void kr_devx_dc_av_encode(const struct kr_devx_dc_av *av, struct kr_devx_av_wqe *wqe);
+
+/*
  * kr_devx_dc_av_path() - address av to peer from the local port: GID,
  * MAC or LID, GID index, hop limit, GRH rule, UDP source port from
  * (local_id, dctn). dctn and dc_key are left to the caller.
@@ -825,7 +836,10 @@ struct kr_devx_wr {
 	uint32_t rkey;
 	uint64_t compare_add;        /* CAS compare value, or FAA addend */
 	uint64_t swap;               /* CAS swap value */
-	const struct kr_devx_dc_av *av; /* DCI: required; RC: NULL */
+	union { /* DCI: required; RC: NULL */
+		const struct kr_devx_dc_av *av;		/* kr_devx_qp_post_send */
+		const struct kr_devx_av_wqe *av_wqe;	/* kr_devx_qp_post_checked: encoded */
+	};
 };
 
 /* Largest inline payload a post accepts. */
@@ -839,14 +853,7 @@ struct kr_devx_wr {
  * queue full: nothing was written).
  */
 int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr);
-/*
- * kr_devx_qp_post_checked() - kr_devx_qp_post_send() for a caller that has
- * already checked wr against its rules (the vQP's checks are a superset)
- * and made sure its largest WQE fits (kr_devx_qp_max_wqe_ds): the same WQE
- * without checking again. A wr they refuse is undefined behaviour. -EAGAIN
- * (send queue full): nothing written.
- */
-int kr_devx_qp_post_checked(struct kr_devx_qp *qp, const struct kr_devx_wr *wr);
+/* kr_devx_qp_post_checked(): the vQP's post, inline (devx_wqe.h). */
 /* The largest send WQE qp takes, in 16-byte units: the device's limit and its ring's. */
 uint32_t kr_devx_qp_max_wqe_ds(const struct kr_devx_qp *qp);
 /* Publish every WQE posted since the last ring: dbrec, then one UAR doorbell. */
@@ -1110,5 +1117,7 @@ static inline void kr_devx_cq_take_send(struct kr_devx_cq *cq, struct kr_devx_qp
 	kr_devx_sq_complete(qp, be16toh(cqe->wqe_counter));
 	kr_devx_cq_set_ci(cq, cq->cons_index + 1);
 }
+
+#include "devx/devx_wqe.h" /* after everything its inline functions use */
 
 #endif /* KR_DEVX_H */

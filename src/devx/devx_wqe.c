@@ -23,67 +23,6 @@
 #include "devx/devx.h"
 #include "common/kr_barrier.h"
 
-/* The ctrl segment's ds field is 6 bits: 63 units of 16 bytes. */
-#define KR_WQE_MAX_DS  63u
-#define KR_WQEBB_SHIFT 6
-#define KR_WQEBB_SIZE  (1u << KR_WQEBB_SHIFT)
-#define KR_DS_SIZE     16u
-
-_Static_assert(sizeof(struct mlx5_wqe_ctrl_seg) == 16, "ctrl seg");
-_Static_assert(sizeof(struct mlx5_wqe_av) == 48, "av");
-_Static_assert(sizeof(struct mlx5_wqe_raddr_seg) == 16, "raddr seg");
-_Static_assert(sizeof(struct mlx5_wqe_atomic_seg) == 16, "atomic seg");
-_Static_assert(sizeof(struct mlx5_wqe_data_seg) == 16, "data seg");
-
-/*
- * What an opcode needs: its mlx5 opcode, the 16-byte units of the segments
- * between ctrl and the data (raddr, atomic), the SGE count it accepts.
- */
-struct kr_wr_kind {
-	uint8_t mlx5_opcode;
-	uint8_t head_ds; /* ctrl + raddr + atomic, in 16-byte units */
-	uint8_t min_sge;
-	uint8_t max_sge;
-	bool raddr;   /* RDMA/atomic: remote address segment */
-	bool atomic;  /* atomic segment, exactly one 8-byte SGE */
-	bool has_imm; /* ctrl.imm carries the immediate */
-	bool inl_ok;  /* KR_WR_INLINE allowed */
-};
-
-#define KR_ANY_SGE KR_WQE_MAX_DS
-static const struct kr_wr_kind kr_wr_kinds[] = {
-    [KR_WR_RDMA_WRITE] = {MLX5_OPCODE_RDMA_WRITE, 2, 0, KR_ANY_SGE, true, false, false, true},
-    [KR_WR_RDMA_WRITE_IMM] = {MLX5_OPCODE_RDMA_WRITE_IMM, 2, 0, KR_ANY_SGE, true, false, true,
-			      true},
-    [KR_WR_SEND] = {MLX5_OPCODE_SEND, 1, 0, KR_ANY_SGE, false, false, false, true},
-    [KR_WR_SEND_IMM] = {MLX5_OPCODE_SEND_IMM, 1, 0, KR_ANY_SGE, false, false, true, true},
-    [KR_WR_RDMA_READ] = {MLX5_OPCODE_RDMA_READ, 2, 1, KR_ANY_SGE, true, false, false, false},
-    [KR_WR_ATOMIC_CS] = {MLX5_OPCODE_ATOMIC_CS, 3, 1, 1, true, true, false, false},
-    [KR_WR_ATOMIC_FA] = {MLX5_OPCODE_ATOMIC_FA, 3, 1, 1, true, true, false, false},
-};
-
-#define KR_WR_FLAGS_ALL (KR_WR_SIGNALED | KR_WR_INLINE | KR_WR_FENCE)
-#define KR_AV_DS	(sizeof(struct mlx5_wqe_av) / KR_DS_SIZE)
-
-/* Segment after seg (size bytes), wrapping at the end of the send ring. */
-static inline uint8_t *kr_sq_next(const struct kr_devx_qp *qp, uint8_t *seg, size_t size,
-				  const uint8_t *qend)
-{
-	seg += size;
-	return kr_unlikely(seg == qend) ? qp->sq_buf : seg;
-}
-
-static inline void kr_set_ctrl_seg(struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi, uint8_t opcode,
-				   uint32_t qpn, uint32_t ds, uint8_t fm_ce_se, uint32_t imm_be)
-{
-	ctrl->opmod_idx_opcode = htobe32(((pi & 0xffff) << 8) | opcode);
-	ctrl->qpn_ds = htobe32((qpn << 8) | ds);
-	ctrl->signature = 0;
-	ctrl->dci_stream_channel_id = 0;
-	ctrl->fm_ce_se = fm_ce_se;
-	ctrl->imm = imm_be;
-}
-
 /* kr_devx_sq_wqe_end() - see devx.h. */
 int kr_devx_sq_wqe_end(const struct kr_devx_qp *qp, uint16_t counter, uint16_t *end)
 {
@@ -98,48 +37,6 @@ int kr_devx_sq_wqe_end(const struct kr_devx_qp *qp, uint16_t counter, uint16_t *
 		return -EPROTO;
 	*end = (uint16_t)(counter + ((ds * KR_DS_SIZE + KR_WQEBB_SIZE - 1) >> KR_WQEBB_SHIFT));
 	return 0;
-}
-
-static inline void kr_set_av_seg(struct mlx5_wqe_av *av, const struct kr_devx_dc_av *dc)
-{
-	av->key.dc_key = htobe64(dc->dc_key);
-	av->dqp_dct = htobe32(dc->dctn | MLX5_EXTENDED_UD_AV);
-	av->stat_rate_sl = dc->stat_rate_sl;
-	av->fl_mlid = 0;
-	av->rlid = htobe16(dc->rlid); /* IB: DLID; RoCE v2: UDP source port */
-	memset(av->reserved0, 0, sizeof(av->reserved0));
-	memcpy(av->rmac, dc->rmac, sizeof(av->rmac));
-	av->tclass = dc->tclass;
-	av->hop_limit = dc->hop_limit;
-	/* grh (bit 30) on IB only; sgid index in 27:20, flow label in 19:0 */
-	av->grh_gid_fl = htobe32(((uint32_t)dc->grh << 30) | ((uint32_t)dc->sgid_index << 20) |
-				 (dc->flow_label & 0xfffff));
-	memcpy(av->rgid, dc->rgid, sizeof(av->rgid));
-}
-
-static inline void kr_set_raddr_seg(struct mlx5_wqe_raddr_seg *r, uint64_t addr, uint32_t rkey)
-{
-	r->raddr = htobe64(addr);
-	r->rkey = htobe32(rkey);
-	r->reserved = 0;
-}
-
-static inline void kr_set_atomic_seg(struct mlx5_wqe_atomic_seg *a, const struct kr_devx_wr *wr)
-{
-	if (wr->opcode == KR_WR_ATOMIC_CS) {
-		a->swap_add = htobe64(wr->swap);
-		a->compare = htobe64(wr->compare_add);
-	} else {
-		a->swap_add = htobe64(wr->compare_add);
-		a->compare = 0;
-	}
-}
-
-static inline void kr_set_data_seg(struct mlx5_wqe_data_seg *d, const struct kr_devx_sge *sge)
-{
-	d->byte_count = htobe32(sge->length);
-	d->lkey = htobe32(sge->lkey);
-	d->addr = htobe64(sge->addr);
 }
 
 /*
@@ -160,88 +57,23 @@ static uint8_t *kr_sq_copy(const struct kr_devx_qp *qp, uint8_t *dst, const uint
 	return qp->sq_buf + (len - room);
 }
 
-/* Largest WQE the device takes on this QP, in 16-byte units. */
-static inline uint32_t kr_max_ds(const struct kr_devx_qp *qp)
+/* kr_devx_dc_av_encode() - see devx.h. */
+void kr_devx_dc_av_encode(const struct kr_devx_dc_av *av, struct kr_devx_av_wqe *wqe)
 {
-	uint32_t max_sz = qp->type == KR_DEVX_QP_DCI ? qp->ctx->caps.max_wqe_sz_sq_dc
-						     : qp->ctx->caps.max_wqe_sz_sq;
-	uint32_t ds = max_sz / KR_DS_SIZE;
-
-	return (ds == 0 || ds > KR_WQE_MAX_DS) ? KR_WQE_MAX_DS : ds;
-}
-
-/*
- * Room for a WQE of ds units at the producer index: -EINVAL if it can never
- * fit (device limit; a one-WQEBB WQE always does; not checked when the caller
- * knows it fits), -EAGAIN if the ring is full now. *wqebbs gets its size in
- * WQEBBs.
- */
-static inline int kr_sq_reserve(const struct kr_devx_qp *qp, uint32_t ds, uint32_t *wqebbs,
-				bool fits)
-{
-	uint32_t n = (ds * KR_DS_SIZE + KR_WQEBB_SIZE - 1) >> KR_WQEBB_SHIFT;
-
-	if (!fits && kr_unlikely(n > 1 && (ds > kr_max_ds(qp) || n > qp->sq_wqebb_cnt)))
-		return -EINVAL;
-	if (kr_unlikely(qp->sq_pi - qp->sq_ci + n > qp->sq_wqebb_cnt))
-		return -EAGAIN;
-	*wqebbs = n;
-	return 0;
-}
-
-/*
- * Write ctrl, the AV (DCI), raddr and atomic segments at the producer index.
- * Returns where the data segments start.
- */
-static inline __attribute__((always_inline)) uint8_t *
-kr_sq_set_head(struct kr_devx_qp *qp, const struct kr_devx_wr *wr, const struct kr_wr_kind *kind,
-	       uint32_t ds, const uint8_t *qend)
-{
-	uint8_t *seg =
-	    qp->sq_buf + ((size_t)(qp->sq_pi & (qp->sq_wqebb_cnt - 1)) << KR_WQEBB_SHIFT);
-	uint8_t fm_ce_se = ((wr->flags & KR_WR_SIGNALED) ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
-			   ((wr->flags & KR_WR_FENCE) ? MLX5_WQE_CTRL_FENCE : 0);
-
-	kr_set_ctrl_seg((struct mlx5_wqe_ctrl_seg *)seg, qp->sq_pi, kind->mlx5_opcode, qp->qpn, ds,
-			fm_ce_se, kind->has_imm ? htobe32(wr->imm) : 0);
-	qp->sq_last_ctrl = seg;
-	/* ctrl and the AV share the first WQEBB: no wrap check between them */
-	seg += sizeof(struct mlx5_wqe_ctrl_seg);
-	if (qp->type == KR_DEVX_QP_DCI) {
-		kr_set_av_seg((struct mlx5_wqe_av *)seg, wr->av);
-		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_av), qend);
-	}
-	if (kind->raddr) {
-		kr_set_raddr_seg((struct mlx5_wqe_raddr_seg *)seg, wr->remote_addr, wr->rkey);
-		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_raddr_seg), qend);
-	}
-	if (kind->atomic) {
-		kr_set_atomic_seg((struct mlx5_wqe_atomic_seg *)seg, wr);
-		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_atomic_seg), qend);
-	}
-	return seg;
-}
-
-/* Record the WQE that starts at the producer index and advance it. */
-static inline void kr_sq_commit(struct kr_devx_qp *qp, uint64_t wr_id, uint32_t wqebbs)
-{
-	uint32_t idx = qp->sq_pi & (qp->sq_wqebb_cnt - 1);
-
-	qp->sq_wrid[idx] = wr_id;
-	qp->sq_pi += wqebbs;
-	qp->sq_wqe_next[idx] = qp->sq_pi;
+	_Static_assert(sizeof(*wqe) == sizeof(struct mlx5_wqe_av), "encoded AV");
+	kr_set_av_seg((struct mlx5_wqe_av *)wqe->bytes, av);
 }
 
 /*
  * WRITE/SEND with KR_WR_INLINE: the payload goes into the WQE as one
  * inl_data_seg header then the bytes, padded to 16 (the padding is covered by
  * ds; its content is not read). No inline segment when there are no bytes.
- * Kept out of line so the common path stays small.
+ * Kept out of line so the common path stays small, once per caller:
+ * checked (kr_devx_qp_post_checked: fits, encoded AV) or not (devx_wqe.h).
  */
-static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
-							 const struct kr_devx_wr *wr,
-							 const struct kr_wr_kind *kind,
-							 uint32_t head_ds, bool fits)
+static inline __attribute__((always_inline)) int
+kr_post_inline_body(struct kr_devx_qp *qp, const struct kr_devx_wr *wr,
+		    const struct kr_wr_kind *kind, uint32_t head_ds, bool checked)
 {
 	const uint8_t *qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
 	uint32_t i, total = 0, ds = head_ds, wqebbs;
@@ -261,10 +93,10 @@ static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
 	}
 	if (total)
 		ds += (sizeof(struct mlx5_wqe_inl_data_seg) + total + KR_DS_SIZE - 1) / KR_DS_SIZE;
-	ret = kr_sq_reserve(qp, ds, &wqebbs, fits);
+	ret = kr_sq_reserve(qp, ds, &wqebbs, checked);
 	if (kr_unlikely(ret))
 		return ret;
-	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
+	seg = kr_sq_set_head(qp, wr, kind, ds, qend, checked);
 	if (total) {
 		((struct mlx5_wqe_inl_data_seg *)seg)->byte_count =
 		    htobe32(total | MLX5_INLINE_SEG);
@@ -275,6 +107,20 @@ static __attribute__((noinline)) int kr_post_send_inline(struct kr_devx_qp *qp,
 	}
 	kr_sq_commit(qp, wr->wr_id, wqebbs);
 	return 0;
+}
+
+/* kr_devx_sq_post_inline() - see devx_wqe.h. */
+int kr_devx_sq_post_inline(struct kr_devx_qp *qp, const struct kr_devx_wr *wr,
+			   const struct kr_wr_kind *kind, uint32_t head_ds)
+{
+	return kr_post_inline_body(qp, wr, kind, head_ds, false);
+}
+
+/* kr_devx_sq_post_inline_checked() - see devx_wqe.h. */
+int kr_devx_sq_post_inline_checked(struct kr_devx_qp *qp, const struct kr_devx_wr *wr,
+				   const struct kr_wr_kind *kind, uint32_t head_ds)
+{
+	return kr_post_inline_body(qp, wr, kind, head_ds, true);
 }
 
 /* kr_devx_sq_inline_read() - see devx.h. */
@@ -325,38 +171,6 @@ int kr_devx_sq_inline_read(const struct kr_devx_qp *qp, uint16_t counter, void *
  * KR_DEVX_MAX_INLINE; nothing written), or -EAGAIN (send queue full; nothing
  * written).
  */
-/*
- * The WQE of a request kr_devx_qp_post_send()'s rules accept; ds is its head
- * without the data; fits: the caller knows it is not larger than the device
- * takes.
- */
-static inline __attribute__((always_inline)) int kr_post_send_checked(struct kr_devx_qp *qp,
-								      const struct kr_devx_wr *wr,
-								      const struct kr_wr_kind *kind,
-								      uint32_t ds, bool fits)
-{
-	const struct kr_devx_sge *sge = wr->sge;
-	uint32_t wqebbs, i, num_sge = wr->num_sge;
-	const uint8_t *qend;
-	uint8_t *seg;
-	int ret;
-
-	if (kr_unlikely(wr->flags & KR_WR_INLINE))
-		return kr_post_send_inline(qp, wr, kind, ds, fits);
-	ds += num_sge;
-	ret = kr_sq_reserve(qp, ds, &wqebbs, fits);
-	if (kr_unlikely(ret))
-		return ret;
-	qend = qp->sq_buf + ((size_t)qp->sq_wqebb_cnt << KR_WQEBB_SHIFT);
-	seg = kr_sq_set_head(qp, wr, kind, ds, qend);
-	for (i = 0; i < num_sge; i++) {
-		kr_set_data_seg((struct mlx5_wqe_data_seg *)seg, &sge[i]);
-		seg = kr_sq_next(qp, seg, sizeof(struct mlx5_wqe_data_seg), qend);
-	}
-	kr_sq_commit(qp, wr->wr_id, wqebbs);
-	return 0;
-}
-
 int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
 {
 	const struct kr_wr_kind *kind;
@@ -378,7 +192,7 @@ int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
 	if (kr_unlikely(num_sge && !sge))
 		return -EINVAL;
 	if (kr_unlikely(wr->flags & KR_WR_INLINE))
-		return kr_post_send_inline(qp, wr, kind, ds, false);
+		return kr_devx_sq_post_inline(qp, wr, kind, ds);
 	if (kr_unlikely(num_sge < kind->min_sge || num_sge > kind->max_sge))
 		return -EINVAL;
 	for (i = 0; i < num_sge; i++)
@@ -388,15 +202,6 @@ int kr_devx_qp_post_send(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
 	if (kind->atomic && kr_unlikely(sge[0].length != 8 || (wr->remote_addr & 7)))
 		return -EINVAL;
 	return kr_post_send_checked(qp, wr, kind, ds, false);
-}
-
-/* kr_devx_qp_post_checked() - see devx.h. */
-int kr_devx_qp_post_checked(struct kr_devx_qp *qp, const struct kr_devx_wr *wr)
-{
-	const struct kr_wr_kind *kind = &kr_wr_kinds[wr->opcode];
-
-	return kr_post_send_checked(
-	    qp, wr, kind, kind->head_ds + (qp->type == KR_DEVX_QP_DCI ? KR_AV_DS : 0), true);
 }
 
 /* kr_devx_qp_max_wqe_ds() - see devx.h. */

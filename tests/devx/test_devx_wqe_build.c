@@ -4,7 +4,8 @@
  * offsets, on a hand-built QP over a malloc'd ring (no device): every opcode
  * on RC and DCI (one table, op_cases), inline padding, ring wrap, an inline
  * payload read back from the ring, queue full, every malformed request,
- * doorbell batching.
+ * doorbell batching; the vQP's post (kr_devx_qp_post_checked, the AV
+ * encoded once) writing the same WQE as the checked one.
  */
 #include <endian.h>
 #include <errno.h>
@@ -900,6 +901,82 @@ static void test_recv(void)
 	free(srq.wrid);
 }
 
+/* ---- the vQP's post: the same WQE as the checked one ---- */
+
+/* Post wr on a (kr_devx_qp_post_send) and on b (kr_devx_qp_post_checked); same bytes and books. */
+static void post_both(struct fake_qp *a, struct fake_qp *b, const struct kr_devx_wr *wr,
+		      const struct kr_devx_av_wqe *enc)
+{
+	struct kr_devx_wr w = *wr;
+	size_t ring = (size_t)a->qp.sq_wqebb_cnt * 64;
+
+	CHECK_OK(kr_devx_qp_post_send(&a->qp, wr));
+	if (a->qp.type == KR_DEVX_QP_DCI)
+		w.av_wqe = enc; /* the checked post reads the address encoded */
+	CHECK_OK(kr_devx_qp_post_checked(&b->qp, &w));
+	CHECK_EQ(a->qp.sq_pi, b->qp.sq_pi);
+	CHECK((uint8_t *)a->qp.sq_last_ctrl - a->qp.sq_buf ==
+	      (uint8_t *)b->qp.sq_last_ctrl - b->qp.sq_buf);
+	CHECK(memcmp(a->qp.sq_buf, b->qp.sq_buf, ring) == 0);
+	CHECK(memcmp(a->qp.sq_wrid, b->qp.sq_wrid, a->qp.sq_wqebb_cnt * sizeof(uint64_t)) == 0);
+	CHECK(memcmp(a->qp.sq_wqe_next, b->qp.sq_wqe_next,
+		     a->qp.sq_wqebb_cnt * sizeof(uint32_t)) == 0);
+}
+
+/*
+ * Every op case, inline WRITE and SEND, and a wrap, through both posts on
+ * twin QPs: kr_devx_qp_post_checked (inline into the vQP, the AV copied from
+ * kr_devx_dc_av_encode) writes what kr_devx_qp_post_send writes.
+ */
+static void test_checked_same_wqe(void)
+{
+	static const enum kr_devx_qp_type types[] = {KR_DEVX_QP_RC, KR_DEVX_QP_DCI};
+	struct kr_devx_av_wqe enc;
+	uint8_t pay[200];
+
+	kr_devx_dc_av_encode(&test_av, &enc);
+	check_av(enc.bytes, &test_av);
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = (uint8_t)(i * 7 + 3);
+	for (size_t t = 0; t < 2; t++) {
+		struct fake_qp a, b;
+		const struct kr_devx_dc_av *av = types[t] == KR_DEVX_QP_DCI ? &test_av : NULL;
+		struct kr_devx_sge isg = {(uintptr_t)pay, sizeof(pay), 0};
+		struct kr_devx_wr wr;
+
+		fake_qp_init(&a, types[t], 16);
+		fake_qp_init(&b, types[t], 16);
+		/* twice round the 16-WQEBB ring: the second time wraps */
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < sizeof(op_cases) / sizeof(op_cases[0]); i++) {
+				if (op_cases[i].type != types[t])
+					continue;
+				printf("checked case: %s\n", op_cases[i].what);
+				post_both(&a, &b, &op_cases[i].wr, &enc);
+				a.qp.sq_ci = a.qp.sq_pi; /* completed: room for the next */
+				b.qp.sq_ci = b.qp.sq_pi;
+			}
+			wr = (struct kr_devx_wr){.wr_id = 41,
+						 .opcode = KR_WR_RDMA_WRITE,
+						 .flags = KR_WR_INLINE | KR_WR_SIGNALED,
+						 .sge = &isg,
+						 .num_sge = 1,
+						 .remote_addr = 0x40,
+						 .rkey = 4,
+						 .av = av};
+			post_both(&a, &b, &wr, &enc);
+			wr.opcode = KR_WR_SEND_IMM;
+			wr.imm = 0x01020304;
+			post_both(&a, &b, &wr, &enc);
+			a.qp.sq_ci = a.qp.sq_pi;
+			b.qp.sq_ci = b.qp.sq_pi;
+		}
+		CHECK(a.qp.sq_pi > 16); /* it did wrap */
+		fake_qp_fini(&a);
+		fake_qp_fini(&b);
+	}
+}
+
 int main(void)
 {
 	test_rc_opcodes();
@@ -911,5 +988,6 @@ int main(void)
 	test_einval();
 	test_doorbell();
 	test_recv();
+	test_checked_same_wqe();
 	KR_PASS("devx_wqe_build");
 }

@@ -152,6 +152,7 @@ struct kr_vqp {
 	uint32_t credits;
 	uint32_t used; /* WQEBBs held by requests whose completion the user has not taken */
 	struct kr_devx_dc_av av;
+	struct kr_devx_av_wqe av_wqe; /* av as each WQE carries it, encoded at connect */
 	struct kr_wc *wcq;	   /* [credits]: completions waiting for kr_poll */
 	uint32_t *wc_cost;	   /* [credits]: WQEBBs each queued completion gives back */
 	uint32_t wc_head, wc_tail; /* free-running */

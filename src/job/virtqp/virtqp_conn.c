@@ -97,6 +97,7 @@ struct kr_vqp *kr_vq_connect_av(struct kr_ctx *ctx, uint32_t peer, const struct 
 	v->state = KR_VQP_RTS;
 	v->credits = credits;
 	v->av = *av;
+	kr_devx_dc_av_encode(av, &v->av_wqe);
 	rc = kr_vq_dci_hold(d, key, credits);
 	if (rc)
 		goto err_free;

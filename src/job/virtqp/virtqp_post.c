@@ -126,7 +126,7 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	    .rkey = r->rkey,
 	    .compare_add = r->compare_add,
 	    .swap = r->swap,
-	    .av = d->rc ? NULL : &v->av, /* an RC QP knows its peer */
+	    .av_wqe = d->rc ? NULL : &v->av_wqe, /* an RC QP knows its peer */
 	};
 	if (!r->tail) { /* one-sided and plain SENDs: the common case, kept short */
 		e->sge[0] = (struct kr_devx_sge){
