@@ -468,8 +468,15 @@ int kr_vq_promote_step(struct kr_vqp *v, bool from_post) __attribute__((cold));
 /* kr_disconnect(): let v's RC slot (and a DCI picked to go back to) go. */
 void kr_vq_promote_drop(struct kr_vqp *v);
 
-/* virtqp_post.c: the checks and the post of one request (kr_post_* and internal ones). */
+/*
+ * virtqp_post.c: the checks and the post of one request (kr_post_* and
+ * internal ones); _msg: a port message, a SEND with krcore's imm and tail
+ * (or NULL) after local (struct kr_vq_req's fields), built with its opcode
+ * known.
+ */
 int kr_vq_post_req(struct kr_vqp *v, const struct kr_vq_req *r);
+int kr_vq_post_msg(struct kr_vqp *v, const void *local, uint32_t len, uint32_t imm,
+		   const void *tail, uint64_t wr_id, uint32_t flags);
 
 /* virtqp_send.c */
 /* kr_connect() with opts->port set. NULL + errno as kr_connect(). */

@@ -147,10 +147,26 @@ static inline __attribute__((always_inline)) int vq_post(struct kr_vqp *v,
 	return 0;
 }
 
-/* kr_vq_post_req() - see virtqp.h: the same checks and post, out of line (SENDs, internal). */
+/* kr_vq_post_req() - see virtqp.h: the same checks and post, out of line (internal requests). */
 int kr_vq_post_req(struct kr_vqp *v, const struct kr_vq_req *r)
 {
 	return vq_post(v, r);
+}
+
+/* kr_vq_post_msg() - see virtqp.h: a port message, its opcode known to the build of its WQE. */
+int kr_vq_post_msg(struct kr_vqp *v, const void *local, uint32_t len, uint32_t imm,
+		   const void *tail, uint64_t wr_id, uint32_t flags)
+{
+	struct kr_vq_req r = {.op = KR_WR_SEND_IMM,
+			      .wc_op = KR_WC_OP_SEND,
+			      .local = local,
+			      .len = len,
+			      .imm = imm,
+			      .wr_id = wr_id,
+			      .flags = flags,
+			      .tail = tail};
+
+	return vq_post(v, &r);
 }
 
 int kr_post_read(struct kr_vqp *vqp, void *local, uint32_t len, uint64_t raddr, uint32_t rkey,

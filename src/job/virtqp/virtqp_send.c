@@ -143,6 +143,7 @@ static void send_pull(struct kr_vqp *v)
 static int send_post(struct kr_vqp *v, const void *local, uint32_t len, uint32_t imm, bool has_imm,
 		     uint64_t wr_id, uint32_t flags)
 {
+	struct kr_msg_tail *tail = NULL;
 	struct kr_vq_send *s;
 	int rc;
 
@@ -158,23 +159,12 @@ static int send_post(struct kr_vqp *v, const void *local, uint32_t len, uint32_t
 		if (s->granted == s->sent)
 			return v->state == KR_VQP_RTS ? -EAGAIN : -EIO;
 	}
-	{
-		struct kr_vq_req r = {.op = KR_WR_SEND_IMM,
-				      .wc_op = KR_WC_OP_SEND,
-				      .local = local,
-				      .len = len,
-				      .imm = kr_msg_imm(s->slot, s->sent, has_imm),
-				      .wr_id = wr_id,
-				      .flags = flags};
-
-		if (has_imm) { /* the user's imm rides in a trailer */
-			struct kr_msg_tail *t = &s->tails[s->sent % s->ntails];
-
-			*t = (struct kr_msg_tail){.nonce = s->nonce, .seq = s->sent, .imm = imm};
-			r.tail = t;
-		}
-		rc = kr_vq_post_req(v, &r);
+	if (has_imm) { /* the user's imm rides in a trailer */
+		tail = &s->tails[s->sent % s->ntails];
+		*tail = (struct kr_msg_tail){.nonce = s->nonce, .seq = s->sent, .imm = imm};
 	}
+	rc = kr_vq_post_msg(v, local, len, kr_msg_imm(s->slot, s->sent, has_imm), tail, wr_id,
+			    flags);
 	if (rc)
 		return rc;
 	s->sent++;
