@@ -251,6 +251,13 @@ void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len);
  * not looked at (taken back meanwhile, perhaps: the lease then asks).
  */
 bool kr_job_ready_offered(const struct kr_ctx *ctx);
+/*
+ * job_lease.c, at attach: map in the hugepages the first connect writes (the
+ * heap's first, where the ready ring's claim words are; unfenced, the zone
+ * page of the DCI the keeper offered: its descriptor and rings), read once
+ * each. Nothing is claimed; a bad offset in the zone is not touched.
+ */
+void kr_job_ready_touch(const struct kr_ctx *ctx);
 
 /* job_arena.c */
 /*

@@ -346,6 +346,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	rc = kr_job_heap_hold(ctx, rep->heap_max);
 	if (rc)
 		goto err_close_dev;
+	kr_job_ready_touch(ctx);
 
 	attached = ctx;
 	pthread_mutex_unlock(&attach_mtx);
