@@ -427,26 +427,31 @@ uint32_t kr_vq_spare_held(void);
 /* Keep at most n (capped at 8) from now on; 0 gives every DCI back at its thread's last disconnect. */
 void kr_vq_spare_max(uint32_t n);
 
-/* WQEBBs a request of this shape takes (mirrors devx_wqe.c's layout); nsge 1 or 2. */
+/*
+ * WQEBBs a request of this shape takes on a DCI (devx_wqe.h's layout: the
+ * opcode's head, the address vector, then the inline payload after its
+ * header or nsge data segments); nsge 1 or 2. On an RC QP, which has no
+ * address vector, it counts one unit more than the WQE takes: never less.
+ */
 static inline uint32_t kr_vq_wqebbs(enum kr_devx_wr_opcode op, bool inl, uint32_t len,
 				    uint32_t nsge)
 {
-	/* ctrl + DC address vector, in 16-byte units */
-	uint32_t ds = 1 + 3;
+	uint32_t ds = kr_wr_kinds[op].head_ds + KR_AV_DS;
 
-	if (op != KR_WR_SEND && op != KR_WR_SEND_IMM)
-		ds += 1; /* raddr */
-	if (op == KR_WR_ATOMIC_CS || op == KR_WR_ATOMIC_FA)
-		ds += 1; /* atomic */
-	ds += inl ? (4 + len + 15) / 16 : nsge;
-	return (ds * 16 + 63) / 64;
+	ds += inl ? (sizeof(struct mlx5_wqe_inl_data_seg) + len + KR_DS_SIZE - 1) / KR_DS_SIZE
+		  : nsge;
+	return (ds * KR_DS_SIZE + KR_WQEBB_SIZE - 1) >> KR_WQEBB_SHIFT;
 }
 
 /*
- * The largest WQE a vQP posts, in 16-byte units: ctrl, DC address vector,
- * raddr, then KR_POST_MAX_INLINE inline bytes after their 4-byte header.
+ * The largest WQE a vQP posts, in 16-byte units: a WRITE's head (ctrl,
+ * raddr), the DC address vector, then KR_POST_MAX_INLINE inline bytes after
+ * their header.
  */
-#define KR_VQ_MAX_DS (1u + 3u + 1u + (4u + KR_POST_MAX_INLINE + 15u) / 16u)
+#define KR_VQ_MAX_DS                                                                               \
+	((uint32_t)(2u + KR_AV_DS +                                                                \
+		    (sizeof(struct mlx5_wqe_inl_data_seg) + KR_POST_MAX_INLINE + KR_DS_SIZE - 1) /  \
+			KR_DS_SIZE))
 
 /* qp takes every WQE a vQP posts (kr_devx_qp_post_checked relies on it). */
 static inline bool kr_vq_qp_fits(const struct kr_devx_qp *qp)
