@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Zeroed memory for a large structure a fresh process touches little of (its
- * context, a device view). calloc clears every page of it, a page fault each
+ * Zeroed memory for a large structure a fresh process touches little of (a
+ * job's view of a sim host). calloc clears every page of it, a page fault each
  * (~1.5 us on a virtual machine); a private anonymous mapping faults in only
  * the pages that are used. One mmap per object: not for small or many.
  */
