@@ -329,6 +329,16 @@ static inline bool kr_devx_has(const struct kr_devx_ctx *ctx, uint32_t cap)
 }
 /* The hw backend (devx_hw.c): mlx5 devices through rdma-core DEVX. */
 extern const struct kr_devx_backend kr_devx_hw_backend;
+/*
+ * A ConnectX as a job sees it (devx_hw_view.c): kr_devx_import only, the
+ * same import as kr_devx_hw_backend's, and nothing of rdma-core: a program
+ * that never opens a device does not load libibverbs and libmlx5.
+ */
+extern const struct kr_devx_backend kr_devx_hw_view_backend;
+/* devx_backend.c: the i-th added backend (NULL past the last). */
+const struct kr_devx_backend *kr_devx_backend_at(uint32_t i);
+/* devx_backend.c: the added backend whose prefix begins name, or NULL (a ConnectX's name). */
+const struct kr_devx_backend *kr_devx_backend_added(const char *name);
 
 /*
  * kr_devx_open() - open a device by name through the backend that serves it
@@ -955,7 +965,8 @@ static inline uint32_t kr_devx_uar_reg_off(const struct kr_devx_uar *uar)
 	return (uint32_t)((uintptr_t)uar->reg_addr - (uintptr_t)uar->base_addr);
 }
 
-/* devx_hw_share.c: the hw side of the calls above. */
+/* devx_hw_share.c (export, the keeper's) and devx_hw_view.c (the rest, a job's):
+ * the hw side of the calls above. */
 int kr_devx_hw_uar_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 		      struct kr_devx_ctx **ctx);
@@ -979,6 +990,8 @@ int kr_devx_view_no_lid(struct kr_devx_ctx *ctx, uint8_t port, uint16_t *lid);
 int kr_devx_view_no_umem_reg(struct kr_devx_ctx *ctx, void *addr, size_t size, uint32_t access,
 			     struct kr_devx_umem **umem);
 int kr_devx_view_no_umem_dereg(struct kr_devx_umem *umem);
+/* A view exports nothing: its page came from the keeper. */
+int kr_devx_view_no_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 /*
  * The ops table of a job's view: its own doorbell, close and UAR sharing,
  * -EPERM for the rest.
@@ -994,7 +1007,7 @@ int kr_devx_view_no_umem_dereg(struct kr_devx_umem *umem);
 		.uar_export = (export_fn), .uar_import = (import_fn), .uar_wrap = (wrap_fn),       \
 		.umem_dereg = kr_devx_view_no_umem_dereg, .umem_reg = kr_devx_view_no_umem_reg,    \
 	}
-/* devx_hw.c: one 8-byte doorbell store, flushed (the keeper's and a job's view). */
+/* devx_hw_view.c: one 8-byte doorbell store, flushed (the keeper's and a job's view). */
 void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val);
 void kr_devx_hw_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len);
 /* devx_hw.c: the command fd of an hw context the keeper opened. */

@@ -1,81 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Device open, close and listing, and the backends that serve device names:
- * a name that begins with an added backend's prefix is that backend's, any
- * other an mlx5 device through rdma-core DEVX (devx_hw.c). All are then
- * driven through the same ops table: open queries the general capabilities
- * and the completion EQ every CQ reports to.
+ * Device open and listing: a name that begins with an added backend's prefix
+ * is that backend's (devx_backend.c), any other an mlx5 device through
+ * rdma-core DEVX (devx_hw.c). All are then driven through the same ops
+ * table: open queries the general capabilities and the completion EQ every
+ * CQ reports to. Only programs that open devices link this file, and with
+ * it rdma-core: a job's view comes from kr_devx_import alone.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "devx/devx.h"
 #include "common/kr_log.h"
-
-#define KR_DEVX_MAX_BACKENDS 4u
-
-/*
- * Added backends. Written by kr_devx_backend_add under the lock; read
- * without it (a slot, once filled, only ever changes to a backend of the
- * same prefix that can open, and pointers are stored whole).
- */
-static const struct kr_devx_backend *kr_backends[KR_DEVX_MAX_BACKENDS];
-static pthread_mutex_t kr_backends_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* kr_devx_backend_add() - see devx.h. */
-int kr_devx_backend_add(const struct kr_devx_backend *be)
-{
-	int rc = -ENOSPC;
-	uint32_t i;
-
-	if (!be || !be->prefix || !be->prefix[0])
-		return -EINVAL;
-	pthread_mutex_lock(&kr_backends_lock);
-	for (i = 0; i < KR_DEVX_MAX_BACKENDS && kr_backends[i]; i++) {
-		if (strcmp(kr_backends[i]->prefix, be->prefix))
-			continue;
-		if (be->open && !kr_backends[i]->open)
-			__atomic_store_n(&kr_backends[i], be, __ATOMIC_RELEASE);
-		rc = 0;
-		goto out;
-	}
-	if (i < KR_DEVX_MAX_BACKENDS) {
-		__atomic_store_n(&kr_backends[i], be, __ATOMIC_RELEASE);
-		rc = 0;
-	}
-out:
-	pthread_mutex_unlock(&kr_backends_lock);
-	return rc;
-}
-
-/* The backend that serves name: an added one by prefix, else hw. */
-static const struct kr_devx_backend *kr_backend_of(const char *name)
-{
-	for (uint32_t i = 0; i < KR_DEVX_MAX_BACKENDS; i++) {
-		const struct kr_devx_backend *be = __atomic_load_n(&kr_backends[i], __ATOMIC_ACQUIRE);
-
-		if (!be)
-			break;
-		if (!strncmp(name, be->prefix, strlen(be->prefix)))
-			return be;
-	}
-	return &kr_devx_hw_backend;
-}
-
-/* kr_devx_import() - see devx.h. */
-int kr_devx_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
-		   struct kr_devx_ctx **ctx)
-{
-	const struct kr_devx_backend *be;
-
-	if (!ctx || !name)
-		return -EINVAL;
-	be = kr_backend_of(name);
-	return be->import(name, fd, ref, ctx);
-}
 
 /*
  * kr_devx_open() - see devx.h. Returns 0, -EINVAL (NULL or empty name, hw
@@ -98,7 +36,9 @@ int kr_devx_open(const char *name, struct kr_devx_ctx **ctx)
 	if (len == 0)
 		return -EINVAL;
 
-	be = kr_backend_of(name);
+	be = kr_devx_backend_added(name);
+	if (!be)
+		be = &kr_devx_hw_backend;
 	if (be->prefix && len == strlen(be->prefix))
 		return -EINVAL;
 	/* the driver's own names fit ctx->name; an added backend's may carry
@@ -147,22 +87,6 @@ err_close:
 }
 
 /*
- * kr_devx_close() - close a device opened by kr_devx_open. Every object created
- * on it must have been destroyed first.
- */
-void kr_devx_close(struct kr_devx_ctx *ctx)
-{
-	if (!ctx)
-		return;
-	free(ctx->rsc);
-	ctx->rsc = NULL;
-	ctx->rsc_cap = 0;
-	free(ctx->mkey_last);
-	ctx->mkey_last = NULL;
-	ctx->ops->close(ctx);
-}
-
-/*
  * kr_devx_list() - hw mlx5 devices with mlx5dv support, then what each added
  * backend lists. Returns how many entries were written (0..max), or -EINVAL.
  */
@@ -175,8 +99,8 @@ int kr_devx_list(struct kr_devx_dev_info *info, int max)
 	n = kr_devx_hw_backend.list(info, max);
 	if (n < 0)
 		n = 0;
-	for (uint32_t i = 0; i < KR_DEVX_MAX_BACKENDS && n < max; i++) {
-		const struct kr_devx_backend *be = __atomic_load_n(&kr_backends[i], __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; n < max; i++) {
+		const struct kr_devx_backend *be = kr_devx_backend_at(i);
 
 		if (!be)
 			break;

@@ -17,7 +17,6 @@
 #include <infiniband/verbs.h>
 
 #include "devx/devx.h"
-#include "common/kr_barrier.h"
 #include "common/kr_log.h"
 
 struct kr_hw_dev {
@@ -137,35 +136,6 @@ int kr_devx_hw_cmd_fd(struct kr_devx_ctx *ctx)
 void *kr_devx_hw_verbs(struct kr_devx_ctx *ctx)
 {
 	return kr_hw_ibctx(ctx);
-}
-
-void kr_devx_hw_doorbell(struct kr_devx_uar *uar, uint64_t val)
-{
-	/* the record goes out first: the page may be write-combining, a
-	 * BlueFlame page or one a tenant's jobs only ring (tenant_uar_alloc) */
-	kr_wc_start();
-	/* One 8-byte store: the HCA must never see half a doorbell. */
-	*(volatile uint64_t *)((uint8_t *)uar->reg_addr + uar->bf_off) = val;
-	kr_flush_after_doorbell();
-	uar->bf_off ^= uar->bf_size;
-}
-
-/*
- * BlueFlame: the WQE itself goes to the register's next buffer in 8-byte
- * stores, which the write-combining page merges into 64-byte writes; the
- * HCA takes it from there instead of reading the send queue. Flushed before
- * the buffers flip, as rdma-core's post_send does.
- */
-void kr_devx_hw_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
-{
-	volatile uint64_t *dst = (volatile uint64_t *)((uint8_t *)uar->reg_addr + uar->bf_off);
-	const uint64_t *src = wqe;
-
-	kr_wc_start();
-	for (uint32_t i = 0; i < len / 8u; i++)
-		dst[i] = src[i];
-	kr_flush_after_doorbell();
-	uar->bf_off ^= uar->bf_size;
 }
 
 static void kr_hw_free_uar(struct kr_devx_uar *uar)

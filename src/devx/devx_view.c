@@ -77,3 +77,9 @@ int kr_devx_view_no_umem_dereg(struct kr_devx_umem *umem)
 	(void)umem;
 	return -EPERM;
 }
+
+int kr_devx_view_no_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref)
+{
+	(void)uar, (void)fd, (void)ref;
+	return -EOPNOTSUPP;
+}

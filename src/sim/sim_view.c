@@ -144,15 +144,6 @@ void sim_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
 		sim_bell_kick(uar);
 }
 
-/* A view exports nothing: its page came from the host's opener. */
-static int sim_view_no_export(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref)
-{
-	(void)uar;
-	(void)fd;
-	(void)ref;
-	return -EINVAL;
-}
-
 static void sim_job_close(struct kr_devx_ctx *ctx)
 {
 	struct sim_dev *dev;
@@ -165,7 +156,7 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 }
 
 static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(
-    sim_doorbell, sim_bf_copy, sim_job_close, sim_view_no_export, sim_uar_import, sim_uar_wrap);
+    sim_doorbell, sim_bf_copy, sim_job_close, kr_devx_view_no_export, sim_uar_import, sim_uar_wrap);
 
 /*
  * sim_attach_fd() - map the UAR page in fd (taken over on success) as a

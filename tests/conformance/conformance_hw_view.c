@@ -38,7 +38,7 @@ int main(void)
 	CHECK_ERR(kr_devx_import("mlx5_0", fd, &bad, &view), -EINVAL);
 	CHECK_ERR(kr_devx_import("mlx5_0", fd, NULL, &view), -EINVAL);
 	CHECK_OK(kr_devx_import("mlx5_0", fd, &ref, &view));
-	CHECK(view->backend == &kr_devx_hw_backend);
+	CHECK(view->backend == &kr_devx_hw_view_backend);
 	CHECK_ERR(kr_devx_uar_import(view, 18, &uar), -EINVAL);
 	CHECK_OK(kr_devx_uar_import(view, 17, &uar));
 	CHECK((uint8_t *)uar->reg_addr - (uint8_t *)uar->base_addr == 0x800);

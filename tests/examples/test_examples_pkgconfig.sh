@@ -26,7 +26,10 @@ for ex in hello_krcore serve_region echo_rpc; do
 	[ -n "$srcfile" ] || { echo "FAIL: $ex.c not installed"; exit 1; }
 	cmp -s "$srcfile" "$src/examples/$ex.c" || { echo "FAIL: installed $ex.c differs"; exit 1; }
 	# shellcheck disable=SC2086
-	cc -std=gnu11 -Wall -Wextra -Werror "$srcfile" $flags -o "$root/$ex"
+	cc -std=gnu11 -Wall -Wextra -Werror -Wl,--as-needed "$srcfile" $flags -o "$root/$ex"
+	# as the README says: a job loads no rdma-core and no DPDK
+	python3 "$src/scripts/job-needs-check.py" "$root/$ex" >/dev/null ||
+		{ python3 "$src/scripts/job-needs-check.py" "$root/$ex"; echo "FAIL: $ex"; exit 1; }
 	# A bad argument: the usage line and exit 2, from the program just linked.
 	rc=0
 	out=$("$root/$ex" --no-such-option 2>&1) || rc=$?
