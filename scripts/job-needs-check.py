@@ -8,6 +8,10 @@ never opens a device must not load rdma-core (libibverbs, libmlx5, libnl)
 or DPDK: each shared library costs every exec ~60-100 us on the 2-vCPU VM,
 rdma-core's three ~0.3 ms. Fails, naming the library, when one is needed.
 
+The libfabric provider (libkrcore-fi.so) is checked too: it links the job
+library as an archive, so it carries only what it calls (libfabric itself
+may load libibverbs; the provider adds none of it).
+
 usage: scripts/job-needs-check.py BINARY...
 """
 import re
