@@ -49,6 +49,11 @@ struct kr_ctx *kb_attach_node_dcis(const char *sock, uint32_t dcis_per_thread);
  * a random one set for this run before anything forks. 0 or -1.
  */
 int kb_launch_env(void);
+/*
+ * Does ctx's device work on this host's cores (KR_CTX_F_HOST_CPU: the sim)?
+ * Then a loop that polls empty yields, as the README tells users to.
+ */
+bool kb_host_cpu(struct kr_ctx *ctx);
 /* The program name to run (krpoold, krbench-fresh): given if set, else the one next to this binary. */
 int kb_tool_path(const char *name, const char *given, char *buf, size_t len);
 

@@ -125,6 +125,14 @@ struct kr_ctx *kb_attach_node_dcis(const char *sock, uint32_t dcis_per_thread)
 	return ctx;
 }
 
+/* kb_host_cpu() - see krbench.h. */
+bool kb_host_cpu(struct kr_ctx *ctx)
+{
+	struct kr_ctx_attr a;
+
+	return !kr_ctx_query(ctx, &a) && (a.flags & KR_CTX_F_HOST_CPU);
+}
+
 int kb_launch_env(void)
 {
 	uint8_t key[32];
