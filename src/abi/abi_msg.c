@@ -179,6 +179,14 @@ int kr_msg_connect(const char *path)
 	return fd;
 }
 
+/* A reply, an error or a hang-up is there: the recv would not wait. */
+static bool msg_reply_ready(int sock)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+
+	return poll(&p, 1, 0) != 0;
+}
+
 /*
  * The keeper answers from its event loop within tens of microseconds; a
  * caller that slept on the socket would pay a wake-up on top (about 100 us
@@ -186,14 +194,14 @@ int kr_msg_connect(const char *path)
  * yielding its core between looks, for KR_MSG_SPIN_NS before it sleeps.
  */
 #define KR_MSG_SPIN_NS 300000u
+
 static void msg_wait_reply(int sock)
 {
-	struct pollfd p = {.fd = sock, .events = POLLIN};
 	uint64_t t0 = kr_now_ns();
 
 	do {
-		if (poll(&p, 1, 0) != 0)
-			return; /* a reply, an error or a hang-up: the recv takes it */
+		if (msg_reply_ready(sock))
+			return; /* the recv takes it */
 		sched_yield();
 	} while (kr_now_ns() - t0 < KR_MSG_SPIN_NS);
 }
@@ -210,8 +218,11 @@ static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, uns
 	rc = kr_msg_send(sock, req, reqlen, send_fds, nsend);
 	if (rc && rc != -EPIPE)
 		return rc == -ECONNRESET || rc == -ECONNREFUSED ? -ENOTCONN : rc;
-	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued */
-	if (!rc && meanwhile)
+	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued.
+	 * meanwhile() only if there is a wait to fill: a keeper that ran on our
+	 * core when the send woke it has answered already, and the work would
+	 * only come after the answer (its caller does it later instead) */
+	if (!rc && meanwhile && !msg_reply_ready(sock))
 		meanwhile();
 	if (!rc)
 		msg_wait_reply(sock);

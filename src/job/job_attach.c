@@ -133,7 +133,8 @@ static int attach_call(struct kr_ctx *ctx, const char *path, uint32_t flags, con
 		memcpy(req.launch_key, key, sizeof(req.launch_key));
 	kr_msg_init(&req.hdr, KR_MSG_ATTACH, sizeof(req), ++ctx->seq);
 	/* while the keeper answers: jemalloc's one-time set-up, which the first kr_malloc
-	 * would pay alone (an observer never allocates) */
+	 * pays otherwise (an observer never allocates); not when the keeper ran on our
+	 * core and answered at once (kr_msg_call_then): then it would not overlap */
 	rc = kr_msg_call_then(ctx->sock, &req, sizeof(req), rep, sizeof(*rep), fds,
 			      KR_ATTACH_MAX_REGIONS + 1, nfds,
 			      (flags & KR_ATTACH_F_OBSERVE) ? NULL : kr_arena_boot);
