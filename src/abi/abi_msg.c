@@ -221,11 +221,13 @@ static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, uns
 	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued.
 	 * meanwhile() only if there is a wait to fill: a keeper that ran on our
 	 * core when the send woke it has answered already, and the work would
-	 * only come after the answer (its caller does it later instead) */
-	if (!rc && meanwhile && !msg_reply_ready(sock))
-		meanwhile();
-	if (!rc)
+	 * only come after the answer (its caller does it later instead); the
+	 * look that found the answer there is the wait's too */
+	if (!rc && (!meanwhile || !msg_reply_ready(sock))) {
+		if (meanwhile)
+			meanwhile();
 		msg_wait_reply(sock);
+	}
 	n = kr_msg_recv(sock, rep, repcap, fds, maxfds, nfds);
 	if (n < 0)
 		return rc ? rc : (int)n;
