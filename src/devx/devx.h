@@ -315,7 +315,7 @@ struct kr_devx_backend {
 };
 
 /*
- * kr_devx_backend_add() - serve the names that begin with be->prefix
+ * devx_backend.c: kr_devx_backend_add() - serve the names that begin with be->prefix
  * through be in this process, from now on. A backend that can open devices
  * takes the place of one for the same prefix that cannot (a job's
  * doorbell-only part), never the other way round. Returns 0, -EINVAL (no
@@ -348,6 +348,7 @@ const struct kr_devx_backend *kr_devx_backend_added(const char *name);
  * backend's error.
  */
 int kr_devx_open(const char *name, struct kr_devx_ctx **ctx);
+/* devx_backend.c: close what kr_devx_open or kr_devx_import gave. */
 void kr_devx_close(struct kr_devx_ctx *ctx);
 /* Fills up to max entries: hw mlx5 devices, then each added backend's. Returns count. */
 int kr_devx_list(struct kr_devx_dev_info *info, int max);

@@ -9,7 +9,7 @@
  * DCI's own UAR page through the module instead and wraps it
  * (kr_devx_uar_wrap); on hardware it then holds no descriptor of the device
  * at all. The view itself comes from the backend that serves the device's
- * name (kr_devx_import, devx_device.c).
+ * name (kr_devx_import, devx_backend.c).
  */
 #include <errno.h>
 #include <stdlib.h>
