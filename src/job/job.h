@@ -251,13 +251,6 @@ void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len);
  * not looked at (taken back meanwhile, perhaps: the lease then asks).
  */
 bool kr_job_ready_offered(const struct kr_ctx *ctx);
-/*
- * job_lease.c, at attach: map in the hugepages the first connect writes (the
- * heap's first, where the ready ring's claim words are; unfenced, the zone
- * page of the DCI the keeper offered: its descriptor and rings), read once
- * each. Nothing is claimed; a bad offset in the zone is not touched.
- */
-void kr_job_ready_touch(const struct kr_ctx *ctx);
 
 /* job_arena.c */
 /*
@@ -275,6 +268,13 @@ void kr_arena_destroy(struct kr_arena *arena);
 void kr_arena_boot(void);
 void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);
 void kr_arena_free(struct kr_arena *arena, void *p);
+/*
+ * The start of jemalloc's first metadata block of the arena (its "base", in
+ * process memory), whose first KR_ARENA_META_HOT bytes come populated; NULL
+ * where the arena keeps none (job_arena_bins.c has no such block).
+ */
+#define KR_ARENA_META_HOT (128u << 10)
+const void *kr_arena_meta_first(const struct kr_arena *arena);
 
 /*
  * job_attach.c: an observer (krctl) holds a private read-only copy of the

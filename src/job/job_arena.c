@@ -40,6 +40,7 @@
 #include <jemalloc/jemalloc.h>
 
 #include "common/kr_log.h"
+#include "common/kr_populate.h"
 #include "job/job.h"
 
 #define KR_ARENA_FLAGS	    MALLOCX_TCACHE_NONE
@@ -97,6 +98,12 @@ static void *arena_meta_alloc(struct kr_arena *a, size_t size, size_t align)
 		munmap(q + size, (size_t)(p + size + align - (q + size)));
 	a->meta[i].addr = q;
 	a->meta[i].len = size;
+	/* what of its first base block a new arena writes at once: measured
+	 * (mincore, jemalloc 5.3) 21 of the first 23 pages by arenas.create, more
+	 * with the first allocations: one system call instead of ~25 page faults
+	 * on the first kr_malloc's path (kr_populate.h) */
+	if (!i)
+		(void)kr_populate(q, size < KR_ARENA_META_HOT ? size : KR_ARENA_META_HOT, 1);
 	return q;
 }
 
@@ -261,4 +268,10 @@ void kr_arena_free(struct kr_arena *a, void *p)
 		return;
 	}
 	krje_dallocx(p, KR_ARENA_FLAGS);
+}
+
+/* kr_arena_meta_first() - see job.h. */
+const void *kr_arena_meta_first(const struct kr_arena *a)
+{
+	return a ? a->meta[0].addr : NULL;
 }

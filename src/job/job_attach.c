@@ -22,6 +22,7 @@
 
 #include "common/kr_clock.h"
 #include "common/kr_log.h"
+#include "common/kr_populate.h"
 #include "job/job.h"
 #include "sim/sim.h"
 
@@ -78,7 +79,23 @@ static void ctx_unmap(struct kr_ctx *ctx)
 	ctx->heap_max = 0;
 }
 
-/* Map every region at its address; the mapped ones are recorded in ctx. */
+/*
+ * Is region i one hugepage that the job will touch? All are but the zone's
+ * head: read-only, plain shared memory of small pages of which a job reads a
+ * few (zone_head_populate(); populating all of the head's tables cost the
+ * attach more than the page faults it saved).
+ */
+static bool region_populate(const struct kr_msg_attach_reply *rep, uint32_t i)
+{
+	return rep->region_role[i] != KR_REGION_ZONE || rep->region[i].prot != PROT_READ;
+}
+
+/*
+ * Map every region at its address; the mapped ones are recorded in ctx. The
+ * hugepages come populated (kr_populate.h): each would be a page fault at
+ * its first touch, the attach's checks, the first connect (its DCI's rings)
+ * and the first kr_malloc (the heap) each took one.
+ */
 static int ctx_map_fixed(struct kr_ctx *ctx, const struct kr_msg_attach_reply *rep, const int *fds)
 {
 	for (uint32_t i = 0; i < rep->nregions; i++) {
@@ -86,7 +103,9 @@ static int ctx_map_fixed(struct kr_ctx *ctx, const struct kr_msg_attach_reply *r
 		void *va = (void *)(uintptr_t)r->va;
 		void *p;
 
-		p = mmap(va, r->len, (int)r->prot, MAP_SHARED | MAP_FIXED_NOREPLACE,
+		p = mmap(va, r->len, (int)r->prot,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE |
+			     (region_populate(rep, i) ? MAP_POPULATE : 0),
 			 fds[r->fd_index], (off_t)r->off);
 		if (p == MAP_FAILED) {
 			int e = errno;
@@ -101,6 +120,34 @@ static int ctx_map_fixed(struct kr_ctx *ctx, const struct kr_msg_attach_reply *r
 		ctx->region[ctx->nregions++] = *r;
 	}
 	return 0;
+}
+
+/* The larger of end and where a table of n entries of size bytes at off ends. */
+static uint64_t table_end(uint64_t end, uint64_t off, uint64_t n, uint64_t size)
+{
+	return off + n * size > end ? off + n * size : end;
+}
+
+/*
+ * Populate the zone head's first tables (bounds checked by kr_job_zone_check):
+ * the DCI and RC descriptors and the node cache's header. The first connect
+ * reads its DCI's descriptor and the cache's header; the pages of the
+ * descriptors that no job had leased yet are not in memory until then, and
+ * so a page fault of the connect's own. The cache's entries (the rest of the
+ * head, most of it) fault in as they are read.
+ */
+static void zone_head_populate(const struct kr_ctx *ctx, const struct kr_msg_attach_reply *rep)
+{
+	const struct kr_zone_hdr *z = ctx->zone;
+	uint64_t end = table_end(0, z->dci_off, z->ndci, sizeof(struct kr_zone_dci)), head_len = 0;
+
+	for (uint32_t i = 0; i < rep->nregions; i++) /* the head: the zone's first pages */
+		if (!region_populate(rep, i))
+			head_len += rep->region[i].len;
+	end = table_end(end, z->rc_off, z->nrc, sizeof(struct kr_zone_dci));
+	if (z->dct_off && z->dct_off < head_len) /* the cache checks its block at lookup */
+		end = table_end(end, z->dct_off, 1, sizeof(struct kr_dct_zone));
+	(void)kr_populate(z, end < head_len ? end : head_len, 0);
 }
 
 static void close_fds(int *fds, unsigned int n, int keep)
@@ -230,9 +277,14 @@ static int attach_promote_rate(uint32_t opt, uint32_t *rate)
 	return 0;
 }
 
+/*
+ * A fresh process's ctx (24 KB, tables by the page) comes populated: a
+ * calloc'ed one cleared each page with a fault of its own, most of the
+ * attach's faults.
+ */
 static struct kr_ctx *ctx_new(void)
 {
-	struct kr_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct kr_ctx *ctx = kr_zalloc_hot(sizeof(*ctx));
 
 	if (!ctx)
 		return NULL;
@@ -329,6 +381,8 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	/* the keeper's DC target for our launch answers to the key it derived */
 	if (!rc && (!ctx->launch.tag || ctx->zone->dc_key != ctx->launch.dc_key))
 		rc = -EPROTO;
+	if (!rc)
+		zone_head_populate(ctx, rep);
 	if (!rc && rep->fenced) /* the rings only through /dev/krmin, a lease at a time */
 		rc = kr_job_krmin_open(ctx, kr_attach_zone_head_len(rep));
 	if (rc)
@@ -347,7 +401,6 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	rc = kr_job_heap_hold(ctx, rep->heap_max);
 	if (rc)
 		goto err_close_dev;
-	kr_job_ready_touch(ctx);
 
 	attached = ctx;
 	pthread_mutex_unlock(&attach_mtx);

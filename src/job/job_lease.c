@@ -298,45 +298,6 @@ static bool job_ready_take(struct kr_ctx *ctx, struct kr_lease *lease, uint64_t 
 	}
 }
 
-static void touch(const void *p)
-{
-	(void)*(const volatile uint8_t *)p;
-}
-
-/*
- * kr_job_ready_touch() - see job.h. A hugepage's first touch in a process is
- * a page fault (~2-5 us on the 2-vCPU VM): two of the three a fresh process's
- * first connect took. Taken here they cost the attach what they saved the
- * connect; a job that attaches at start and connects later (an MPI rank at
- * MPI_Init, then its first message) pays them before it needs the peer.
- */
-void kr_job_ready_touch(const struct kr_ctx *ctx)
-{
-	const struct kr_pool_job *job = kr_seg_job(ctx->seg, ctx->job);
-	uint32_t i = ctx->ready_taken;
-	const struct kr_zone_dci *d;
-	struct kr_pool_ready e;
-	const uint8_t *z = (const uint8_t *)ctx->zone;
-	uint64_t sq, cq;
-
-	touch((const uint8_t *)ctx->heap + KR_HEAP_READY_CLAIM_OFF);
-	if (ctx->krmin_fd >= 0 || __atomic_load_n(&job->ready_prod, __ATOMIC_ACQUIRE) == i)
-		return; /* fenced: the rings come with the lease, through /dev/krmin */
-	e = job->ready[i % KR_JOB_READY_RING];
-	if (e.index >= ctx->zone->ndci)
-		return;
-	d = kr_zone_dci_at(ctx->zone, e.index);
-	if ((const uint8_t *)d + sizeof(*d) > z + ctx->zone_len)
-		return;
-	/* read once: the zone is writable by every job of the tenant */
-	sq = __atomic_load_n(&d->sq_off, __ATOMIC_RELAXED);
-	cq = __atomic_load_n(&d->cqe_off, __ATOMIC_RELAXED);
-	if (sq < ctx->zone_len)
-		touch(z + sq);
-	if (cq < ctx->zone_len)
-		touch(z + cq);
-}
-
 /* kr_job_ready_offered() - see job.h. */
 bool kr_job_ready_offered(const struct kr_ctx *ctx)
 {

@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/kr_zmap.h"
+#include "common/kr_populate.h"
 #include "sim/sim.h"
 
 /* sim_uar_fill() - see sim.h. */
@@ -152,7 +152,7 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 		return;
 	dev = sim_dev_of(ctx);
 	sim_bell_release(dev);
-	kr_zunmap(dev, sizeof(*dev));
+	free(dev);
 }
 
 static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(
@@ -176,14 +176,15 @@ int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
 		return -errno;
 	if (st.st_size != SIM_UAR_SIZE)
 		return -EINVAL;
-	b = mmap(NULL, SIM_UAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* populated, as dev is (kr_populate.h): both are touched at once */
+	b = mmap(NULL, SIM_UAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (b == MAP_FAILED)
 		return -errno;
 	if (b->magic != SIM_BELL_MAGIC || !b->page_id || b->page_id > SIM_MAX_UAR) {
 		munmap(b, SIM_UAR_SIZE);
 		return -EINVAL;
 	}
-	dev = kr_zmap(sizeof(*dev)); /* 17 KB for a host, a view uses a page of it */
+	dev = kr_zalloc_hot(sizeof(*dev)); /* 17 KB for a host, a view uses some */
 	if (!dev) {
 		munmap(b, SIM_UAR_SIZE);
 		return -ENOMEM;

@@ -6,14 +6,20 @@
  * that never allocates detaches cleanly and the next attach allocates again;
  * a thread's first kr_connect maps its DCI's request tables as zero pages
  * that become resident only as requests use them, and every request still
- * completes with the right bytes across the whole ring.
+ * completes with the right bytes across the whole ring. What a fresh process
+ * touches at once comes mapped in (a page fault each otherwise): the zone's
+ * and the heap's hugepages at attach, the first jemalloc metadata pages with
+ * the arena.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/kr_populate.h"
 #include "job/virtqp/virtqp.h"
 #include "kr_test.h"
 #include "pool_fixture.h"
@@ -59,6 +65,76 @@ static size_t resident(const void *p, size_t len)
 	for (size_t i = 0; i < pages; i++)
 		n += vec[i] & 1;
 	return n;
+}
+
+/* Pages of [p, p + len) mapped in this process now (/proc/self/pagemap: bit 63). */
+static size_t present(const void *p, size_t len)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+
+	CHECK(fd >= 0);
+	for (uintptr_t va = (uintptr_t)p & ~4095ul; va < (uintptr_t)p + len; va += 4096) {
+		uint64_t e = 0;
+
+		CHECK_EQ(pread(fd, &e, sizeof(e), (off_t)(va / 4096 * sizeof(e))),
+			 (ssize_t)sizeof(e));
+		n += e >> 63;
+	}
+	close(fd);
+	return n;
+}
+
+/* Does madvise(MADV_POPULATE_WRITE) work here (kr_populate.h)? */
+static bool populate_works(void)
+{
+	void *q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool ok;
+
+	CHECK(q != MAP_FAILED);
+	ok = kr_populate(q, 4096, 1) == 0;
+	munmap(q, 4096);
+	return ok;
+}
+
+static void test_mapped_in(void)
+{
+	struct kr_ctx *ctx = kp_attach(&K, 5000);
+	const void *meta;
+	size_t head;
+	void *p;
+
+	CHECK(ctx != NULL);
+	/* the job-writable hugepages (the zone's rings, the heap): not touched by
+	 * the attach itself, mapped by it; each page fully */
+	for (uint32_t i = 0; i < ctx->nregions; i++) {
+		const struct kr_msg_region *r = &ctx->region[i];
+
+		if (r->prot != (PROT_READ | PROT_WRITE))
+			continue;
+		if (present((void *)(uintptr_t)r->va, r->len) != r->len / 4096)
+			KR_FAIL("region %u at %#lx: %zu of %lu pages mapped after the attach", i,
+				(unsigned long)r->va, present((void *)(uintptr_t)r->va, r->len),
+				(unsigned long)(r->len / 4096));
+	}
+	/* the zone head's descriptors and cache header, read in (no hole: the
+	 * keeper wrote them); not the cache's entries */
+	head = ctx->zone->dct_off + sizeof(struct kr_dct_zone);
+	if (present(ctx->zone, head) != (head + 4095) / 4096)
+		KR_FAIL("%zu of %zu zone head pages mapped after the attach",
+			present(ctx->zone, head), (size_t)(head + 4095) / 4096);
+	p = kr_malloc(ctx, 64);
+	CHECK(p != NULL);
+	meta = kr_arena_meta_first(ctx->arena);
+	CHECK(meta != NULL);
+	if (!populate_works())
+		printf("note: this kernel has no MADV_POPULATE_WRITE (Linux < 5.14): the "
+		       "metadata pages fault in as they are used; not checked\n");
+	else if (present(meta, KR_ARENA_META_HOT) != KR_ARENA_META_HOT / 4096)
+		KR_FAIL("%zu of %u first metadata pages mapped after the first kr_malloc",
+			present(meta, KR_ARENA_META_HOT), KR_ARENA_META_HOT / 4096);
+	kr_free(ctx, p);
+	CHECK_OK(kr_detach(ctx));
 }
 
 static void test_lazy_arena(void)
@@ -159,6 +235,7 @@ int main(void)
 	CHECK_OK(kp_keeper_start(&K, args));
 	test_lazy_arena();
 	test_tables_on_touch();
+	test_mapped_in();
 	CHECK_OK(kp_keeper_stop(&K, SIGTERM));
 	kp_keeper_fini(&K);
 	KR_PASS("pool_first_use");
