@@ -794,10 +794,6 @@ int kr_msg_region_add(struct kr_msg_attach_reply *rep, uint64_t va, uint64_t off
 /* Send req and wait for its reply (same seq, REPLY bit). 0 or -errno as kr_msg_recv. */
 int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
 		unsigned int maxfds, unsigned int *nfds);
-/* kr_msg_call() that runs meanwhile() after the send while the keeper works on it;
- * not when the reply is there already (meanwhile's work is then its caller's, later). */
-int kr_msg_call_then(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
-		     unsigned int maxfds, unsigned int *nfds, void (*meanwhile)(void));
 /* kr_msg_call() with one descriptor sent along (SCM_RIGHTS), none expected back. */
 int kr_msg_call_fd(int sock, void *req, size_t reqlen, int fd, void *rep, size_t repcap);
 

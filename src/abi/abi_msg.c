@@ -208,8 +208,7 @@ static void msg_wait_reply(int sock)
 
 /* Send req with nsend descriptors, wait for its reply (with up to maxfds of them). */
 static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, unsigned int nsend,
-		    void *rep, size_t repcap, int *fds, unsigned int maxfds, unsigned int *nfds,
-		    void (*meanwhile)(void))
+		    void *rep, size_t repcap, int *fds, unsigned int maxfds, unsigned int *nfds)
 {
 	const struct kr_msg_hdr *rq = req, *rh = rep;
 	ssize_t n;
@@ -218,16 +217,9 @@ static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, uns
 	rc = kr_msg_send(sock, req, reqlen, send_fds, nsend);
 	if (rc && rc != -EPIPE)
 		return rc == -ECONNRESET || rc == -ECONNREFUSED ? -ENOTCONN : rc;
-	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued.
-	 * meanwhile() only if there is a wait to fill: a keeper that ran on our
-	 * core when the send woke it has answered already, and the work would
-	 * only come after the answer (its caller does it later instead); the
-	 * look that found the answer there is the wait's too */
-	if (!rc && (!meanwhile || !msg_reply_ready(sock))) {
-		if (meanwhile)
-			meanwhile();
+	/* EPIPE: the keeper closed on us, maybe refusing us first: the reason is queued */
+	if (!rc)
 		msg_wait_reply(sock);
-	}
 	n = kr_msg_recv(sock, rep, repcap, fds, maxfds, nfds);
 	if (n < 0)
 		return rc ? rc : (int)n;
@@ -248,16 +240,10 @@ static int msg_call(int sock, void *req, size_t reqlen, const int *send_fds, uns
 int kr_msg_call(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
 		unsigned int maxfds, unsigned int *nfds)
 {
-	return msg_call(sock, req, reqlen, NULL, 0, rep, repcap, fds, maxfds, nfds, NULL);
-}
-
-int kr_msg_call_then(int sock, void *req, size_t reqlen, void *rep, size_t repcap, int *fds,
-		     unsigned int maxfds, unsigned int *nfds, void (*meanwhile)(void))
-{
-	return msg_call(sock, req, reqlen, NULL, 0, rep, repcap, fds, maxfds, nfds, meanwhile);
+	return msg_call(sock, req, reqlen, NULL, 0, rep, repcap, fds, maxfds, nfds);
 }
 
 int kr_msg_call_fd(int sock, void *req, size_t reqlen, int fd, void *rep, size_t repcap)
 {
-	return msg_call(sock, req, reqlen, &fd, 1, rep, repcap, NULL, 0, NULL, NULL);
+	return msg_call(sock, req, reqlen, &fd, 1, rep, repcap, NULL, 0, NULL);
 }

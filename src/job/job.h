@@ -264,8 +264,6 @@ typedef int64_t (*kr_arena_grow_fn)(void *arg, uint64_t need);
 int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_arena_grow_fn grow,
 		    void *arg, struct kr_arena **arena);
 void kr_arena_destroy(struct kr_arena *arena);
-/* jemalloc's one-time set-up (about 80 us of syscalls), done once per process. */
-void kr_arena_boot(void);
 void *kr_arena_alloc(struct kr_arena *arena, size_t len, size_t align);
 void kr_arena_free(struct kr_arena *arena, void *p);
 /*

@@ -228,15 +228,6 @@ int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_aren
 	return 0;
 }
 
-/* kr_arena_boot() - see job.h: any first mallctl initialises jemalloc. */
-void kr_arena_boot(void)
-{
-	unsigned int narenas;
-	size_t sz = sizeof(narenas);
-
-	(void)krje_mallctl("arenas.narenas", &narenas, &sz, NULL, 0);
-}
-
 /* kr_arena_destroy() - drop the arena and everything in it (before the heap is unmapped). */
 void kr_arena_destroy(struct kr_arena *a)
 {

@@ -42,11 +42,6 @@ struct kr_arena {
 	void *free[BIN_MAX_SHIFT + 1]; /* per class: a freed block, its first word the next */
 };
 
-/* kr_arena_boot() - see job.h: nothing to set up without jemalloc. */
-void kr_arena_boot(void)
-{
-}
-
 /* kr_arena_create() - see job.h. */
 int kr_arena_create(void *base, size_t len, size_t max, size_t reserved, kr_arena_grow_fn grow,
 		    void *arg, struct kr_arena **arenap)
