@@ -154,10 +154,13 @@ static void sim_engine_rx(struct sim_engine *eng, struct sim_pkt *pkt)
 	}
 	if ((mask & SIM_OPM_RESP) && sim_qpn_to_idx(pkt->dqpn, &qpi)) {
 		q = &eng->sh->qp[qpi];
-		if (q->in_use && q->state == KR_QPC_STATE_RTS)
+		if (q->in_use && q->state == KR_QPC_STATE_RTS) {
 			sim_comp_rx(eng, qpi, pkt);
-		else
+			if (!sim_req_idle(eng, qpi))
+				eng->req_left = true;
+		} else {
 			eng->pkts_dropped++;
+		}
 	} else {
 		eng->pkts_dropped++;
 	}
@@ -249,10 +252,21 @@ static void sim_engine_pass(struct sim_engine *eng, struct sim_engine_pass *out)
 	sim_unlock(eng->dev);
 }
 
+static bool sim_engine_inq_empty(struct sim_engine *eng)
+{
+	bool empty;
+
+	pthread_mutex_lock(&eng->inq_lock);
+	empty = !eng->inq_head;
+	pthread_mutex_unlock(&eng->inq_lock);
+	return empty;
+}
+
 /* sim_engine_rx_direct() - see sim_engine.h. */
 bool sim_engine_rx_direct(struct sim_engine *eng, struct sim_pkt *list)
 {
 	int rc = pthread_mutex_trylock(&eng->sh->lock);
+	bool more;
 
 	if (rc == EBUSY)
 		return false;
@@ -264,22 +278,22 @@ bool sim_engine_rx_direct(struct sim_engine *eng, struct sim_pkt *list)
 		return false; /* the engine's own sim_lock() reports it */
 	}
 	eng->now = sim_now_ns();
+	eng->req_left = false;
+	eng->next_deadline = UINT64_MAX; /* the pass's copy is taken: only ours now */
 	sim_engine_drain(eng, list);
 	sim_wire_flush(eng); /* the answers leave now, not at the engine's next pass */
+	/*
+	 * What follows (the next WQEs behind an ACK, a READ streamed over
+	 * passes, a held packet, a looped-back one) is the engine's: wake it
+	 * for that only. A sleeping engine woken for nothing takes a core from
+	 * the threads the next packet needs.
+	 */
+	more = eng->req_left || eng->pump_head || eng->next_deadline != UINT64_MAX ||
+	       !sim_engine_inq_empty(eng);
 	sim_unlock(eng->dev);
-	/* what follows (the next WQEs behind an ACK, timers) is the engine's */
-	sim_engine_kick(eng->sh);
+	if (more)
+		sim_engine_kick(eng->sh);
 	return true;
-}
-
-static bool sim_engine_inq_empty(struct sim_engine *eng)
-{
-	bool empty;
-
-	pthread_mutex_lock(&eng->inq_lock);
-	empty = !eng->inq_head;
-	pthread_mutex_unlock(&eng->inq_lock);
-	return empty;
 }
 
 /*

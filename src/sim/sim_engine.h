@@ -326,6 +326,7 @@ struct sim_engine {
 	uint64_t now;		/* CLOCK_MONOTONIC ns */
 	uint64_t next_deadline; /* earliest timer, UINT64_MAX if none */
 	bool work;		/* this pass did something */
+	bool req_left;		/* a completion left a send queue with work (sim_req_idle) */
 	uint32_t tx_budget;	/* request packets this pass may still send */
 	uint32_t qp_hi;		/* 1 + highest QP index ever reset (created) */
 	uint32_t qp_next;	/* QP the next pass starts with (round robin) */
@@ -382,6 +383,11 @@ volatile uint32_t *sim_qp_dbrec(struct sim_engine *eng, uint32_t qpi);
 
 /* ---- sim_req.c ---- */
 void sim_req_progress(struct sim_engine *eng, uint32_t qpi);
+/*
+ * Nothing on qpi's send queue waits for the engine: every WQE taken has
+ * completed, none rung is left untaken, no RNR wait, no failed WQE.
+ */
+bool sim_req_idle(struct sim_engine *eng, uint32_t qpi);
 /* Go back: transmit again from psn (a WQE taken and not completed). */
 void sim_req_rewind(struct sim_engine *eng, uint32_t qpi, uint32_t psn);
 void sim_req_flush(struct sim_engine *eng, uint32_t qpi);

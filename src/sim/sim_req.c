@@ -629,6 +629,18 @@ void sim_req_progress(struct sim_engine *eng, uint32_t qpi)
 	sim_engine_timer(eng, r->rnr_deadline);
 }
 
+/* sim_req_idle() - see sim_engine.h. */
+bool sim_req_idle(struct sim_engine *eng, uint32_t qpi)
+{
+	const struct sim_qp *q = &eng->sh->qp[qpi];
+	struct sim_req *r = &eng->req[qpi];
+	uint16_t pi;
+
+	if (q->state != KR_QPC_STATE_RTS || r->head != r->fetch || r->rnr_deadline || r->blocked)
+		return false;
+	return !sim_sq_rung_producer(eng, qpi, &pi) || pi == (uint16_t)r->fetch;
+}
+
 void sim_req_rewind(struct sim_engine *eng, uint32_t qpi, uint32_t psn)
 {
 	struct sim_req *r = &eng->req[qpi];

@@ -206,13 +206,14 @@ static void *sim_udp_rx_main(void *arg)
 	while (!atomic_load(&u->stop)) {
 		int n = recvmmsg(u->fd, u->rx_msg, SIM_UDP_BATCH, MSG_DONTWAIT, NULL);
 
-		if (n > 0) {
+		if (n > 0)
 			sim_udp_deliver(u, n);
-			continue;
-		}
+		if (n > 0 && (unsigned int)n == SIM_UDP_BATCH)
+			continue; /* there may be more: no poll in between */
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			KR_ERR_RATELIMITED("sim", "%s: UDP receive: %s", u->eng->sh->name,
 					   strerror(errno));
+		/* a short batch emptied the socket: wait rather than ask again */
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
 			KR_ERR("sim", "%s: poll: %s", u->eng->sh->name, strerror(errno));
 			break;
