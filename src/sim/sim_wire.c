@@ -19,7 +19,9 @@
  * (sim_fault_on_send, sim_fault.c): it may be dropped, duplicated, corrupted
  * (the receiver's ICRC check drops it), or held back for a while (latency,
  * bandwidth, delay, reorder) in the sending engine's min-heap of held
- * packets, which each pass releases when due (sim_wire_pass).
+ * packets, which each pass releases when due (sim_wire_pass); one due
+ * within SIM_WIRE_SPIN_NS with none held before it is sent when due by the
+ * thread that sends it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +30,14 @@
 #include "common/kr_log.h"
 #include "sim/sim_engine.h"
 #include "sim/sim.h"
+
+/*
+ * A packet due this soon (the cost model's wire latency: 1 us for
+ * connectx4) leaves from the thread that sends it, which waits until it is
+ * due: holding it would need the engine's next pass, and waking a sleeping
+ * engine costs more than this.
+ */
+#define SIM_WIRE_SPIN_NS 5000ull
 
 static pthread_mutex_t sim_wire_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_engine *sim_wire_list;
@@ -294,6 +304,13 @@ static void sim_wire_out(struct sim_engine *eng, struct sim_pkt *pkt, bool corru
 		return;
 	}
 	due = eng->now + delay_ns; /* the cost model counts from the pass's clock too */
+	if (delay_ns <= SIM_WIRE_SPIN_NS && (!eng->held || !eng->held->n)) {
+		/* nothing held to overtake: wait here rather than wake a thread */
+		while (sim_now_ns() < due)
+			;
+		sim_wire_xmit(eng, pkt, corrupt);
+		return;
+	}
 	if (sim_held_push(eng, pkt, corrupt, due)) {
 		sim_wire_xmit(eng, pkt, corrupt); /* no memory to hold it: send it now */
 		return;
