@@ -18,8 +18,9 @@
  * (e.g. EMSGSIZE when the path MTU of the QP exceeds the link's) loses the
  * packet, as a switch would; the requester retransmits.
  *
- * Receive: a thread per host blocks in poll() on the socket and an eventfd
- * (stop), takes datagrams with recvmmsg(), checks and parses them
+ * Receive: a thread per host blocks in recvmmsg() (one system call a
+ * wake-up, as a ping-pong's recv; sim_udp_stop cancels it there, the only
+ * place it can be cancelled), checks and parses the datagrams
  * (sim_roce_parse: malformed or ICRC-failed ones are dropped and counted) and
  * runs them to completion itself when the device lock is free
  * (sim_engine_rx_direct: a READ is answered without waking the engine, as a
@@ -28,18 +29,17 @@
  * in-process wire does.
  *
  * Owners: tx_* fields belong to the holder of sh->lock; rx_* fields to the
- * receive thread (what it drops is counted in the host's statistics); fd and
- * stop_fd are set before either thread starts and closed after both are gone.
+ * receive thread (what it drops is counted in the host's statistics); fd is
+ * set before either thread starts and closed after both are gone. The socket
+ * blocks; sends pass MSG_DONTWAIT.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -52,7 +52,6 @@
 struct sim_udp {
 	struct sim_engine *eng;
 	int fd;
-	int stop_fd; /* eventfd: the receive thread returns when it is readable */
 	pthread_t rx_thread;
 	bool rx_started;
 	_Atomic bool stop;
@@ -195,29 +194,23 @@ static void sim_udp_deliver(struct sim_udp *u, int n)
 static void *sim_udp_rx_main(void *arg)
 {
 	struct sim_udp *u = arg;
-	struct pollfd pfd[2] = {
-	    {.fd = u->fd, .events = POLLIN},
-	    {.fd = u->stop_fd, .events = POLLIN},
-	};
 	sigset_t all;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* cancelled (sim_udp_stop) only while it waits for datagrams */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	while (!atomic_load(&u->stop)) {
-		int n = recvmmsg(u->fd, u->rx_msg, SIM_UDP_BATCH, MSG_DONTWAIT, NULL);
+		int n;
 
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		n = recvmmsg(u->fd, u->rx_msg, SIM_UDP_BATCH, MSG_WAITFORONE, NULL);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (n > 0)
 			sim_udp_deliver(u, n);
-		if (n > 0 && (unsigned int)n == SIM_UDP_BATCH)
-			continue; /* there may be more: no poll in between */
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		else if (n < 0 && errno != EINTR)
 			KR_ERR_RATELIMITED("sim", "%s: UDP receive: %s", u->eng->sh->name,
 					   strerror(errno));
-		/* a short batch emptied the socket: wait rather than ask again */
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
-			KR_ERR("sim", "%s: poll: %s", u->eng->sh->name, strerror(errno));
-			break;
-		}
 	}
 	return NULL;
 }
@@ -234,7 +227,7 @@ static int sim_udp_socket(struct sim_udp *u, const struct sim_config *cfg)
 	};
 	int fd, rc;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	/* DF and IP ID 0 on every datagram: the receiver's ICRC depends on it */
@@ -257,7 +250,7 @@ err_errno:
  * sim_udp_open() - bind the host's socket and start its receive thread.
  * Returns 0, -EINVAL (port 0), -ENOMEM, or the errno of socket/bind
  * (-EADDRINUSE: another host has this address and port, -EADDRNOTAVAIL: no
- * interface has the address), eventfd or pthread_create.
+ * interface has the address), or the errno of pthread_create.
  */
 int sim_udp_open(struct sim_engine *eng, const struct sim_config *cfg)
 {
@@ -281,11 +274,6 @@ int sim_udp_open(struct sim_engine *eng, const struct sim_config *cfg)
 		       cfg->udp_port, strerror(-rc));
 		goto err_free;
 	}
-	u->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (u->stop_fd < 0) {
-		rc = -errno;
-		goto err_close_fd;
-	}
 	for (i = 0; i < SIM_UDP_BATCH; i++) {
 		u->rx_iov[i] =
 		    (struct iovec){.iov_base = u->rx_buf[i], .iov_len = sizeof(u->rx_buf[i])};
@@ -301,7 +289,7 @@ int sim_udp_open(struct sim_engine *eng, const struct sim_config *cfg)
 	if (rc) {
 		rc = -rc;
 		eng->udp = NULL;
-		goto err_close_stop;
+		goto err_close_fd;
 	}
 	u->rx_started = true;
 	snprintf(name, sizeof(name), "simrx:%.9s", eng->sh->name);
@@ -310,8 +298,6 @@ int sim_udp_open(struct sim_engine *eng, const struct sim_config *cfg)
 	       cfg->udp_port);
 	return 0;
 
-err_close_stop:
-	close(u->stop_fd);
 err_close_fd:
 	close(u->fd);
 err_free:
@@ -322,14 +308,11 @@ err_free:
 void sim_udp_stop(struct sim_engine *eng)
 {
 	struct sim_udp *u = eng->udp;
-	uint64_t one = 1;
 
 	if (!u || !u->rx_started)
 		return;
 	atomic_store(&u->stop, true);
-	if (write(u->stop_fd, &one, sizeof(one)) != sizeof(one))
-		KR_ERR("sim", "%s: cannot wake the UDP receive thread: %s", eng->sh->name,
-		       strerror(errno));
+	pthread_cancel(u->rx_thread);
 	pthread_join(u->rx_thread, NULL);
 	u->rx_started = false;
 }
@@ -345,7 +328,6 @@ void sim_udp_close(struct sim_engine *eng)
 		KR_INFO("sim", "%s: UDP: %llu sends failed, %llu malformed datagrams dropped",
 			eng->sh->name, (unsigned long long)u->tx_errors,
 			(unsigned long long)eng->sh->stats.rx_malformed);
-	close(u->stop_fd);
 	close(u->fd);
 	eng->udp = NULL;
 	free(u);
