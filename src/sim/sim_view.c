@@ -47,13 +47,16 @@ void sim_bell_release(struct sim_dev *dev)
 
 /*
  * Dekker with the engine's sleep (sim_engine.c): bump the futex word seq,
- * then look whether the engine said it sleeps on it. Not FUTEX_PRIVATE: the
- * word is in memory shared with the process that runs the engine.
+ * then look whether the engine said it sleeps on it. The first to see the
+ * flag takes it and wakes the engine; the rings behind it until the engine
+ * runs make no system call (the engine's pass sees them all). Not
+ * FUTEX_PRIVATE: the word is in memory shared with the process that runs
+ * the engine.
  */
 static inline void sim_futex_bump(_Atomic uint32_t *seq, _Atomic uint32_t *sleeping)
 {
 	atomic_fetch_add(seq, 1);
-	if (atomic_load(sleeping))
+	if (atomic_load(sleeping) && atomic_exchange(sleeping, 0))
 		syscall(SYS_futex, (uint32_t *)seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
