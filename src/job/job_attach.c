@@ -129,21 +129,29 @@ static uint64_t table_end(uint64_t end, uint64_t off, uint64_t n, uint64_t size)
 }
 
 /*
- * Populate the zone head's first tables (bounds checked by kr_job_zone_check):
- * the DCI and RC descriptors and the node cache's header. The first connect
- * reads its DCI's descriptor and the cache's header; the pages of the
- * descriptors that no job had leased yet are not in memory until then, and
- * so a page fault of the connect's own. The cache's entries (the rest of the
- * head, most of it) fault in as they are read.
+ * Populate the zone head's first tables: its header (which the zone check
+ * reads first: a page fault of the attach's own otherwise), the DCI and RC
+ * descriptors and the node cache's header. The first connect reads its
+ * DCI's descriptor and the cache's header; the pages of the descriptors
+ * that no job had leased yet are not in memory until then, and so a page
+ * fault of the connect's own. The cache's entries (the rest of the head,
+ * most of it) fault in as they are read. Runs before kr_job_zone_check: the
+ * header's sizes are not checked yet, but what they populate stays within
+ * the head's mapping (read only), so a wrong one only populates more or less
+ * of it.
  */
 static void zone_head_populate(const struct kr_ctx *ctx, const struct kr_msg_attach_reply *rep)
 {
 	const struct kr_zone_hdr *z = ctx->zone;
-	uint64_t end = table_end(0, z->dci_off, z->ndci, sizeof(struct kr_zone_dci)), head_len = 0;
+	uint64_t end, head_len = 0;
 
 	for (uint32_t i = 0; i < rep->nregions; i++) /* the head: the zone's first pages */
 		if (!region_populate(rep, i))
 			head_len += rep->region[i].len;
+	if (!head_len)
+		return;
+	(void)kr_populate(z, sizeof(*z), 0); /* the header says where the rest is */
+	end = table_end(0, z->dci_off, z->ndci, sizeof(struct kr_zone_dci));
 	end = table_end(end, z->rc_off, z->nrc, sizeof(struct kr_zone_dci));
 	if (z->dct_off && z->dct_off < head_len) /* the cache checks its block at lookup */
 		end = table_end(end, z->dct_off, 1, sizeof(struct kr_dct_zone));
@@ -376,13 +384,13 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	if (!rc &&
 	    (ctx->tenant >= ctx->seg->ntenants || ctx->job >= ctx->seg->ntenants * ctx->seg->jobs))
 		rc = -EPROTO;
-	if (!rc)
+	if (!rc) {
+		zone_head_populate(ctx, rep);
 		rc = kr_job_zone_check(ctx->zone, ctx->zone_len, ctx->tenant);
+	}
 	/* the keeper's DC target for our launch answers to the key it derived */
 	if (!rc && (!ctx->launch.tag || ctx->zone->dc_key != ctx->launch.dc_key))
 		rc = -EPROTO;
-	if (!rc)
-		zone_head_populate(ctx, rep);
 	if (!rc && rep->fenced) /* the rings only through /dev/krmin, a lease at a time */
 		rc = kr_job_krmin_open(ctx, kr_attach_zone_head_len(rep));
 	if (rc)

@@ -9,13 +9,16 @@
  * is read before it is written (entries between head and tail, redo below
  * nredo), so they need no clearing. The first DCI of a process takes
  * tables in the library's own zero pages (bss) when its queue has the
- * keeper's usual size: a fresh process's first connect maps nothing.
+ * keeper's usual size: a fresh process's first connect maps nothing. Fresh
+ * tables get the page of their first entry populated (kr_populate.h): the
+ * first post writes it.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 
+#include "common/kr_populate.h"
 #include "job/virtqp/virtqp.h"
 
 #define KR_VQ_TABLES_KEPT 8
@@ -29,20 +32,23 @@ static struct {
 	size_t len[KR_VQ_TABLES_KEPT];
 	void *p[KR_VQ_TABLES_KEPT];
 	bool first_taken;
+	bool first_used; /* g_first_tables was taken before: its first page is in */
 } g_tables = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The first DCI's tables, for the keeper's usual queue size (zero pages until touched). */
 static struct kr_vq_ent g_first_tables[VQ_TABLES_LEN(KR_POOL_DCI_WQEBB) / sizeof(struct kr_vq_ent)]
     __attribute__((aligned(4096)));
 
-/* A kept mapping of len bytes, or NULL. */
-static void *tables_take(size_t len)
+/* A kept mapping of len bytes, or NULL; *fresh when none of its pages was touched yet. */
+static void *tables_take(size_t len, bool *fresh)
 {
 	void *p = NULL;
 
 	pthread_mutex_lock(&g_tables.lock);
 	if (!g_tables.first_taken && len <= sizeof(g_first_tables)) {
 		g_tables.first_taken = true;
+		*fresh = !g_tables.first_used;
+		g_tables.first_used = true;
 		p = g_first_tables;
 	}
 	for (uint32_t i = 0; !p && i < g_tables.n; i++) {
@@ -81,12 +87,17 @@ static bool tables_keep(void *p, size_t len)
 int kr_vq_tables_alloc(struct kr_vq_dci *d)
 {
 	size_t len = VQ_TABLES_LEN(d->cnt);
-	void *p = tables_take(len);
+	bool fresh = false;
+	void *p = tables_take(len, &fresh);
 
-	if (!p)
+	if (!p) {
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		fresh = true;
+	}
 	if (p == MAP_FAILED)
 		return -ENOMEM;
+	if (fresh) /* the first post writes entry 0: one page populated, not a fault */
+		(void)kr_populate(p, sizeof(struct kr_vq_ent), 1);
 	d->ent = p;
 	d->redo = d->ent + d->cnt;
 	return 0;
