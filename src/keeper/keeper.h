@@ -922,6 +922,14 @@ int kr_keeper_worker_start(struct kr_keeper *k);
 void kr_keeper_worker_stop(struct kr_keeper *k);
 /* Event loop: something came back (DIRTY): the worker resets it. */
 void kr_keeper_worker_wake(struct kr_keeper *k);
+/*
+ * The calling thread's wakes wait until kr_keeper_worker_release(), which
+ * makes one if any was asked: the loop serving a request sends its reply
+ * before it wakes the worker (waking a thread on an idle CPU is the
+ * dearest system call of the reply's path: ~20 us on a VM).
+ */
+void kr_keeper_worker_hold(void);
+void kr_keeper_worker_release(struct kr_keeper *k);
 /* Event loop: put what the worker made ready into the free rings, FREE. */
 void kr_keeper_worker_adopt(struct kr_keeper *k);
 

@@ -302,7 +302,10 @@ static void keeper_loop(struct kr_keeper *k)
 			} else if (kind == KR_EV_DCT) {
 				kr_keeper_dct_event(k, slot);
 			} else if (k->conn[slot]) {
+				/* the reply first, then the worker's work */
+				kr_keeper_worker_hold();
 				kr_keeper_conn_serve(k, slot);
+				kr_keeper_worker_release(k);
 			}
 		}
 		work = kr_keeper_scrub_jobs(k, KR_SCRUB_BUDGET);

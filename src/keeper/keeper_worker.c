@@ -250,12 +250,43 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* kr_keeper_worker_wake() - see keeper.h. */
-void kr_keeper_worker_wake(struct kr_keeper *k)
+/*
+ * Wakes asked for while this thread holds them (the loop, serving a request)
+ * wait for kr_keeper_worker_release(): per thread, so the worker's own and
+ * another thread's wakes never wait on the loop.
+ */
+static __thread bool wake_held, wake_due;
+
+static void worker_kick(struct kr_keeper *k)
 {
 	if (k->work_fd >= 0 && write(k->work_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0 &&
 	    errno != EAGAIN)
 		KR_ERR_RATELIMITED("pool", "worker eventfd: %s", strerror(errno));
+}
+
+/* kr_keeper_worker_wake() - see keeper.h. */
+void kr_keeper_worker_wake(struct kr_keeper *k)
+{
+	if (wake_held)
+		wake_due = true;
+	else
+		worker_kick(k);
+}
+
+/* kr_keeper_worker_hold() - see keeper.h. */
+void kr_keeper_worker_hold(void)
+{
+	wake_held = true;
+}
+
+/* kr_keeper_worker_release() - see keeper.h. */
+void kr_keeper_worker_release(struct kr_keeper *k)
+{
+	wake_held = false;
+	if (wake_due) {
+		wake_due = false;
+		worker_kick(k);
+	}
 }
 
 /* A QP the worker found in error counts against the job that gave it back. */
