@@ -185,8 +185,10 @@ int kr_ctx_query(struct kr_ctx *ctx, struct kr_ctx_attr *attr);
  */
 void *kr_malloc(struct kr_ctx *ctx, size_t len);
 /*
- * kr_free() - return memory from kr_malloc(); NULL is ignored. Safe after
- * the keeper died (the heap stays mapped until kr_detach()).
+ * kr_free() - return memory from kr_malloc(); NULL is ignored, and so is
+ * (logged) a pointer outside the heap or, among blocks of up to 4 KB, one
+ * that is no block handed out (inside one, freed twice). Safe after the
+ * keeper died (the heap stays mapped until kr_detach()).
  */
 void kr_free(struct kr_ctx *ctx, void *p);
 

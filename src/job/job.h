@@ -10,6 +10,7 @@
  *   job_attach_reply.c the checks of the keeper's attach reply
  *   job_arena.c        kr_malloc/kr_free, a jemalloc arena over the heap
  *   job_heap.c         the heap's held place, growth through the keeper
+ *   job_heap_slabs.c   small kr_malloc blocks from the heap's first pages, no jemalloc
  *   job_lease.c        calls to the keeper, leases, DCI views for posting
  *   job_malloc.c       kr_malloc/kr_free over the heap's arena
  *   job_mr.c           kr_reg_mr, kr_reg_mr_fd, keys for posts from registered files
@@ -75,6 +76,26 @@ static inline bool kr_job_look_local_err(uint32_t status)
 }
 
 /*
+ * The heap's pages after the library's bytes, cut in small blocks
+ * (job_heap_slabs.c): what kr_malloc gives before it needs jemalloc. Process
+ * memory: nothing of it lies in the heap, which peers may write.
+ */
+#define KR_SLAB_PAGES	  32u
+#define KR_SLAB_BYTES	  (KR_SLAB_PAGES * 4096u)
+#define KR_SLAB_MAX_BYTES 4096u
+struct kr_heap_slabs {
+	pthread_mutex_t lock;
+	uint8_t *base;			/* NULL: the heap is too small to keep them */
+	uint32_t npages;		/* pages taken, from base on */
+	bool sealed;			/* the arena starts past them: no new page */
+	uint8_t shift[KR_SLAB_PAGES];	/* the page's blocks are 1 << shift bytes; 0: free */
+	uint16_t used[KR_SLAB_PAGES];	/* its blocks out */
+	uint64_t map[KR_SLAB_PAGES][4]; /* which (a bit per 16 bytes of the page) */
+	uint32_t full;			/* bit shift - 4: no room for that size */
+	uint64_t allocs, frees;		/* blocks handed out and back (tests) */
+};
+
+/*
  * A job's attachment. lock serialises socket calls and the DCI table; the
  * data path on a leased DCI is the caller's (one thread per DCI).
  */
@@ -124,7 +145,9 @@ struct kr_ctx {
 	/* a node cache report held for the next empty poll (lock; set: atomic) */
 	struct kr_msg_cache cache_held;
 	bool cache_held_set;
-	/* kr_malloc's arena over the heap, made at the first kr_malloc (arena_lock) */
+	/* kr_malloc's small blocks, then its arena over the rest of the heap, made
+	 * when the slabs cannot serve (arena_lock) */
+	struct kr_heap_slabs slabs;
 	struct kr_arena *arena;
 	pthread_mutex_t arena_lock;
 	struct kr_msg_region region[KR_ATTACH_MAX_REGIONS];
@@ -251,6 +274,19 @@ void kr_job_krmin_unmap_ep(struct kr_ctx *ctx, void *map, uint64_t len);
  * not looked at (taken back meanwhile, perhaps: the lease then asks).
  */
 bool kr_job_ready_offered(const struct kr_ctx *ctx);
+
+/* job_heap_slabs.c */
+/* Set the slabs up over ctx's heap (after the attach mapped it); none when it is too small. */
+void kr_heap_slabs_init(struct kr_ctx *ctx);
+void kr_heap_slabs_fini(struct kr_ctx *ctx);
+/* Take no new page from now on; returns the heap offset past those taken (the arena's start). */
+uint64_t kr_heap_slabs_seal(struct kr_ctx *ctx);
+/* A block of len (1 to KR_SLAB_MAX_BYTES) bytes, 16-byte aligned; NULL: none (use the arena). */
+void *kr_heap_slabs_alloc(struct kr_ctx *ctx, size_t len);
+/* Is p inside the slabs (then kr_heap_slabs_free() takes it, not the arena)? */
+bool kr_heap_slabs_owns(const struct kr_ctx *ctx, const void *p);
+/* Give back the block at p (kr_heap_slabs_owns). 0, or -EINVAL: no block out at p (logged). */
+int kr_heap_slabs_free(struct kr_ctx *ctx, void *p);
 
 /* job_arena.c */
 /*

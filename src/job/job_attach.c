@@ -309,6 +309,7 @@ static void ctx_free(struct kr_ctx *ctx)
 		close(ctx->sock);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->arena_lock);
+	kr_heap_slabs_fini(ctx);
 	free(ctx);
 }
 
@@ -369,6 +370,7 @@ struct kr_ctx *kr_attach(const struct kr_attach_opts *opts)
 	ctx->heap_len = rep->heap_len;
 	ctx->heap_lkey = rep->heap_lkey;
 	ctx->heap_rkey = rep->heap_rkey;
+	kr_heap_slabs_init(ctx);
 	ctx->tenant = rep->tenant;
 	ctx->job = rep->job;
 	ctx->job_gen = rep->job_gen;

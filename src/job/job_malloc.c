@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kr_malloc and kr_free: the job's heap, RDMA-ready memory (the keeper
- * registered it as the job's own MR), from the jemalloc arena over it
- * (job_arena.c), made at the first kr_malloc: creating a jemalloc arena is
- * most of what a fresh process's attach would cost otherwise (its first
- * mallctl sets up jemalloc's control tables), and a job that posts only
- * from registered files never needs one. kr_malloc fails at once with
+ * registered it as the job's own MR). Blocks of up to KR_SLAB_MAX_BYTES come
+ * from the heap's first pages (job_heap_slabs.c) while they have room; the
+ * rest from the jemalloc arena over the heap (job_arena.c), made when first
+ * needed: creating a jemalloc arena is most of what a fresh process's attach
+ * would cost otherwise (its first mallctl sets up jemalloc's control
+ * tables), and a job that allocates only a few small buffers, or posts only
+ * from registered files, never needs one. kr_malloc fails at once with
  * ENOTCONN once the keeper is gone, without a syscall while its heartbeat
  * is fresh.
  */
@@ -28,8 +30,8 @@ static struct kr_arena *job_arena(struct kr_ctx *ctx)
 	pthread_mutex_lock(&ctx->arena_lock);
 	a = ctx->arena;
 	if (!a)
-		rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max, KR_HEAP_LIB_BYTES,
-				     kr_job_heap_grow, ctx, &a);
+		rc = kr_arena_create(ctx->heap, ctx->heap_len, ctx->heap_max,
+				     kr_heap_slabs_seal(ctx), kr_job_heap_grow, ctx, &a);
 	if (!rc)
 		__atomic_store_n(&ctx->arena, a, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ctx->arena_lock);
@@ -52,6 +54,12 @@ void *kr_malloc(struct kr_ctx *ctx, size_t len)
 		errno = ENOTCONN;
 		return NULL;
 	}
+	if (len <= KR_SLAB_MAX_BYTES) {
+		void *p = kr_heap_slabs_alloc(ctx, len);
+
+		if (p)
+			return p;
+	}
 	a = job_arena(ctx);
 	return a ? kr_arena_alloc(a, len, 16) : NULL;
 }
@@ -62,7 +70,10 @@ void *kr_malloc(struct kr_ctx *ctx, size_t len)
  */
 void kr_free(struct kr_ctx *ctx, void *p)
 {
-	if (!ctx || !p || !ctx->arena)
+	if (!ctx || !p)
 		return;
-	kr_arena_free(ctx->arena, p);
+	if (kr_heap_slabs_owns(ctx, p))
+		(void)kr_heap_slabs_free(ctx, p);
+	else if (ctx->arena)
+		kr_arena_free(ctx->arena, p);
 }

@@ -2,7 +2,8 @@
 /*
  * What a fresh process's attach and first connect leave for later (krbench
  * elastic measures the time): the attach makes no kr_malloc arena, the first
- * kr_malloc makes exactly one even when four threads race for it, an attach
+ * kr_malloc past the small blocks (test_pool_heap_slabs) makes exactly one
+ * even when four threads race for it, an attach
  * that never allocates detaches cleanly and the next attach allocates again;
  * a thread's first kr_connect maps its DCI's request tables as zero pages
  * that become resident only as requests use them (but for the first entry's
@@ -26,6 +27,7 @@
 #include "pool_fixture.h"
 
 #define NTHREADS 4
+#define ARENA_BLOCK (KR_SLAB_MAX_BYTES + 1) /* past the slabs: from the arena */
 
 int krje_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
 
@@ -42,7 +44,7 @@ static void *race_malloc(void *arg)
 	struct racer *r = arg;
 
 	pthread_barrier_wait(&go);
-	r->p = kr_malloc(r->ctx, 64);
+	r->p = kr_malloc(r->ctx, ARENA_BLOCK);
 	return NULL;
 }
 
@@ -130,7 +132,7 @@ static void test_mapped_in(void)
 	if (populate && present(ctx->zone, head) != (head + 4095) / 4096)
 		KR_FAIL("%zu of %zu zone head pages mapped after the attach",
 			present(ctx->zone, head), (size_t)(head + 4095) / 4096);
-	p = kr_malloc(ctx, 64);
+	p = kr_malloc(ctx, ARENA_BLOCK);
 	CHECK(p != NULL);
 	meta = kr_arena_meta_first(ctx->arena);
 	CHECK(meta != NULL);
@@ -173,7 +175,7 @@ static void test_lazy_arena(void)
 		      (uintptr_t)r[i].p < (uintptr_t)ctx->heap + ctx->heap_len);
 		for (int j = 0; j < i; j++)
 			CHECK(r[i].p != r[j].p);
-		memset(r[i].p, i, 64);
+		memset(r[i].p, i, ARENA_BLOCK);
 	}
 	for (int i = 0; i < NTHREADS; i++)
 		kr_free(ctx, r[i].p);
