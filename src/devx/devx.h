@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <infiniband/mlx5dv.h>
 
@@ -266,6 +267,20 @@ struct kr_devx_ctx {
 	void *priv;
 	uint8_t *mkey_last; /* devx_mr.c: the last mkc.mkey_7_0 per key index (low 16 bits) */
 };
+
+/*
+ * Name a view ctx: name cut to fit, or fallback when NULL. A copy, not
+ * snprintf: a fresh process's attach names its view, and printf's code
+ * faulted in for it cost 31-57 us on a VM that traps page faults.
+ */
+static inline void kr_devx_name_set(struct kr_devx_ctx *ctx, const char *name, const char *fallback)
+{
+	const char *s = name ? name : fallback;
+	size_t n = strnlen(s, sizeof(ctx->name) - 1);
+
+	memcpy(ctx->name, s, n);
+	ctx->name[n] = '\0';
+}
 
 /* ---- device (devx_device.c) ---- */
 

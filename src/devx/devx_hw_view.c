@@ -8,7 +8,6 @@
  * VM). The doorbell stores are the keeper's too (devx_hw.c's ops).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -87,7 +86,7 @@ int kr_devx_hw_import(const char *name, int fd, const struct kr_devx_uar_ref *re
 	if (!v)
 		return -ENOMEM;
 	v->ctx.ops = &kr_hw_view_ops;
-	snprintf(v->ctx.name, sizeof(v->ctx.name), "%s", name ? name : "mlx5");
+	kr_devx_name_set(&v->ctx, name, "mlx5");
 	v->ctx.backend = &kr_devx_hw_view_backend;
 	v->ctx.priv = v;
 	v->fd = fd;

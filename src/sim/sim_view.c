@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -198,7 +197,7 @@ int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
 	dev->ctx.ops = &sim_job_ops;
 	dev->ctx.backend = &kr_sim_view_backend;
 	dev->ctx.priv = dev;
-	snprintf(dev->ctx.name, sizeof(dev->ctx.name), "%s", name ? name : "sim:?");
+	kr_devx_name_set(&dev->ctx, name, "sim:?");
 	*ctxp = &dev->ctx;
 	return 0;
 }

@@ -39,6 +39,7 @@ int main(void)
 	CHECK_ERR(kr_devx_import("mlx5_0", fd, NULL, &view), -EINVAL);
 	CHECK_OK(kr_devx_import("mlx5_0", fd, &ref, &view));
 	CHECK(view->backend == &kr_devx_hw_view_backend);
+	CHECK(!strcmp(view->name, "mlx5_0"));
 	CHECK_ERR(kr_devx_uar_import(view, 18, &uar), -EINVAL);
 	CHECK_OK(kr_devx_uar_import(view, 17, &uar));
 	CHECK((uint8_t *)uar->reg_addr - (uint8_t *)uar->base_addr == 0x800);
@@ -55,6 +56,19 @@ int main(void)
 	kr_devx_uar_unimport(uar);
 	kr_devx_close(view); /* closes fd */
 	CHECK_ERR(fcntl(fd, F_GETFD), -1);
+
+	/* a name longer than a ctx holds is cut, never overrun */
+	{
+		char longname[100];
+
+		memset(longname, 'x', sizeof(longname) - 1);
+		memcpy(longname, "mlx5_", 5);
+		longname[sizeof(longname) - 1] = '\0';
+		CHECK_OK(kr_devx_import(longname, -1, &ref, &view));
+		CHECK_EQ(strlen(view->name), sizeof(view->name) - 1);
+		CHECK(!memcmp(view->name, longname, sizeof(view->name) - 1));
+		kr_devx_close(view);
+	}
 
 	/* fenced: no descriptor, UAR pages only as kmod-min maps them */
 	CHECK_OK(kr_devx_import("mlx5_0", -1, &ref, &view));
