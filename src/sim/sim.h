@@ -491,8 +491,6 @@ struct sim_dev {
 	 * freed page's entry is taken by the next export once the list is full) */
 	uint32_t wake_page[SIM_MAX_WAKE];
 	_Atomic uint32_t nwake;
-	/* job view: the page its doorbells wake the engine through */
-	struct sim_bell *wake;
 	/* opener: CQ event subscriptions (sim_event.c), made with the first channel */
 	struct sim_event_tab *ev;
 	struct sim_dev *next;    /* process registry */

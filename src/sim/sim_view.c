@@ -18,8 +18,22 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/kr_populate.h"
 #include "sim/sim.h"
+
+/*
+ * A job's view of a host (sim_attach_fd): the one UAR page its keeper sent,
+ * through which its doorbells wake the engine. A few words, not a host's
+ * struct sim_dev (17 KB, a table per UAR page it may create): a fresh
+ * process's attach populated and cleared all of it.
+ */
+struct sim_view {
+	struct kr_devx_ctx ctx;
+	struct sim_bell *wake; /* the page, mapped here */
+	uint32_t page_id;      /* as its header said at attach (the page is shared) */
+	int fd;		       /* its memfd, owned */
+};
+
+static const struct kr_devx_ops sim_job_ops; /* below: the view's ops */
 
 /* sim_uar_fill() - see sim.h. */
 void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
@@ -124,12 +138,13 @@ void sim_engine_kick(struct sim_shared *sh)
 /* A ring wakes the engine: through the page in a job's view, the host's word in its opener. */
 static void sim_bell_kick(struct kr_devx_uar *uar)
 {
-	struct sim_dev *dev = sim_dev_of(uar->ctx);
+	if (uar->ctx->ops == &sim_job_ops) { /* a job's view: the page the keeper sent it */
+		struct sim_bell *w = ((struct sim_view *)uar->ctx->priv)->wake;
 
-	if (dev->wake) /* a job's view: the page the keeper sent it */
-		sim_futex_bump(&dev->wake->seq, &dev->wake->sleeping);
-	else
-		sim_engine_kick(dev->sh);
+		sim_futex_bump(&w->seq, &w->sleeping);
+	} else {
+		sim_engine_kick(sim_dev_of(uar->ctx)->sh);
+	}
 }
 
 /* ops->doorbell, of a host and of a view alike (the UAR says whose page it is). */
@@ -148,58 +163,14 @@ void sim_bf_copy(struct kr_devx_uar *uar, const void *wqe, uint32_t len)
 
 static void sim_job_close(struct kr_devx_ctx *ctx)
 {
-	struct sim_dev *dev;
+	struct sim_view *v;
 
 	if (!ctx)
 		return;
-	dev = sim_dev_of(ctx);
-	sim_bell_release(dev);
-	free(dev);
-}
-
-static const struct kr_devx_ops sim_job_ops = KR_DEVX_VIEW_OPS(
-    sim_doorbell, sim_bf_copy, sim_job_close, kr_devx_view_no_export, sim_uar_import, sim_uar_wrap);
-
-/*
- * sim_attach_fd() - map the UAR page in fd (taken over on success) as a
- * doorbell-only view named name. Returns 0, -EINVAL (not one UAR page of
- * this sim), -ENOMEM, or fstat's or mmap's errno. Not added to the
- * registry: no packets are delivered to a view.
- */
-int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
-{
-	struct sim_bell *b;
-	struct sim_dev *dev;
-	struct stat st;
-
-	if (fd < 0 || !ctxp)
-		return -EINVAL;
-	if (fstat(fd, &st))
-		return -errno;
-	if (st.st_size != SIM_UAR_SIZE)
-		return -EINVAL;
-	/* populated, as dev is (kr_populate.h): both are touched at once */
-	b = mmap(NULL, SIM_UAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-	if (b == MAP_FAILED)
-		return -errno;
-	if (b->magic != SIM_BELL_MAGIC || !b->page_id || b->page_id > SIM_MAX_UAR) {
-		munmap(b, SIM_UAR_SIZE);
-		return -EINVAL;
-	}
-	dev = kr_zalloc_hot(sizeof(*dev)); /* 17 KB for a host, a view uses some */
-	if (!dev) {
-		munmap(b, SIM_UAR_SIZE);
-		return -ENOMEM;
-	}
-	dev->bell[b->page_id - 1] = b;
-	dev->bell_fd[b->page_id - 1] = fd;
-	dev->wake = b;
-	dev->ctx.ops = &sim_job_ops;
-	dev->ctx.backend = &kr_sim_view_backend;
-	dev->ctx.priv = dev;
-	kr_devx_name_set(&dev->ctx, name, "sim:?");
-	*ctxp = &dev->ctx;
-	return 0;
+	v = ctx->priv;
+	munmap(v->wake, SIM_UAR_SIZE);
+	close(v->fd);
+	free(v);
 }
 
 /* A view's UAR over page b. 0 or -ENOMEM. */
@@ -212,6 +183,64 @@ static int sim_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, struct sim_bel
 		return -ENOMEM;
 	sim_uar_fill(uar, ctx, page_id, b);
 	*uarp = uar;
+	return 0;
+}
+
+/* ops->uar_import of a view: its one page. */
+static int sim_job_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
+{
+	struct sim_view *v = ctx->priv;
+
+	if (!uarp || page_id != v->page_id)
+		return -EINVAL;
+	return sim_uar_new(ctx, page_id, v->wake, uarp);
+}
+
+static const struct kr_devx_ops sim_job_ops =
+    KR_DEVX_VIEW_OPS(sim_doorbell, sim_bf_copy, sim_job_close, kr_devx_view_no_export,
+		     sim_job_uar_import, sim_uar_wrap);
+
+/*
+ * sim_attach_fd() - map the UAR page in fd (taken over on success) as a
+ * doorbell-only view named name. Returns 0, -EINVAL (not one UAR page of
+ * this sim), -ENOMEM, or fstat's or mmap's errno. Not added to the
+ * registry: no packets are delivered to a view.
+ */
+int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
+{
+	struct sim_view *v;
+	struct sim_bell *b;
+	struct stat st;
+	uint32_t page_id;
+
+	if (fd < 0 || !ctxp)
+		return -EINVAL;
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_size != SIM_UAR_SIZE)
+		return -EINVAL;
+	/* populated: its header is read at once */
+	b = mmap(NULL, SIM_UAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (b == MAP_FAILED)
+		return -errno;
+	page_id = __atomic_load_n(&b->page_id, __ATOMIC_RELAXED); /* shared: read once */
+	if (b->magic != SIM_BELL_MAGIC || !page_id || page_id > SIM_MAX_UAR) {
+		munmap(b, SIM_UAR_SIZE);
+		return -EINVAL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		munmap(b, SIM_UAR_SIZE);
+		return -ENOMEM;
+	}
+	v->wake = b;
+	v->page_id = page_id;
+	v->fd = fd;
+	v->ctx.ops = &sim_job_ops;
+	v->ctx.backend = &kr_sim_view_backend;
+	v->ctx.priv = v;
+	kr_devx_name_set(&v->ctx, name, "sim:?");
+	*ctxp = &v->ctx;
 	return 0;
 }
 

@@ -91,6 +91,13 @@ int main(void)
 	exported = atomic_load(&sim_dev_of(A.ctx)->nwake);
 	CHECK(exported >= 2);
 	CHECK_OK(kr_devx_import("sim:many_a", dup(fd), &ref, &view));
+	/* the view is its one page: named as asked, that page and no other */
+	CHECK(!strcmp(view->name, "sim:many_a"));
+	CHECK_ERR(kr_devx_uar_import(view, tenant->page_id + 1, &bad), -EINVAL);
+	CHECK_ERR(kr_devx_uar_import(view, 0, &bad), -EINVAL);
+	CHECK_OK(kr_devx_uar_import(view, tenant->page_id, &bad));
+	CHECK_EQ(((struct sim_bell *)bad->base_addr)->page_id, tenant->page_id);
+	kr_devx_uar_unimport(bad);
 
 	/* the DCI on a page of its own, past what one futex_waitv watches */
 	host_uar = A.uar;
