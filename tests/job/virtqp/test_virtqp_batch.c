@@ -129,8 +129,9 @@ static void batch_error(struct kr_vqp *a, struct kr_vqp *b)
 
 	post_write(b, 0, 0x5000, 50, KR_POST_MORE);
 	src[1] = 0x5001;
-	CHECK_OK(kr_post_write(a, &src[1], 8, (uintptr_t)&remote[1], key.rkey ^ 0x100, 51,
-			       KR_POST_MORE));
+	/* the key's variant byte wrong: the same MKEY, never another live key */
+	CHECK_OK(
+	    kr_post_write(a, &src[1], 8, (uintptr_t)&remote[1], key.rkey ^ 0x5a, 51, KR_POST_MORE));
 	post_write(b, 2, 0x5002, 52, 0);
 	CHECK_EQ(vq_wait(a, &wc, 1), 1);
 	CHECK_EQ(wc.wr_id, 51);

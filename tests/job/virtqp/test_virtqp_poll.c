@@ -167,8 +167,10 @@ int main(void)
 		remote[65] = 0x2222;
 		CHECK_OK(
 		    kr_post_read(t[1].v, &res[0], 8, (uintptr_t)&remote[64], key.rkey, 100, 0));
-		CHECK_OK(kr_post_read(t[0].v, t[0].slot, 8, (uintptr_t)remote, key.rkey ^ 0x100,
-				      200, 0));
+		/* its key's variant byte wrong: the same MKEY, never another live key
+		 * (an index bit flipped could name the heap's own MR) */
+		CHECK_OK(
+		    kr_post_read(t[0].v, t[0].slot, 8, (uintptr_t)remote, key.rkey ^ 0x5a, 200, 0));
 		CHECK_OK(
 		    kr_post_read(t[1].v, &res[1], 8, (uintptr_t)&remote[65], key.rkey, 101, 0));
 		CHECK_EQ(vq_wait(t[0].v, wc, 1), 1);
