@@ -156,7 +156,7 @@ int kr_heap_slabs_free(struct kr_ctx *ctx, void *p)
 	struct kr_heap_slabs *s = &ctx->slabs;
 	uintptr_t at = (uintptr_t)p, b = (uintptr_t)s->base;
 	size_t off = b && at >= b ? at - b : SIZE_MAX;
-	uint32_t page = off / SLAB_PAGE < UINT32_MAX ? (uint32_t)(off / SLAB_PAGE) : UINT32_MAX;
+	uint32_t page = off < KR_SLAB_BYTES ? (uint32_t)(off / SLAB_PAGE) : KR_SLAB_PAGES;
 	uint32_t shift, bit;
 	const char *why = NULL;
 

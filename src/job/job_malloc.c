@@ -45,6 +45,7 @@ static struct kr_arena *job_arena(struct kr_ctx *ctx)
 void *kr_malloc(struct kr_ctx *ctx, size_t len)
 {
 	struct kr_arena *a;
+	void *p;
 
 	if (!ctx || !len || !ctx->heap) {
 		errno = EINVAL;
@@ -54,12 +55,9 @@ void *kr_malloc(struct kr_ctx *ctx, size_t len)
 		errno = ENOTCONN;
 		return NULL;
 	}
-	if (len <= KR_SLAB_MAX_BYTES) {
-		void *p = kr_heap_slabs_alloc(ctx, len);
-
-		if (p)
-			return p;
-	}
+	p = kr_heap_slabs_alloc(ctx, len); /* NULL past its sizes or when full */
+	if (p)
+		return p;
 	a = job_arena(ctx);
 	return a ? kr_arena_alloc(a, len, 16) : NULL;
 }

@@ -864,6 +864,9 @@ int sim_view_import(const char *name, int fd, const struct kr_devx_uar_ref *ref,
 /* uar over page b of ctx, rung at its first register. */
 void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t page_id,
 		  struct sim_bell *b);
+/* The same, allocated: a view's page, or one of the opener's. 0 or -ENOMEM. */
+int sim_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, struct sim_bell *b,
+		struct kr_devx_uar **uar);
 
 /* ---- sim_event.c: completion events ---- */
 
@@ -894,7 +897,7 @@ int sim_uar_export(struct kr_devx_uar *uar);
 int sim_uar_export_fd(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *ref);
 /* A doorbell-only view of a host from one UAR page's memfd (taken over on success). */
 int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctx);
-/* The UAR page_id of a view (or of the opener). */
+/* ops->uar_import of an opened host: its UAR page_id (a view's is sim_view.c's). */
 int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uar);
 /* A page mapped at page by kmod-min, rung at reg_off with BlueFlame buffers of bf_size. */
 int sim_uar_wrap(struct kr_devx_ctx *ctx, uint32_t page_id, void *page, uint32_t reg_off,

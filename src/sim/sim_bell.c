@@ -282,3 +282,25 @@ int sim_uar_export_fd(struct kr_devx_uar *uar, int *fd, struct kr_devx_uar_ref *
 	*ref = (struct kr_devx_uar_ref){.page_id = uar->page_id};
 	return 0;
 }
+
+/* sim_bell_release() - see sim.h. */
+void sim_bell_release(struct sim_dev *dev)
+{
+	for (uint32_t i = 0; i < SIM_MAX_UAR; i++) {
+		if (!dev->bell[i])
+			continue;
+		munmap(dev->bell[i], SIM_UAR_SIZE);
+		close(dev->bell_fd[i]);
+		dev->bell[i] = NULL;
+	}
+}
+
+/* sim_uar_import() - UAR page_id mapped in this process, for doorbells. */
+int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
+{
+	struct sim_dev *dev = sim_dev_of(ctx);
+
+	if (!page_id || page_id > SIM_MAX_UAR || !uarp || !dev->bell[page_id - 1])
+		return -EINVAL;
+	return sim_uar_new(ctx, page_id, dev->bell[page_id - 1], uarp);
+}

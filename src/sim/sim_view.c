@@ -47,17 +47,6 @@ void sim_uar_fill(struct kr_devx_uar *uar, struct kr_devx_ctx *ctx, uint32_t pag
 	uar->shared_fd = -1; /* the sim hands out the page's own memfd */
 }
 
-void sim_bell_release(struct sim_dev *dev)
-{
-	for (uint32_t i = 0; i < SIM_MAX_UAR; i++) {
-		if (!dev->bell[i])
-			continue;
-		munmap(dev->bell[i], SIM_UAR_SIZE);
-		close(dev->bell_fd[i]);
-		dev->bell[i] = NULL;
-	}
-}
-
 /*
  * Dekker with the engine's sleep (sim_engine.c): bump the futex word seq,
  * then look whether the engine said it sleeps on it. The first to see the
@@ -173,9 +162,9 @@ static void sim_job_close(struct kr_devx_ctx *ctx)
 	free(v);
 }
 
-/* A view's UAR over page b. 0 or -ENOMEM. */
-static int sim_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, struct sim_bell *b,
-		       struct kr_devx_uar **uarp)
+/* sim_uar_new() - see sim.h. */
+int sim_uar_new(struct kr_devx_ctx *ctx, uint32_t page_id, struct sim_bell *b,
+		struct kr_devx_uar **uarp)
 {
 	struct kr_devx_uar *uar = calloc(1, sizeof(*uar));
 
@@ -242,16 +231,6 @@ int sim_attach_fd(int fd, const char *name, struct kr_devx_ctx **ctxp)
 	kr_devx_name_set(&v->ctx, name, "sim:?");
 	*ctxp = &v->ctx;
 	return 0;
-}
-
-/* sim_uar_import() - UAR page_id mapped in this process, for doorbells. */
-int sim_uar_import(struct kr_devx_ctx *ctx, uint32_t page_id, struct kr_devx_uar **uarp)
-{
-	struct sim_dev *dev = sim_dev_of(ctx);
-
-	if (!page_id || page_id > SIM_MAX_UAR || !uarp || !dev->bell[page_id - 1])
-		return -EINVAL;
-	return sim_uar_new(ctx, page_id, dev->bell[page_id - 1], uarp);
 }
 
 /*
